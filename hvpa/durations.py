@@ -1,0 +1,69 @@
+"""Go duration strings (`90s`, `1m30s`, `300ms`, `1h`), as Gardener's Hvpa and metav1.Duration write them."""
+
+from __future__ import annotations
+
+import re
+from decimal import Decimal
+from typing import Final
+
+__all__ = ["DurationError", "format_duration", "parse_duration"]
+
+
+class DurationError(ValueError):
+    """A string that Go's time.ParseDuration would reject."""
+
+
+_UNITS: Final = {
+    "ns": Decimal("1e-9"),
+    "us": Decimal("1e-6"),
+    "µs": Decimal("1e-6"),
+    "μs": Decimal("1e-6"),
+    "ms": Decimal("1e-3"),
+    "s": Decimal(1),
+    "m": Decimal(60),
+    "h": Decimal(3600),
+}
+_PART_RE: Final = re.compile(r"([0-9]*(?:\.[0-9]*)?)(ns|us|µs|μs|ms|s|m|h)")
+
+
+def parse_duration(text: str | int | float) -> float:
+    """Seconds in a Go duration; a bare number is taken as seconds (scenario settings allow it)."""
+    if isinstance(text, bool):
+        raise DurationError(f"{text!r} is not a duration")
+    if isinstance(text, int | float):
+        return float(text)
+    source = text.strip()
+    body = source
+    sign = 1
+    if body[:1] in ("+", "-"):
+        sign = -1 if body[0] == "-" else 1
+        body = body[1:]
+    if body == "0":
+        return 0.0
+    if not body:
+        raise DurationError(f"{source!r} is not a duration (expected e.g. 90s, 5m, 1h30m)")
+    total = Decimal(0)
+    position = 0
+    while position < len(body):
+        match = _PART_RE.match(body, position)
+        if match is None or match[1] in ("", "."):
+            raise DurationError(f"{source!r} is not a duration (expected e.g. 90s, 5m, 1h30m)")
+        total += Decimal(match[1]) * _UNITS[match[2]]
+        position = match.end()
+    return float(sign * total)
+
+
+def format_duration(seconds: float) -> str:
+    """Seconds as a Go duration string (`5m0s`, `1h0m0s`, `30s`, `1.5s`)."""
+    if seconds == 0:
+        return "0s"
+    sign = "-" if seconds < 0 else ""
+    remaining = Decimal(str(abs(seconds)))
+    hours, remaining = divmod(remaining, 3600)
+    minutes, remaining = divmod(remaining, 60)
+    secs = f"{remaining.normalize():f}" if remaining % 1 else str(int(remaining))
+    if hours:
+        return f"{sign}{int(hours)}h{int(minutes)}m{secs}s"
+    if minutes:
+        return f"{sign}{int(minutes)}m{secs}s"
+    return f"{sign}{secs}s"

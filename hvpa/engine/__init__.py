@@ -1,0 +1,1 @@
+"""The pure decision engine: plain data in, a Decision out, time passed in (see ENGINE.md)."""

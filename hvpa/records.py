@@ -1,0 +1,733 @@
+"""Slim typed records of the Kubernetes objects hvpa reads, and their decoders.
+
+The store caches these, the engine decides on them, `hvpa recommend` builds
+them from a scenario and the simulator from its own objects, so all four see
+the same fields with the same meaning. A record keeps only what the engine,
+the explanation and `/debug/state` need: a pod is a few hundred bytes, not the
+15 KB of its full JSON.
+
+Decoding goes from raw JSON bytes (or an already-parsed dict) through
+msgspec "wire" structs that name only the fields read, so the rest of the
+object (managedFields, env, volumes...) is skipped without being built.
+
+Units: every resource amount is an integer in milli-units, as apimachinery's
+`MilliValue()` gives it (CPU in millicores, memory in milli-bytes), so the
+HPA arithmetic matches upstream exactly and no float ever holds a quantity.
+Times are POSIX seconds (the API's timestamps have whole-second precision).
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Mapping
+from datetime import UTC, datetime
+from typing import Any, Final
+
+import msgspec
+
+from hvpa.durations import DurationError, parse_duration
+from hvpa.labels import LabelSelector
+from hvpa.quantity import QuantityError, parse
+
+__all__ = [
+    "ConfigMapRecord",
+    "ContainerMetrics",
+    "ContainerSpec",
+    "NodeRecord",
+    "OomKill",
+    "PodMetricsRecord",
+    "PodRecord",
+    "RecordError",
+    "Resources",
+    "TargetRecord",
+    "VpaContainerPolicy",
+    "VpaContainerRecommendation",
+    "VpaRecord",
+    "decode_configmap",
+    "decode_node",
+    "decode_pod",
+    "decode_pod_metrics",
+    "decode_target",
+    "decode_vpa",
+    "parse_time",
+]
+
+CPU: Final = "cpu"
+MEMORY: Final = "memory"
+
+
+class RecordError(ValueError):
+    """An object whose fields cannot be read (a bad quantity or timestamp)."""
+
+
+def parse_time(text: str | None) -> float | None:
+    """RFC 3339 (as metav1.Time writes it) to POSIX seconds; None stays None."""
+    if not text:
+        return None
+    try:
+        return datetime.fromisoformat(text.replace("Z", "+00:00")).timestamp()
+    except ValueError as error:
+        raise RecordError(f"{text!r} is not an RFC 3339 time") from error
+
+
+def format_time(seconds: float) -> str:
+    """POSIX seconds to RFC 3339 in UTC, whole seconds, as metav1.Time writes it."""
+    return datetime.fromtimestamp(int(seconds), UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def _milli(value: str | int | float | None, where: str) -> int | None:
+    if value is None:
+        return None
+    try:
+        return parse(value).milli()
+    except QuantityError as error:
+        raise RecordError(f"{where}: {error}") from error
+
+
+# ---------------------------------------------------------------------------
+# Records
+
+
+class Resources(msgspec.Struct, frozen=True, gc=False, omit_defaults=True):
+    """CPU and memory amounts in milli-units; None where the object sets none."""
+
+    cpu: int | None = None
+    memory: int | None = None
+
+    def get(self, resource: str) -> int | None:
+        if resource == CPU:
+            return self.cpu
+        if resource == MEMORY:
+            return self.memory
+        return None
+
+
+NO_RESOURCES: Final = Resources()
+
+
+class ContainerSpec(msgspec.Struct, frozen=True, gc=False):
+    """A container's name and resources; `sidecar` marks a restartable init container."""
+
+    name: str
+    requests: Resources = NO_RESOURCES
+    limits: Resources = NO_RESOURCES
+    sidecar: bool = False
+    # Resource names requested besides cpu and memory (ephemeral-storage,
+    # GPUs...), kept so an HPA utilization metric on them can say so.
+    other_requests: tuple[str, ...] = ()
+
+
+class OomKill(msgspec.Struct, frozen=True, gc=False):
+    container: str
+    finished_at: float | None
+
+
+class PodRecord(msgspec.Struct, frozen=True, gc=False):
+    namespace: str
+    name: str
+    labels: Mapping[str, str]
+    phase: str
+    deleting: bool
+    start_time: float | None
+    # Ready condition: "True", "False", "Unknown", or None when the pod has none.
+    ready: str | None
+    ready_transition: float | None
+    containers: tuple[ContainerSpec, ...]
+    node_name: str | None = None
+    oom_kills: tuple[OomKill, ...] = ()
+    resource_version: str = ""
+    owner_uid: str | None = None
+
+    @property
+    def key(self) -> str:
+        return f"{self.namespace}/{self.name}"
+
+
+class NodeRecord(msgspec.Struct, frozen=True, gc=False):
+    name: str
+    labels: Mapping[str, str]
+    unschedulable: bool
+    # Ready condition status; None when the node reports none.
+    ready: str | None
+    allocatable: Resources
+    resource_version: str = ""
+
+
+class TargetRecord(msgspec.Struct, frozen=True, gc=False):
+    """A scale target (Deployment, StatefulSet, ReplicaSet) as the engine sees it."""
+
+    api_version: str
+    kind: str
+    namespace: str
+    name: str
+    uid: str
+    generation: int
+    resource_version: str
+    replicas: int | None
+    selector: LabelSelector
+    containers: tuple[ContainerSpec, ...]
+    observed_generation: int = 0
+    status_replicas: int = 0
+    updated_replicas: int = 0
+    ready_replicas: int = 0
+    available_replicas: int = 0
+    paused: bool = False
+    current_revision: str = ""
+    update_revision: str = ""
+
+    @property
+    def key(self) -> str:
+        return f"{self.namespace}/{self.name}"
+
+    @property
+    def spec_replicas(self) -> int:
+        """The API defaults a missing spec.replicas to 1."""
+        return 1 if self.replicas is None else self.replicas
+
+    def rollout_in_progress(self) -> str | None:
+        """Why a rollout is still going on, or None when the target has settled.
+
+        Follows `kubectl rollout status`: the controller has not observed the
+        latest spec, or not every replica runs the latest template yet, or
+        old replicas are still terminating, or new ones are not available.
+        """
+        want = self.spec_replicas
+        if self.observed_generation < self.generation:
+            return f"generation {self.generation} not yet observed (observed {self.observed_generation})"
+        if self.kind == "ReplicaSet":
+            return None
+        if (
+            self.kind == "StatefulSet"
+            and self.update_revision
+            and self.current_revision != self.update_revision
+        ):
+            return f"{self.updated_replicas} of {want} replicas updated to revision {self.update_revision}"
+        if self.updated_replicas < want:
+            return f"{self.updated_replicas} of {want} replicas updated"
+        if self.kind == "Deployment":
+            if self.status_replicas > self.updated_replicas:
+                old = self.status_replicas - self.updated_replicas
+                return f"{old} old replicas pending termination"
+            if self.available_replicas < self.updated_replicas:
+                return f"{self.available_replicas} of {self.updated_replicas} updated replicas available"
+        return None
+
+
+class VpaContainerPolicy(msgspec.Struct, frozen=True, gc=False):
+    container_name: str
+    mode: str = "Auto"
+    min_allowed: Resources = NO_RESOURCES
+    max_allowed: Resources = NO_RESOURCES
+    controlled_resources: tuple[str, ...] = (CPU, MEMORY)
+    controlled_values: str = "RequestsAndLimits"
+
+
+class VpaContainerRecommendation(msgspec.Struct, frozen=True, gc=False):
+    container_name: str
+    target: Resources = NO_RESOURCES
+    lower_bound: Resources = NO_RESOURCES
+    upper_bound: Resources = NO_RESOURCES
+    uncapped_target: Resources = NO_RESOURCES
+
+
+class VpaRecord(msgspec.Struct, frozen=True, gc=False):
+    namespace: str
+    name: str
+    uid: str
+    target_kind: str
+    target_name: str
+    update_mode: str
+    container_policies: tuple[VpaContainerPolicy, ...]
+    recommendations: tuple[VpaContainerRecommendation, ...] | None
+    # condition type -> (status, reason, message)
+    conditions: Mapping[str, tuple[str, str, str]]
+    resource_version: str = ""
+    owner_uids: tuple[str, ...] = ()
+    creation_time: float | None = None
+
+
+class ContainerMetrics(msgspec.Struct, frozen=True, gc=False):
+    name: str
+    usage: Resources
+
+
+class PodMetricsRecord(msgspec.Struct, frozen=True, gc=False):
+    namespace: str
+    name: str
+    timestamp: float | None
+    window_seconds: float
+    containers: tuple[ContainerMetrics, ...]
+
+
+class ConfigMapRecord(msgspec.Struct, frozen=True, gc=False):
+    namespace: str
+    name: str
+    data: Mapping[str, str]
+    resource_version: str = ""
+
+
+# ---------------------------------------------------------------------------
+# Wire structs: the fields read, nothing else (unknown fields are skipped).
+
+
+class _OwnerRef(msgspec.Struct):
+    uid: str = ""
+    controller: bool | None = None
+
+
+class _Meta(msgspec.Struct, rename="camel"):
+    name: str = ""
+    namespace: str = ""
+    uid: str = ""
+    resource_version: str = ""
+    generation: int = 0
+    labels: dict[str, str] | None = None
+    deletion_timestamp: str | None = None
+    creation_timestamp: str | None = None
+    owner_references: list[_OwnerRef] | None = None
+
+
+_Amounts = dict[str, str | int | float]
+
+
+class _Requirements(msgspec.Struct):
+    requests: _Amounts | None = None
+    limits: _Amounts | None = None
+
+
+class _Container(msgspec.Struct, rename="camel"):
+    name: str = ""
+    resources: _Requirements | None = None
+    restart_policy: str | None = None
+
+
+class _PodSpec(msgspec.Struct, rename="camel"):
+    containers: list[_Container] = []
+    init_containers: list[_Container] = []
+    node_name: str | None = None
+
+
+class _Condition(msgspec.Struct, rename="camel"):
+    type: str = ""
+    status: str = ""
+    last_transition_time: str | None = None
+    reason: str = ""
+    message: str = ""
+
+
+class _Terminated(msgspec.Struct, rename="camel"):
+    reason: str = ""
+    finished_at: str | None = None
+
+
+class _State(msgspec.Struct):
+    terminated: _Terminated | None = None
+
+
+class _ContainerStatus(msgspec.Struct, rename="camel"):
+    name: str = ""
+    last_state: _State | None = None
+    state: _State | None = None
+
+
+class _PodStatus(msgspec.Struct, rename="camel"):
+    phase: str = ""
+    start_time: str | None = None
+    conditions: list[_Condition] = []
+    container_statuses: list[_ContainerStatus] = []
+
+
+class PodWire(msgspec.Struct):
+    metadata: _Meta = msgspec.field(default_factory=_Meta)
+    spec: _PodSpec = msgspec.field(default_factory=_PodSpec)
+    status: _PodStatus = msgspec.field(default_factory=_PodStatus)
+
+
+class _NodeSpec(msgspec.Struct):
+    unschedulable: bool = False
+
+
+class _NodeStatus(msgspec.Struct):
+    allocatable: _Amounts | None = None
+    conditions: list[_Condition] = []
+
+
+class NodeWire(msgspec.Struct):
+    metadata: _Meta = msgspec.field(default_factory=_Meta)
+    spec: _NodeSpec = msgspec.field(default_factory=_NodeSpec)
+    status: _NodeStatus = msgspec.field(default_factory=_NodeStatus)
+
+
+class _Selector(msgspec.Struct, rename="camel"):
+    match_labels: dict[str, str] | None = None
+    match_expressions: list[dict[str, Any]] | None = None
+
+
+class _TemplateSpec(msgspec.Struct):
+    spec: _PodSpec = msgspec.field(default_factory=_PodSpec)
+
+
+class _TargetSpec(msgspec.Struct):
+    replicas: int | None = None
+    selector: _Selector | None = None
+    template: _TemplateSpec = msgspec.field(default_factory=_TemplateSpec)
+    paused: bool = False
+
+
+class _TargetStatus(msgspec.Struct, rename="camel"):
+    observed_generation: int = 0
+    replicas: int = 0
+    updated_replicas: int = 0
+    ready_replicas: int = 0
+    available_replicas: int = 0
+    current_revision: str = ""
+    update_revision: str = ""
+
+
+class TargetWire(msgspec.Struct, rename="camel"):
+    api_version: str = ""
+    kind: str = ""
+    metadata: _Meta = msgspec.field(default_factory=_Meta)
+    spec: _TargetSpec = msgspec.field(default_factory=_TargetSpec)
+    status: _TargetStatus = msgspec.field(default_factory=_TargetStatus)
+
+
+class _VpaPolicy(msgspec.Struct, rename="camel"):
+    container_name: str = ""
+    mode: str | None = None
+    min_allowed: _Amounts | None = None
+    max_allowed: _Amounts | None = None
+    controlled_resources: list[str] | None = None
+    controlled_values: str | None = None
+
+
+class _VpaResourcePolicy(msgspec.Struct, rename="camel"):
+    container_policies: list[_VpaPolicy] = []
+
+
+class _VpaTargetRef(msgspec.Struct, rename="camel"):
+    kind: str = ""
+    name: str = ""
+    api_version: str = ""
+
+
+class _VpaUpdatePolicy(msgspec.Struct, rename="camel"):
+    update_mode: str | None = None
+
+
+class _VpaSpec(msgspec.Struct, rename="camel"):
+    target_ref: _VpaTargetRef | None = None
+    update_policy: _VpaUpdatePolicy | None = None
+    resource_policy: _VpaResourcePolicy | None = None
+
+
+class _VpaContainerRecommendation(msgspec.Struct, rename="camel"):
+    container_name: str = ""
+    target: _Amounts | None = None
+    lower_bound: _Amounts | None = None
+    upper_bound: _Amounts | None = None
+    uncapped_target: _Amounts | None = None
+
+
+class _VpaRecommendation(msgspec.Struct, rename="camel"):
+    container_recommendations: list[_VpaContainerRecommendation] | None = None
+
+
+class _VpaStatus(msgspec.Struct):
+    recommendation: _VpaRecommendation | None = None
+    conditions: list[_Condition] = []
+
+
+class VpaWire(msgspec.Struct):
+    metadata: _Meta = msgspec.field(default_factory=_Meta)
+    spec: _VpaSpec = msgspec.field(default_factory=_VpaSpec)
+    status: _VpaStatus = msgspec.field(default_factory=_VpaStatus)
+
+
+class _ContainerUsage(msgspec.Struct):
+    name: str = ""
+    usage: _Amounts | None = None
+
+
+class PodMetricsWire(msgspec.Struct):
+    metadata: _Meta = msgspec.field(default_factory=_Meta)
+    timestamp: str | None = None
+    window: str | None = None
+    containers: list[_ContainerUsage] = []
+
+
+class ConfigMapWire(msgspec.Struct):
+    metadata: _Meta = msgspec.field(default_factory=_Meta)
+    data: dict[str, str] | None = None
+
+
+# ---------------------------------------------------------------------------
+# Interning: pods of one template share labels and container specs, so the
+# store holds one copy of each, not one per pod.
+
+_labels_seen: dict[tuple[tuple[str, str], ...], Mapping[str, str]] = {}
+_containers_seen: dict[tuple[ContainerSpec, ...], tuple[ContainerSpec, ...]] = {}
+_EMPTY_LABELS: Final[Mapping[str, str]] = {}
+_INTERN_LIMIT: Final = 200_000
+
+
+def _intern_labels(labels: dict[str, str] | None) -> Mapping[str, str]:
+    if not labels:
+        return _EMPTY_LABELS
+    key = tuple(labels.items())
+    shared = _labels_seen.get(key)
+    if shared is None:
+        if len(_labels_seen) >= _INTERN_LIMIT:
+            _labels_seen.clear()
+        shared = {sys.intern(k): sys.intern(v) for k, v in key}
+        _labels_seen[key] = shared
+    return shared
+
+
+def _intern_containers(containers: tuple[ContainerSpec, ...]) -> tuple[ContainerSpec, ...]:
+    shared = _containers_seen.get(containers)
+    if shared is None:
+        if len(_containers_seen) >= _INTERN_LIMIT:
+            _containers_seen.clear()
+        _containers_seen[containers] = shared = containers
+    return shared
+
+
+def _resources(amounts: _Amounts | None, where: str) -> Resources:
+    if not amounts:
+        return NO_RESOURCES
+    return Resources(
+        _milli(amounts.get(CPU), f"{where}.cpu"), _milli(amounts.get(MEMORY), f"{where}.memory")
+    )
+
+
+def _container_specs(spec: _PodSpec, where: str) -> tuple[ContainerSpec, ...]:
+    specs = [_container_spec(c, f"{where}.containers[{c.name}]", False) for c in spec.containers]
+    specs += [
+        _container_spec(c, f"{where}.initContainers[{c.name}]", True)
+        for c in spec.init_containers
+        if c.restart_policy == "Always"
+    ]
+    return _intern_containers(tuple(specs))
+
+
+def _container_spec(container: _Container, where: str, sidecar: bool) -> ContainerSpec:
+    resources = container.resources or _Requirements()
+    requests = resources.requests or {}
+    others = tuple(sorted(name for name in requests if name not in (CPU, MEMORY)))
+    return ContainerSpec(
+        name=sys.intern(container.name),
+        requests=_resources(resources.requests, f"{where}.resources.requests"),
+        limits=_resources(resources.limits, f"{where}.resources.limits"),
+        sidecar=sidecar,
+        other_requests=others,
+    )
+
+
+def _condition(conditions: list[_Condition], kind: str) -> _Condition | None:
+    for condition in conditions:
+        if condition.type == kind:
+            return condition
+    return None
+
+
+def _controller_uid(meta: _Meta) -> str | None:
+    for ref in meta.owner_references or ():
+        if ref.controller:
+            return ref.uid
+    return None
+
+
+def _terminations(status: _ContainerStatus) -> list[_Terminated]:
+    states = (status.last_state, status.state)
+    return [
+        state.terminated for state in states if state is not None and state.terminated is not None
+    ]
+
+
+def pod_from_wire(wire: PodWire) -> PodRecord:
+    meta, status = wire.metadata, wire.status
+    ready = _condition(status.conditions, "Ready")
+    ooms = tuple(
+        OomKill(s.name, parse_time(term.finished_at))
+        for s in status.container_statuses
+        for term in _terminations(s)
+        if term.reason == "OOMKilled"
+    )
+    return PodRecord(
+        namespace=sys.intern(meta.namespace),
+        name=meta.name,
+        labels=_intern_labels(meta.labels),
+        phase=sys.intern(status.phase or "Pending"),
+        deleting=meta.deletion_timestamp is not None,
+        start_time=parse_time(status.start_time),
+        ready=ready.status if ready else None,
+        ready_transition=parse_time(ready.last_transition_time) if ready else None,
+        containers=_container_specs(wire.spec, f"pod {meta.namespace}/{meta.name} spec"),
+        node_name=wire.spec.node_name,
+        oom_kills=ooms,
+        resource_version=meta.resource_version,
+        owner_uid=_controller_uid(meta),
+    )
+
+
+def node_from_wire(wire: NodeWire) -> NodeRecord:
+    ready = _condition(wire.status.conditions, "Ready")
+    return NodeRecord(
+        name=wire.metadata.name,
+        labels=_intern_labels(wire.metadata.labels),
+        unschedulable=wire.spec.unschedulable,
+        ready=ready.status if ready else None,
+        allocatable=_resources(
+            wire.status.allocatable, f"node {wire.metadata.name} status.allocatable"
+        ),
+        resource_version=wire.metadata.resource_version,
+    )
+
+
+def target_from_wire(wire: TargetWire) -> TargetRecord:
+    meta, spec, status = wire.metadata, wire.spec, wire.status
+    selector = (
+        LabelSelector.from_dict(msgspec.to_builtins(spec.selector))
+        if spec.selector is not None
+        else LabelSelector(nothing=True)
+    )
+    return TargetRecord(
+        api_version=wire.api_version,
+        kind=wire.kind,
+        namespace=sys.intern(meta.namespace),
+        name=meta.name,
+        uid=meta.uid,
+        generation=meta.generation,
+        resource_version=meta.resource_version,
+        replicas=spec.replicas,
+        selector=selector,
+        containers=_container_specs(
+            spec.template.spec, f"{wire.kind} {meta.namespace}/{meta.name} spec.template.spec"
+        ),
+        observed_generation=status.observed_generation,
+        status_replicas=status.replicas,
+        updated_replicas=status.updated_replicas,
+        ready_replicas=status.ready_replicas,
+        available_replicas=status.available_replicas,
+        paused=spec.paused,
+        current_revision=status.current_revision,
+        update_revision=status.update_revision,
+    )
+
+
+def vpa_from_wire(wire: VpaWire) -> VpaRecord:
+    meta, spec, status = wire.metadata, wire.spec, wire.status
+    where = f"VerticalPodAutoscaler {meta.namespace}/{meta.name}"
+    policies = tuple(
+        VpaContainerPolicy(
+            container_name=p.container_name,
+            mode=p.mode or "Auto",
+            min_allowed=_resources(p.min_allowed, f"{where} minAllowed"),
+            max_allowed=_resources(p.max_allowed, f"{where} maxAllowed"),
+            controlled_resources=tuple(p.controlled_resources)
+            if p.controlled_resources is not None
+            else (CPU, MEMORY),
+            controlled_values=p.controlled_values or "RequestsAndLimits",
+        )
+        for p in (spec.resource_policy.container_policies if spec.resource_policy else [])
+    )
+    recommendations = None
+    if (
+        status.recommendation is not None
+        and status.recommendation.container_recommendations is not None
+    ):
+        recommendations = tuple(
+            VpaContainerRecommendation(
+                container_name=r.container_name,
+                target=_resources(r.target, f"{where} target"),
+                lower_bound=_resources(r.lower_bound, f"{where} lowerBound"),
+                upper_bound=_resources(r.upper_bound, f"{where} upperBound"),
+                uncapped_target=_resources(r.uncapped_target, f"{where} uncappedTarget"),
+            )
+            for r in status.recommendation.container_recommendations
+        )
+    target_ref = spec.target_ref or _VpaTargetRef()
+    return VpaRecord(
+        namespace=meta.namespace,
+        name=meta.name,
+        uid=meta.uid,
+        target_kind=target_ref.kind,
+        target_name=target_ref.name,
+        update_mode=(spec.update_policy.update_mode if spec.update_policy else None) or "Auto",
+        container_policies=policies,
+        recommendations=recommendations,
+        conditions={c.type: (c.status, c.reason, c.message) for c in status.conditions},
+        resource_version=meta.resource_version,
+        owner_uids=tuple(ref.uid for ref in meta.owner_references or ()),
+        creation_time=parse_time(meta.creation_timestamp),
+    )
+
+
+def _duration_seconds(text: str | None) -> float:
+    """A Go duration as metrics.k8s.io writes `window` (`30s`, `1m0s`, `500ms`)."""
+    if not text:
+        return 0.0
+    try:
+        return parse_duration(text)
+    except DurationError as error:
+        raise RecordError(f"window: {error}") from error
+
+
+def pod_metrics_from_wire(wire: PodMetricsWire) -> PodMetricsRecord:
+    where = f"PodMetrics {wire.metadata.namespace}/{wire.metadata.name}"
+    return PodMetricsRecord(
+        namespace=wire.metadata.namespace,
+        name=wire.metadata.name,
+        timestamp=parse_time(wire.timestamp),
+        window_seconds=_duration_seconds(wire.window),
+        containers=tuple(
+            ContainerMetrics(c.name, _resources(c.usage, f"{where} {c.name}"))
+            for c in wire.containers
+        ),
+    )
+
+
+def configmap_from_wire(wire: ConfigMapWire) -> ConfigMapRecord:
+    return ConfigMapRecord(
+        namespace=wire.metadata.namespace,
+        name=wire.metadata.name,
+        data=dict(wire.data or {}),
+        resource_version=wire.metadata.resource_version,
+    )
+
+
+# ---------------------------------------------------------------------------
+# Decoders from parsed JSON (scenarios, the simulator). The reflector decodes
+# bytes straight into the wire structs with msgspec.json.Decoder instead.
+
+
+def _convert(obj: Mapping[str, Any], wire_type: type[Any], what: str) -> Any:
+    try:
+        return msgspec.convert(obj, wire_type, strict=False)
+    except msgspec.ValidationError as error:
+        raise RecordError(f"{what}: {error}") from error
+
+
+def decode_pod(obj: Mapping[str, Any]) -> PodRecord:
+    return pod_from_wire(_convert(obj, PodWire, "Pod"))
+
+
+def decode_node(obj: Mapping[str, Any]) -> NodeRecord:
+    return node_from_wire(_convert(obj, NodeWire, "Node"))
+
+
+def decode_target(obj: Mapping[str, Any]) -> TargetRecord:
+    return target_from_wire(_convert(obj, TargetWire, str(obj.get("kind") or "target")))
+
+
+def decode_vpa(obj: Mapping[str, Any]) -> VpaRecord:
+    return vpa_from_wire(_convert(obj, VpaWire, "VerticalPodAutoscaler"))
+
+
+def decode_pod_metrics(obj: Mapping[str, Any]) -> PodMetricsRecord:
+    return pod_metrics_from_wire(_convert(obj, PodMetricsWire, "PodMetrics"))
+
+
+def decode_configmap(obj: Mapping[str, Any]) -> ConfigMapRecord:
+    return configmap_from_wire(_convert(obj, ConfigMapWire, "ConfigMap"))

@@ -1,0 +1,37 @@
+"""Go duration strings as Gardener's stabilizationDuration and PodMetrics windows use them."""
+
+import pytest
+
+from hvpa.durations import DurationError, format_duration, parse_duration
+
+
+@pytest.mark.parametrize(
+    ("text", "seconds"),
+    [
+        ("90s", 90),
+        ("1m30s", 90),
+        ("5m", 300),
+        ("1h", 3600),
+        ("300ms", 0.3),
+        ("0", 0),
+        ("2h45m0s", 9900),
+        ("1.5s", 1.5),
+        (120, 120),
+    ],
+)
+def test_parse(text: str, seconds: float) -> None:
+    assert parse_duration(text) == seconds
+
+
+@pytest.mark.parametrize("text", ["", "5", "m", "1x", "1h-5m", "s"])
+def test_parse_rejects(text: str) -> None:
+    with pytest.raises(DurationError):
+        parse_duration(text)
+
+
+@pytest.mark.parametrize(
+    ("seconds", "text"), [(0, "0s"), (30, "30s"), (300, "5m0s"), (3600, "1h0m0s"), (1.5, "1.5s")]
+)
+def test_format(seconds: float, text: str) -> None:
+    assert format_duration(seconds) == text
+    assert parse_duration(text) == seconds

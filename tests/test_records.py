@@ -1,0 +1,229 @@
+"""Slim records: what is kept from each object, interning, and rollout detection."""
+
+import msgspec
+import orjson
+import pytest
+
+from hvpa.records import (
+    PodWire,
+    RecordError,
+    decode_node,
+    decode_pod,
+    decode_pod_metrics,
+    decode_target,
+    decode_vpa,
+    pod_from_wire,
+)
+
+
+def pod(name: str, **status: object) -> dict[str, object]:
+    return {
+        "metadata": {
+            "name": name,
+            "namespace": "shop",
+            "labels": {"app": "web", "pod-template-hash": "abc"},
+            "managedFields": [{"manager": "kubelet", "fieldsV1": {"f:status": {}}}],
+            "ownerReferences": [
+                {"uid": "rs-1", "controller": True, "kind": "ReplicaSet", "name": "web-abc"}
+            ],
+        },
+        "spec": {
+            "nodeName": "node-a",
+            "containers": [
+                {
+                    "name": "app",
+                    "image": "web:1",
+                    "resources": {
+                        "requests": {"cpu": "500m", "memory": "1Gi"},
+                        "limits": {"memory": "2Gi"},
+                    },
+                }
+            ],
+            "initContainers": [
+                {"name": "init", "resources": {"requests": {"cpu": "1"}}},
+                {
+                    "name": "proxy",
+                    "restartPolicy": "Always",
+                    "resources": {"requests": {"cpu": "100m", "ephemeral-storage": "1Gi"}},
+                },
+            ],
+        },
+        "status": {
+            "phase": "Running",
+            "startTime": "2026-11-21T10:00:00Z",
+            "conditions": [
+                {"type": "Ready", "status": "True", "lastTransitionTime": "2026-11-21T10:00:20Z"}
+            ],
+            **status,
+        },
+    }
+
+
+def test_pod_keeps_what_the_engine_needs() -> None:
+    record = decode_pod(pod("web-0"))
+    assert record.key == "shop/web-0"
+    assert record.phase == "Running" and not record.deleting
+    assert record.ready == "True"
+    assert record.ready_transition is not None and record.start_time is not None
+    assert record.ready_transition - record.start_time == 20
+    assert [c.name for c in record.containers] == [
+        "app",
+        "proxy",
+    ]  # plain init containers are dropped
+    app, proxy = record.containers
+    assert (app.requests.cpu, app.requests.memory, app.limits.memory) == (
+        500,
+        1073741824000,
+        2147483648000,
+    )
+    assert proxy.sidecar and proxy.other_requests == ("ephemeral-storage",)
+    assert record.owner_uid == "rs-1"
+
+
+def test_pods_of_one_template_share_labels_and_containers() -> None:
+    first, second = decode_pod(pod("web-0")), decode_pod(pod("web-1"))
+    assert first.labels is second.labels
+    assert first.containers is second.containers
+
+
+def test_wire_decode_from_bytes_matches_dict_decode() -> None:
+    raw = orjson.dumps(pod("web-0"))
+    assert pod_from_wire(msgspec.json.decode(raw, type=PodWire)) == decode_pod(orjson.loads(raw))
+
+
+def test_oom_kill_is_recorded() -> None:
+    record = decode_pod(
+        pod(
+            "web-0",
+            containerStatuses=[
+                {
+                    "name": "app",
+                    "lastState": {
+                        "terminated": {"reason": "OOMKilled", "finishedAt": "2026-11-21T11:00:00Z"}
+                    },
+                }
+            ],
+        )
+    )
+    assert [(k.container, k.finished_at is not None) for k in record.oom_kills] == [("app", True)]
+
+
+def test_bad_quantity_names_the_field() -> None:
+    bad = pod("web-0")
+    bad["spec"]["containers"][0]["resources"]["requests"]["cpu"] = "lots"  # type: ignore[index]
+    with pytest.raises(RecordError, match=r"containers\[app\]\.resources\.requests\.cpu"):
+        decode_pod(bad)
+
+
+def test_node() -> None:
+    record = decode_node(
+        {
+            "metadata": {"name": "n1", "labels": {"pool": "a"}},
+            "spec": {"unschedulable": True},
+            "status": {
+                "allocatable": {"cpu": "3920m", "memory": "15Gi"},
+                "conditions": [{"type": "Ready", "status": "False"}],
+            },
+        }
+    )
+    assert (record.unschedulable, record.ready, record.allocatable.cpu) == (True, "False", 3920)
+
+
+def deployment(**status: object) -> dict[str, object]:
+    return {
+        "apiVersion": "apps/v1",
+        "kind": "Deployment",
+        "metadata": {"name": "web", "namespace": "shop", "generation": 3, "uid": "d-1"},
+        "spec": {
+            "replicas": 3,
+            "selector": {"matchLabels": {"app": "web"}},
+            "template": {
+                "metadata": {"labels": {"app": "web"}},
+                "spec": {"containers": [{"name": "app"}]},
+            },
+        },
+        "status": {
+            "observedGeneration": 3,
+            "replicas": 3,
+            "updatedReplicas": 3,
+            "readyReplicas": 3,
+            "availableReplicas": 3,
+            **status,
+        },
+    }
+
+
+@pytest.mark.parametrize(
+    ("status", "reason"),
+    [
+        pytest.param({}, None, id="settled"),
+        pytest.param({"observedGeneration": 2}, "not yet observed", id="unobserved"),
+        pytest.param({"updatedReplicas": 1}, "1 of 3 replicas updated", id="updating"),
+        pytest.param({"replicas": 4}, "old replicas pending termination", id="old-pods"),
+        pytest.param(
+            {"availableReplicas": 2}, "2 of 3 updated replicas available", id="unavailable"
+        ),
+    ],
+)
+def test_rollout_in_progress(status: dict[str, object], reason: str | None) -> None:
+    found = decode_target(deployment(**status)).rollout_in_progress()
+    assert (found is None) if reason is None else (found is not None and reason in found)
+
+
+def test_target_selector_and_default_replicas() -> None:
+    obj = deployment()
+    del obj["spec"]["replicas"]  # type: ignore[attr-defined]
+    record = decode_target(obj)
+    assert record.spec_replicas == 1
+    assert record.selector.matches({"app": "web"})
+
+
+def test_vpa_policies_and_recommendation() -> None:
+    record = decode_vpa(
+        {
+            "metadata": {"name": "v", "namespace": "shop"},
+            "spec": {
+                "targetRef": {"kind": "Deployment", "name": "web"},
+                "updatePolicy": {"updateMode": "Off"},
+                "resourcePolicy": {
+                    "containerPolicies": [
+                        {
+                            "containerName": "*",
+                            "minAllowed": {"cpu": "100m"},
+                            "controlledValues": "RequestsOnly",
+                        }
+                    ]
+                },
+            },
+            "status": {
+                "recommendation": {
+                    "containerRecommendations": [
+                        {"containerName": "app", "target": {"cpu": "1", "memory": "1G"}}
+                    ]
+                },
+                "conditions": [{"type": "RecommendationProvided", "status": "True"}],
+            },
+        }
+    )
+    assert record.update_mode == "Off"
+    assert record.container_policies[0].controlled_values == "RequestsOnly"
+    assert record.container_policies[0].controlled_resources == ("cpu", "memory")
+    assert record.recommendations is not None and record.recommendations[0].target.cpu == 1000
+    assert record.conditions["RecommendationProvided"][0] == "True"
+
+
+def test_vpa_without_recommendation() -> None:
+    assert decode_vpa({"metadata": {"name": "v"}}).recommendations is None
+
+
+def test_pod_metrics_window() -> None:
+    record = decode_pod_metrics(
+        {
+            "metadata": {"name": "p"},
+            "timestamp": "2026-11-21T11:59:30Z",
+            "window": "1m0s",
+            "containers": [{"name": "app", "usage": {"cpu": "250m"}}],
+        }
+    )
+    assert record.window_seconds == 60
+    assert record.containers[0].usage.cpu == 250
