@@ -1,25 +1,18 @@
-"""The `hvpa` command: `run`, `sim`, `recommend`, `explain`, `validate`, `version`.
-
-Each subcommand imports what it needs only when it runs, so `hvpa recommend`
-and `hvpa validate` start without loading a Kubernetes client.
-"""
+"""The `hvpa` command line: one subcommand per module in `hvpa.commands`."""
 
 from __future__ import annotations
 
 import argparse
-import sys
-from collections.abc import Callable, Sequence
-
-from hvpa import __version__
+import importlib
+from collections.abc import Sequence
+from typing import Final
 
 __all__ = ["main"]
 
-Command = Callable[[argparse.Namespace], int]
-
-
-def _version(_: argparse.Namespace) -> int:
-    sys.stdout.write(f"hvpa {__version__}\n")
-    return 0
+# Subcommands in the order `hvpa --help` lists them: name -> module in hvpa.commands.
+COMMANDS: Final = {
+    "version": "version",
+}
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -27,17 +20,19 @@ def build_parser() -> argparse.ArgumentParser:
         prog="hvpa",
         description="Scale a workload horizontally and vertically in tandem, from one decision.",
     )
-    commands = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
-    version = commands.add_parser("version", help="print the version")
-    version.set_defaults(handler=_version)
+    subcommands = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
+    for name, module_name in COMMANDS.items():
+        module = importlib.import_module(f"hvpa.commands.{module_name}")
+        sub = subcommands.add_parser(name, help=module.HELP, description=module.HELP)
+        module.configure(sub)
+        sub.set_defaults(handler=module.run)
     return parser
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = build_parser()
-    args = parser.parse_args(argv)
-    handler: Command = args.handler
+    args = build_parser().parse_args(argv)
     try:
-        return handler(args)
+        code: int = args.handler(args)
     except KeyboardInterrupt:
         return 130
+    return code
