@@ -1,0 +1,124 @@
+"""Every timeout, backoff and limit of the kube layer, named and defaulted in one place.
+
+The defaults follow client-go and controller-runtime, so hvpa behaves towards
+an API server the way the controllers next to it do; tests shrink them where
+a scenario needs it (most tests run in virtual time and keep the defaults).
+All durations are seconds.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+__all__ = [
+    "BackoffSettings",
+    "ClientSettings",
+    "LeaderElectionSettings",
+    "QueueSettings",
+    "WatchSettings",
+]
+
+
+@dataclass(frozen=True, slots=True)
+class BackoffSettings:
+    """Exponential backoff with jitter, as client-go's backoff manager.
+
+    A delay starts at `initial_seconds`, grows by `factor` per failure up to
+    `max_seconds`, and gets up to `jitter` times itself added at random. It
+    resets to the start after `reset_after_seconds` without a failure.
+    """
+
+    initial_seconds: float = 0.8
+    max_seconds: float = 30.0
+    factor: float = 2.0
+    jitter: float = 1.0
+    reset_after_seconds: float = 120.0
+
+
+@dataclass(frozen=True, slots=True)
+class WatchSettings:
+    """How a reflector lists and watches one resource.
+
+    `page_size` bounds each list response (limit/continue), so a 100k-pod
+    list never sits in memory as one body. The server ends every watch after
+    a random `timeoutSeconds` in [min, max) so that all clients do not
+    reconnect at once; the client gives up on a watch that sends no bytes for
+    `inactivity_timeout_seconds` (a half-open connection sends nothing,
+    forever) - bookmarks keep a healthy quiet watch above that. A watch that
+    ends cleanly sooner than `short_watch_seconds` with no events counts as a
+    failure, so a server that closes at once is not hammered.
+    """
+
+    page_size: int = 500
+    min_watch_timeout_seconds: int = 300
+    max_watch_timeout_seconds: int = 600
+    inactivity_timeout_seconds: float = 120.0
+    short_watch_seconds: float = 1.0
+    allow_bookmarks: bool = True
+    request_timeout_seconds: float = 60.0
+    backoff: BackoffSettings = field(default_factory=BackoffSettings)
+
+
+@dataclass(frozen=True, slots=True)
+class QueueSettings:
+    """The default controller rate limiter of client-go.
+
+    Per key: `base_delay_seconds` doubling per requeue up to
+    `max_delay_seconds`; overall: a token bucket of `qps` with `burst`. A
+    rate-limited add waits the longer of the two.
+    """
+
+    base_delay_seconds: float = 0.005
+    max_delay_seconds: float = 1000.0
+    qps: float = 10.0
+    burst: int = 100
+
+
+@dataclass(frozen=True, slots=True)
+class LeaderElectionSettings:
+    """client-go's leader election timings, and where the Lease lives.
+
+    The lease must outlast the renew deadline: a leader that cannot renew
+    within `renew_deadline_seconds` steps down, and the others wait
+    `lease_duration_seconds` from their last sight of a renewal before they
+    take over, so the gap between the two is when no one writes.
+    """
+
+    lease_name: str = "hvpa"
+    lease_namespace: str = "kube-system"
+    lease_duration_seconds: int = 15
+    renew_deadline_seconds: float = 10.0
+    retry_period_seconds: float = 2.0
+    # client-go's JitterFactor for the acquire loop: waits retry * (1 + rand * 1.2).
+    retry_jitter: float = 1.2
+    release_on_cancel: bool = True
+    # Bounds the release request on shutdown, so a dead API server cannot hold the exit.
+    release_timeout_seconds: float = 5.0
+
+    def __post_init__(self) -> None:
+        if not 0 < self.retry_period_seconds < self.renew_deadline_seconds:
+            raise ValueError("retry period must be positive and shorter than the renew deadline")
+        if not self.renew_deadline_seconds < self.lease_duration_seconds:
+            raise ValueError("the renew deadline must be shorter than the lease duration")
+
+
+@dataclass(frozen=True, slots=True)
+class ClientSettings:
+    """Per-request limits and the retry policy of the API client.
+
+    Reads (GET, list) are retried on connection errors, timeouts, 429 and 5xx;
+    writes only where the server says it did nothing (429, or a 5xx with
+    Retry-After), as client-go's rest client does. `max_retry_after_seconds`
+    caps what a server may ask us to wait.
+    """
+
+    request_timeout_seconds: float = 30.0
+    connect_timeout_seconds: float = 10.0
+    max_retries: int = 5
+    max_retry_after_seconds: float = 60.0
+    backoff: BackoffSettings = field(
+        default_factory=lambda: BackoffSettings(initial_seconds=0.2, max_seconds=5.0)
+    )
+    # Concurrent connections per host; informers' watches hold one each.
+    connection_limit: int = 100
+    user_agent: str = "hvpa"
