@@ -1,0 +1,171 @@
+"""The values an Hvpa means where its author wrote nothing.
+
+A separate step from parsing, so that an object written back to the API
+server (or printed by `hvpa validate`) carries only what its author wrote,
+while the engine sees every value filled in. Gardener's defaults where
+Gardener has one, upstream HPA's for the HPA template, ENGINE.md's for the
+extensions.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Final
+
+from msgspec.structs import replace
+
+from hvpa.api.autoscaling import MetricSpec, MetricTarget, ResourceMetricSource
+from hvpa.api.resource import Hvpa
+from hvpa.api.spec import (
+    CapacitySpec,
+    HpaSpec,
+    HvpaSpec,
+    LabelSelectorSpec,
+    MixedSpec,
+    ScaleType,
+    UpdatePolicy,
+    VpaSpec,
+    WeightBasedScalingInterval,
+)
+
+__all__ = [
+    "DEFAULT_CPU_UTILIZATION",
+    "DEFAULT_MIN_REPLICAS",
+    "DEFAULT_STRATEGY",
+    "DEFAULT_UPDATE_MODE",
+    "apply_defaults",
+]
+
+DEFAULT_STRATEGY: Final = "Weighted"
+DEFAULT_UPDATE_MODE: Final = "Auto"
+DEFAULT_MIN_REPLICAS: Final = 1
+# Upstream HPA's metric when none is given (Gardener: "80% average CPU utilization").
+DEFAULT_CPU_UTILIZATION: Final = 80
+CAPACITY_TOLERANCE_PERCENT: Final = 10
+CAPACITY_SCALE_DOWN_STABILIZATION_SECONDS: Final = 300
+CAPACITY_DEMAND_PERCENTILE: Final = 90
+CAPACITY_DEMAND_WINDOW_SECONDS: Final = 600
+
+
+def apply_defaults(hvpa: Hvpa) -> Hvpa:
+    """The same Hvpa with every default filled in; call it on a parsed (valid) Hvpa.
+
+    Filled in: strategy Weighted; every update mode Auto; minReplicas 1; an
+    80% CPU Utilization metric when the HPA is deployed without metrics or a
+    cluster-proportional rule; hpa/vpa selectors from their template labels
+    (Gardener: "If empty, defaulted to labels on HPA template"); a weight
+    interval's missing (or 0) start and last counts from minReplicas and
+    maxReplicas; Mixed's thresholds 0 and preference Hpa; Capacity's
+    tolerance 10%, scale-down stabilization 300 s, demand percentile 90 and
+    demand window 600 s.
+    """
+    return replace(hvpa, spec=_spec(hvpa.spec))
+
+
+def _spec(spec: HvpaSpec) -> HvpaSpec:
+    hpa = _hpa(spec.hpa, with_default_metric=spec.cluster_proportional is None)
+    template_spec = hpa.template.spec
+    low = template_spec.min_replicas if template_spec is not None else None
+    high = template_spec.max_replicas if template_spec is not None else None
+    return replace(
+        spec,
+        strategy=spec.strategy or DEFAULT_STRATEGY,
+        hpa=hpa,
+        vpa=_vpa(spec.vpa),
+        weight_based_scaling_intervals=tuple(
+            _interval(interval, low, high) for interval in spec.weight_based_scaling_intervals
+        ),
+        mixed=_mixed(spec.mixed) if spec.mixed is not None else None,
+        capacity=_capacity(spec.capacity) if spec.capacity is not None else None,
+    )
+
+
+def _hpa(hpa: HpaSpec, *, with_default_metric: bool) -> HpaSpec:
+    template = hpa.template
+    if template.spec is not None:
+        metrics = template.spec.metrics
+        if not metrics and hpa.deploy and with_default_metric:
+            target = MetricTarget(type="Utilization", average_utilization=DEFAULT_CPU_UTILIZATION)
+            metrics = (
+                MetricSpec(
+                    type="Resource", resource=ResourceMetricSource(name="cpu", target=target)
+                ),
+            )
+        spec = replace(
+            template.spec,
+            min_replicas=DEFAULT_MIN_REPLICAS
+            if template.spec.min_replicas is None
+            else template.spec.min_replicas,
+            metrics=metrics,
+        )
+        template = replace(template, spec=spec)
+    return replace(
+        hpa,
+        selector=_selector(hpa.selector, template.metadata),
+        scale_up=_scale_type(hpa.scale_up),
+        scale_down=_scale_type(hpa.scale_down),
+        template=template,
+    )
+
+
+def _vpa(vpa: VpaSpec) -> VpaSpec:
+    return replace(
+        vpa,
+        selector=_selector(vpa.selector, vpa.template.metadata),
+        scale_up=_scale_type(vpa.scale_up),
+        scale_down=_scale_type(vpa.scale_down),
+    )
+
+
+def _selector(
+    selector: LabelSelectorSpec | None, metadata: dict[str, Any] | None
+) -> LabelSelectorSpec | None:
+    labels = (metadata or {}).get("labels")
+    if selector is not None or not isinstance(labels, dict) or not labels:
+        return selector
+    return LabelSelectorSpec(match_labels={str(k): str(v) for k, v in labels.items()})
+
+
+def _scale_type(scale: ScaleType | None) -> ScaleType:
+    scale = scale or ScaleType()
+    mode = scale.update_policy.update_mode if scale.update_policy else None
+    if mode is not None:
+        return scale
+    return replace(scale, update_policy=UpdatePolicy(update_mode=DEFAULT_UPDATE_MODE))
+
+
+def _interval(
+    interval: WeightBasedScalingInterval, low: int | None, high: int | None
+) -> WeightBasedScalingInterval:
+    return replace(
+        interval,
+        start_replica_count=interval.start_replica_count or low,
+        last_replica_count=interval.last_replica_count or high,
+    )
+
+
+def _mixed(mixed: MixedSpec) -> MixedSpec:
+    return replace(
+        mixed,
+        replica_threshold=0 if mixed.replica_threshold is None else mixed.replica_threshold,
+        cpu_threshold="0" if mixed.cpu_threshold is None else mixed.cpu_threshold,
+        memory_threshold="0" if mixed.memory_threshold is None else mixed.memory_threshold,
+        prefer=mixed.prefer or "Hpa",
+    )
+
+
+def _capacity(capacity: CapacitySpec) -> CapacitySpec:
+    window = capacity.scale_down_stabilization_seconds
+    demand_window = capacity.demand_window_seconds
+    return replace(
+        capacity,
+        tolerance=CAPACITY_TOLERANCE_PERCENT if capacity.tolerance is None else capacity.tolerance,
+        scale_down_stabilization_seconds=CAPACITY_SCALE_DOWN_STABILIZATION_SECONDS
+        if window is None
+        else window,
+        demand_percentile=CAPACITY_DEMAND_PERCENTILE
+        if capacity.demand_percentile is None
+        else capacity.demand_percentile,
+        demand_window_seconds=CAPACITY_DEMAND_WINDOW_SECONDS
+        if demand_window is None
+        else demand_window,
+    )
