@@ -29,7 +29,7 @@ import msgspec.inspect as mi
 from hvpa.api.problems import Findings
 from hvpa.quantity import is_quantity
 
-__all__ = ["Normaliser", "Walk", "is_quantity_type", "type_info"]
+__all__ = ["Normaliser", "Walk", "is_quantity_type", "struct_info", "type_info"]
 
 Normaliser = Callable[[dict[str, Any], str, "Walk"], dict[str, Any] | None]
 """Rewrites a struct's raw form before it is read (the three-stage form, v2beta1 metrics).
@@ -46,6 +46,13 @@ _EPOCH: Final = datetime(1970, 1, 1, tzinfo=UTC)
 @cache
 def type_info(tp: Any) -> mi.Type:
     return mi.type_info(tp)
+
+
+def struct_info(cls: type) -> mi.StructType:
+    info = type_info(cls)
+    if not isinstance(info, mi.StructType):
+        raise TypeError(f"{cls!r} is not a msgspec Struct")
+    return info
 
 
 def is_quantity_type(types: tuple[mi.Type, ...]) -> bool:
