@@ -1,0 +1,311 @@
+"""The gates every strategy's plan passes: update policy, maintenance window, stabilization, MinChange, rollout.
+
+Each gate is checked on its own for every change, so every gate that blocks
+a change is reported, not only the first (Gardener reported one reason per
+resource, by a fixed priority). The blocked list is the latest decision's:
+the caller writes it to `status.lastBlockedScaling` as it is, empty when
+nothing was blocked, and never keeps an older one (Gardener kept the previous
+list whenever nothing was blocked, so a block that had long cleared stayed
+in the status).
+
+Stabilization is per axis and direction: `status.history.lastScaleTimes`
+keeps one time for each, and where one is missing Gardener's single
+`status.lastScaling.lastScaleTime` stands in.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Final
+
+from hvpa.engine.strategies.plan import (
+    MAINTENANCE_WINDOW,
+    MIN_CHANGE,
+    REASONS,
+    ROLLOUT,
+    STABILIZATION_WINDOW,
+    UPDATE_POLICY,
+    Axis,
+    Blocked,
+    Hold,
+    Plan,
+    direction_of,
+)
+from hvpa.engine.vertical import Direction, ResourceChange, ScaleParams, clears_min_change
+from hvpa.quantity import format_milli
+
+__all__ = [
+    "SCALE_KEYS",
+    "GateSettings",
+    "Gated",
+    "MaintenanceWindow",
+    "MaintenanceWindowError",
+    "apply_gates",
+    "last_scale_time",
+    "parse_maintenance_window",
+    "record_scale_times",
+    "report",
+    "scale_key",
+]
+
+MODE_AUTO: Final = "Auto"
+MODE_OFF: Final = "Off"
+MODE_MAINTENANCE_WINDOW: Final = "MaintenanceWindow"
+SCALE_KEYS: Final = ("horizontalUp", "horizontalDown", "verticalUp", "verticalDown")
+_SPEC_PATHS: Final = {
+    "horizontalUp": "hpa.scaleUp",
+    "horizontalDown": "hpa.scaleDown",
+    "verticalUp": "vpa.scaleUp",
+    "verticalDown": "vpa.scaleDown",
+}
+_DAY: Final = 86_400
+_WINDOW_TIME: Final = re.compile(r"^(\d\d)(\d\d)(\d\d)([+-])(\d\d)(\d\d)$")
+
+
+def scale_key(axis: Axis, direction: Direction) -> str:
+    """The `lastScaleTimes` field (and settings key) of an axis and direction."""
+    return f"{axis}{direction.capitalize()}"
+
+
+class MaintenanceWindowError(ValueError):
+    """A maintenance window time that Gardener's layout `150405-0700` would not parse."""
+
+
+def _seconds_of_day_utc(text: str) -> int:
+    match = _WINDOW_TIME.match(text)
+    if match is None:
+        raise MaintenanceWindowError(
+            f"{text!r} is not a time of day HHMMSS+ZZZZ (e.g. 220000+0100)"
+        )
+    hour, minute, second, sign, zone_hours, zone_minutes = match.groups()
+    if int(hour) > 23 or int(minute) > 59 or int(second) > 59:
+        raise MaintenanceWindowError(f"{text!r}: time of day out of range")
+    if int(zone_hours) > 23 or int(zone_minutes) > 59:
+        raise MaintenanceWindowError(f"{text!r}: zone offset out of range")
+    offset = (int(zone_hours) * 3600 + int(zone_minutes) * 60) * (1 if sign == "+" else -1)
+    return (int(hour) * 3600 + int(minute) * 60 + int(second) - offset) % _DAY
+
+
+@dataclass(frozen=True, slots=True)
+class MaintenanceWindow:
+    """A daily window, held as UTC seconds of the day, as Gardener's utils.MaintenanceTimeWindow.
+
+    Both ends are inclusive, to the second. An end before the begin spans
+    midnight; an end equal to the begin is that one second.
+    """
+
+    begin: int
+    end: int
+    text: str
+
+    def contains(self, now: float) -> bool:
+        moment = int(now // 1) % _DAY
+        if self.end < self.begin:
+            return not (self.end < moment < self.begin)
+        return self.begin <= moment <= self.end
+
+
+def parse_maintenance_window(begin: str, end: str) -> MaintenanceWindow:
+    """`maintenanceTimeWindow{begin, end}`; raises MaintenanceWindowError on a bad time."""
+    return MaintenanceWindow(_seconds_of_day_utc(begin), _seconds_of_day_utc(end), f"{begin}-{end}")
+
+
+@dataclass(frozen=True, slots=True)
+class GateSettings:
+    """The spec's gate parameters, keyed by SCALE_KEYS.
+
+    `update_modes`: Auto (default), Off or MaintenanceWindow, from
+    `hpa/vpa.scaleUp/scaleDown.updatePolicy.updateMode`;
+    `stabilization_seconds`: from their `stabilizationDuration` (0 when unset);
+    `min_change_up/down`: `vpa.scaleUp/scaleDown.minChange`.
+    """
+
+    update_modes: Mapping[str, str] = field(default_factory=dict)
+    stabilization_seconds: Mapping[str, float] = field(default_factory=dict)
+    maintenance_window: MaintenanceWindow | None = None
+    min_change_up: ScaleParams | None = None
+    min_change_down: ScaleParams | None = None
+
+
+def last_scale_time(
+    key: str, scale_times: Mapping[str, float | None] | None, legacy: float | None
+) -> float | None:
+    """When the axis last scaled in that direction; Gardener's single time where unknown."""
+    if scale_times is not None:
+        known = scale_times.get(key)
+        if known is not None:
+            return known
+    return legacy
+
+
+@dataclass(frozen=True, slots=True)
+class Gated:
+    """The plan after the gates: what is applied, what is blocked and why."""
+
+    replicas: int
+    applied: tuple[ResourceChange, ...]
+    blocked: tuple[Blocked, ...]
+    explanation: tuple[str, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class _Context:
+    settings: GateSettings
+    now: float
+    scale_times: Mapping[str, float | None] | None
+    legacy_scale_time: float | None
+    rollout: str | None
+    holds: tuple[Hold, ...]
+
+
+def _mode_blocks(key: str, context: _Context) -> list[tuple[str, str]]:
+    mode = context.settings.update_modes.get(key) or MODE_AUTO
+    path = _SPEC_PATHS[key]
+    if mode == MODE_OFF:
+        return [(UPDATE_POLICY, f"{path}.updatePolicy.updateMode is Off")]
+    if mode == MODE_MAINTENANCE_WINDOW:
+        window = context.settings.maintenance_window
+        if window is None:
+            why = f"{path}.updatePolicy.updateMode is MaintenanceWindow but no maintenanceTimeWindow is set"
+            return [(MAINTENANCE_WINDOW, why)]
+        if not window.contains(context.now):
+            why = f"{path}.updatePolicy.updateMode is MaintenanceWindow and now is outside {window.text}"
+            return [(MAINTENANCE_WINDOW, why)]
+    return []
+
+
+def _stabilization_block(key: str, context: _Context) -> list[tuple[str, str]]:
+    window = context.settings.stabilization_seconds.get(key) or 0
+    last = last_scale_time(key, context.scale_times, context.legacy_scale_time)
+    if last is None or not window or context.now - last >= window:
+        return []
+    elapsed = context.now - last
+    why = (
+        f"last {key} scaling {elapsed:g}s ago, within {_SPEC_PATHS[key]}.stabilizationDuration "
+        f"{window:g}s"
+    )
+    return [(STABILIZATION_WINDOW, why)]
+
+
+def _hold_blocks(axis: Axis, context: _Context) -> list[tuple[str, str]]:
+    return [(hold.reason, hold.message) for hold in context.holds if hold.axis == axis]
+
+
+def _vertical_blocks(change: ResourceChange, context: _Context) -> list[tuple[str, str]]:
+    key = scale_key("vertical", change.direction)
+    blocks = _hold_blocks("vertical", context) + _mode_blocks(key, context)
+    starving_up = bool(change.starving) and change.direction == "up"
+    if not starving_up:
+        blocks += _stabilization_block(key, context)
+        settings = context.settings
+        clears, threshold = clears_min_change(
+            change, settings.min_change_up, settings.min_change_down
+        )
+        if not clears:
+            why = (
+                f"step {format_milli(abs(change.step))} below {_SPEC_PATHS[key]}.minChange "
+                f"{format_milli(threshold)}"
+            )
+            blocks.append((MIN_CHANGE, why))
+    if context.rollout:
+        blocks.append((ROLLOUT, f"a rollout of the target is in progress: {context.rollout}"))
+    return blocks
+
+
+def apply_gates(
+    plan: Plan,
+    settings: GateSettings,
+    *,
+    now: float,
+    scale_times: Mapping[str, float | None] | None = None,
+    legacy_scale_time: float | None = None,
+    rollout: str | None = None,
+    holds: Sequence[Hold] = (),
+) -> Gated:
+    """Let each change of the plan through, or block it with every reason that applies.
+
+    `scale_times` is `status.history.lastScaleTimes` (POSIX seconds by
+    SCALE_KEYS), `legacy_scale_time` Gardener's `status.lastScaling.lastScaleTime`,
+    `rollout` what `TargetRecord.rollout_in_progress()` says, `holds` the
+    axes another writer claims (guards.find_conflicts). A change the
+    starvation guard marked goes past MinChange and, upwards, past the
+    stabilization window; never past an update policy, a maintenance window,
+    a rollout or another writer.
+    """
+    context = _Context(settings, now, scale_times, legacy_scale_time, rollout, tuple(holds))
+    blocked = list(plan.blocked)
+    lines: list[str] = []
+    replicas = plan.replicas
+    if replicas != plan.current_replicas:
+        direction = direction_of(plan.current_replicas, replicas)
+        key = scale_key("horizontal", direction)
+        reasons = (
+            _hold_blocks("horizontal", context)
+            + _mode_blocks(key, context)
+            + _stabilization_block(key, context)
+        )
+        moved = f"{plan.current_replicas} -> {replicas} replicas"
+        for reason, why in reasons:
+            blocked.append(Blocked("horizontal", direction, reason, f"{moved}: {why}"))
+            lines.append(f"gate: horizontal {direction} {moved} blocked by {reason}: {why}")
+        if reasons:
+            replicas = plan.current_replicas
+        else:
+            lines.append(f"gate: horizontal {direction} {moved} passes")
+    applied: list[ResourceChange] = []
+    for change in plan.changes:
+        reasons = _vertical_blocks(change, context)
+        what = change.describe()
+        for reason, why in reasons:
+            blocked.append(
+                Blocked(
+                    "vertical",
+                    change.direction,
+                    reason,
+                    f"{what}: {why}",
+                    change.container,
+                    change.resource,
+                )
+            )
+            lines.append(f"gate: vertical {change.direction} {what} blocked by {reason}: {why}")
+        if not reasons:
+            applied.append(change)
+            passes = f" (starvation: {change.starving})" if change.starving else ""
+            lines.append(f"gate: vertical {change.direction} {what} passes{passes}")
+    return Gated(replicas, tuple(applied), tuple(blocked), tuple(lines))
+
+
+def report(blocked: Sequence[Blocked]) -> tuple[Blocked, ...]:
+    """One entry per axis, direction and reason, horizontal first, reasons in ENGINE.md order."""
+    merged: dict[tuple[Axis, Direction, str], list[str]] = {}
+    for entry in blocked:
+        merged.setdefault((entry.axis, entry.direction, entry.reason), []).append(entry.message)
+    order = {reason: index for index, reason in enumerate(REASONS)}
+
+    def rank(key: tuple[Axis, Direction, str]) -> tuple[bool, bool, int]:
+        axis, direction, reason = key
+        return axis != "horizontal", direction != "up", order.get(reason, len(REASONS))
+
+    return tuple(
+        Blocked(axis, direction, reason, "; ".join(merged[(axis, direction, reason)]))
+        for axis, direction, reason in sorted(merged, key=rank)
+    )
+
+
+def record_scale_times(
+    scale_times: Mapping[str, float | None] | None,
+    *,
+    now: float,
+    current_replicas: int,
+    replicas: int,
+    applied: Sequence[ResourceChange],
+) -> dict[str, float]:
+    """`status.history.lastScaleTimes` after this decision: `now` for each axis and direction that moved."""
+    times = {key: value for key, value in (scale_times or {}).items() if value is not None}
+    if replicas != current_replicas:
+        times[scale_key("horizontal", direction_of(current_replicas, replicas))] = now
+    for change in applied:
+        times[scale_key("vertical", change.direction)] = now
+    return times

@@ -1,0 +1,362 @@
+"""Guards that make scaling safe where Gardener's was not (ENGINE.md §4).
+
+- Starvation: a container using all the CPU it requests while its VPA target
+  is higher, or OOMKilled since the last vertical scaling, is scaled up past
+  MinChange and the scale-up stabilization window; after an OOMKill memory
+  grows by at least 20% of the limit that was hit. Gardener's
+  `status.overrideScaleUpStabilization: true` (set by its pod watch on an
+  OOMKill or an eviction) counts as an OOMKill of every container.
+- Missing data holds only the axis that lacks it, with a reason for the
+  condition; it never lets a strategy fall to minReplicas or minAllowed.
+- Another writer holds the axis it would fight over: an HPA on the same
+  target (replicas), a VPA on it in any mode but Off (its updater evicts and
+  rewrites pods), or an older Hvpa on the same target (both axes: the older
+  one acts, the newer one waits).
+
+No vertical change while a rollout is in progress is the Rollout gate
+(gates.py); nothing here overrides it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
+from typing import Final
+
+from hvpa.engine.strategies.plan import CONFLICTING_AUTOSCALER, WEIGHT, Axis, Hold, Plan
+from hvpa.engine.vertical import (
+    ContainerTarget,
+    ResourceChange,
+    VerticalRecommendation,
+    round_request,
+)
+from hvpa.quantity import ceil_div, format_milli
+from hvpa.records import CPU, MEMORY, ContainerSpec, PodMetricsRecord, PodRecord, VpaRecord
+
+__all__ = [
+    "HORIZONTAL_POD_AUTOSCALER",
+    "HVPA",
+    "OOM_GROWTH_PERCENT",
+    "TARGET_NOT_FOUND",
+    "VERTICAL_POD_AUTOSCALER",
+    "Starving",
+    "Writer",
+    "apply_starvation",
+    "detect_starvation",
+    "find_conflicts",
+    "missing_data_holds",
+    "writer_from_vpa",
+]
+
+OOM_GROWTH_PERCENT: Final = 20
+HORIZONTAL_POD_AUTOSCALER: Final = "HorizontalPodAutoscaler"
+VERTICAL_POD_AUTOSCALER: Final = "VerticalPodAutoscaler"
+HVPA: Final = "Hvpa"
+TARGET_NOT_FOUND: Final = "TargetNotFound"
+OVERRIDE_REASON: Final = (
+    "status.overrideScaleUpStabilization is true (Gardener's mark of an OOMKill or eviction)"
+)
+
+
+# ---------------------------------------------------------------------------
+# Missing data
+
+
+def missing_data_holds(
+    *,
+    target_found: bool = True,
+    vertical: VerticalRecommendation | None = None,
+    horizontal_reason: str = "",
+    horizontal_message: str = "",
+) -> tuple[Hold, ...]:
+    """The axes that lack what they need, each with the reason its condition gives.
+
+    `horizontal_reason` is the horizontal engine's (e.g. FailedGetResourceMetric)
+    when no metric could be read; the vertical reason comes from
+    read_recommendation. A missing target holds both.
+    """
+    if not target_found:
+        message = "the scale target does not exist"
+        return Hold("horizontal", TARGET_NOT_FOUND, message), Hold(
+            "vertical", TARGET_NOT_FOUND, message
+        )
+    holds = []
+    if horizontal_reason:
+        holds.append(Hold("horizontal", horizontal_reason, horizontal_message))
+    if vertical is not None and not vertical.usable:
+        holds.append(Hold("vertical", vertical.hold_reason, vertical.hold_message))
+    return tuple(holds)
+
+
+# ---------------------------------------------------------------------------
+# Other writers
+
+
+@dataclass(frozen=True, slots=True)
+class Writer:
+    """Something that may write a workload's replicas or pod resources."""
+
+    kind: str
+    namespace: str
+    name: str
+    target_kind: str
+    target_name: str
+    update_mode: str = ""
+    created: float | None = None
+
+    def targets(self, other: Writer) -> bool:
+        return (
+            self.namespace == other.namespace
+            and self.target_kind == other.target_kind
+            and self.target_name == other.target_name
+        )
+
+    def describe(self) -> str:
+        return f"{self.kind} {self.namespace}/{self.name}"
+
+    def _age_key(self) -> tuple[bool, float, str]:
+        """Older first; an unknown creation time counts as newest, then names decide."""
+        return self.created is None, self.created or 0.0, self.name
+
+
+def writer_from_vpa(vpa: VpaRecord) -> Writer:
+    return Writer(
+        VERTICAL_POD_AUTOSCALER,
+        vpa.namespace,
+        vpa.name,
+        vpa.target_kind,
+        vpa.target_name,
+        vpa.update_mode,
+        vpa.creation_time,
+    )
+
+
+def find_conflicts(
+    me: Writer, others: Sequence[Writer], *, horizontal: bool = True, vertical: bool = True
+) -> tuple[Hold, ...]:
+    """Holds for the axes (those this Hvpa acts on) that another writer also drives."""
+    holds: list[Hold] = []
+    where = f"{me.target_kind} {me.target_name}"
+    for other in others:
+        if (other.kind, other.name) == (me.kind, me.name) or not other.targets(me):
+            continue
+        if other.kind == HORIZONTAL_POD_AUTOSCALER and horizontal:
+            message = f"{other.describe()} also scales {where}; the replica count is left to it"
+            holds.append(Hold("horizontal", CONFLICTING_AUTOSCALER, message))
+        elif other.kind == VERTICAL_POD_AUTOSCALER and vertical and other.update_mode != "Off":
+            message = (
+                f"{other.describe()} in updateMode {other.update_mode} also resizes {where}'s pods; "
+                "pod resources are left to it"
+            )
+            holds.append(Hold("vertical", CONFLICTING_AUTOSCALER, message))
+        elif other.kind == HVPA and other._age_key() < me._age_key():
+            message = f"the older {other.describe()} also scales {where}; it acts, this one waits"
+            axes: tuple[tuple[Axis, bool], ...] = (
+                ("horizontal", horizontal),
+                ("vertical", vertical),
+            )
+            holds.extend(
+                Hold(axis, CONFLICTING_AUTOSCALER, message) for axis, active in axes if active
+            )
+    return tuple(holds)
+
+
+# ---------------------------------------------------------------------------
+# Starvation
+
+
+@dataclass(frozen=True, slots=True)
+class Starving:
+    """A container the starvation guard lets grow; an empty reason means that resource is fine.
+
+    `memory_floor` is the least memory request (milli-units) after an
+    OOMKill: current request + 20% of the limit hit, rounded up to 1000 bytes
+    and kept within maxAllowed; None when there is nothing to grow by.
+    """
+
+    container: str
+    cpu: str = ""
+    memory: str = ""
+    memory_floor: int | None = None
+
+
+def _pod_container(pod: PodRecord | None, name: str) -> ContainerSpec | None:
+    if pod is None:
+        return None
+    return next((c for c in pod.containers if c.name == name), None)
+
+
+def _cpu_starvation(
+    container: ContainerSpec,
+    target: ContainerTarget,
+    pods: dict[str, PodRecord],
+    metrics: Sequence[PodMetricsRecord],
+) -> str:
+    wanted, current = target.target.get(CPU), container.requests.get(CPU)
+    if not target.controls(CPU) or wanted is None or not current or wanted <= current:
+        return ""
+    for sample in metrics:
+        usage = next((c.usage.cpu for c in sample.containers if c.name == container.name), None)
+        own = _pod_container(pods.get(sample.name), container.name)
+        request = (own.requests.cpu if own else None) or current
+        if usage is not None and usage >= request:
+            return (
+                f"CPU usage {format_milli(usage)} in pod {sample.name} at or above its request "
+                f"{format_milli(request)} while the VPA target is {format_milli(wanted)}"
+            )
+    return ""
+
+
+def _oom(container: str, pods: Sequence[PodRecord], since: float | None) -> tuple[str, int | None]:
+    """Why the container counts as OOMKilled, and the memory limit its pod had."""
+    for pod in pods:
+        for kill in pod.oom_kills:
+            if kill.container != container:
+                continue
+            if since is None or kill.finished_at is None or kill.finished_at > since:
+                own = _pod_container(pod, container)
+                return f"OOMKilled in pod {pod.name}", own.limits.memory if own else None
+    return "", None
+
+
+def _memory_floor(
+    container: ContainerSpec, target: ContainerTarget, limit_hit: int | None
+) -> tuple[int | None, str]:
+    current = container.requests.memory or 0
+    base = limit_hit or container.limits.memory or container.requests.memory
+    if not base:
+        return None, "no memory limit or request to grow from"
+    floor = target.clamp(
+        MEMORY, round_request(MEMORY, current + ceil_div(base * OOM_GROWTH_PERCENT, 100))
+    )
+    if floor <= current:
+        return None, f"already at maxAllowed {format_milli(current)}"
+    return floor, (
+        f"memory at least {format_milli(current)} + {OOM_GROWTH_PERCENT}% of "
+        f"{format_milli(base)} = {format_milli(floor)}"
+    )
+
+
+def detect_starvation(
+    containers: Sequence[ContainerSpec],
+    targets: Sequence[ContainerTarget],
+    pods: Sequence[PodRecord],
+    metrics: Sequence[PodMetricsRecord],
+    *,
+    since: float | None,
+    override_oom: bool = False,
+) -> tuple[tuple[Starving, ...], tuple[str, ...]]:
+    """The target's containers that are starved of CPU or were OOMKilled.
+
+    `pods` and `metrics` are the target's; `since` is the last vertical
+    scaling (an OOMKill before it was answered already), None when unknown.
+    Only containers with a VPA target controlling the resource are guarded.
+    """
+    by_name = {pod.name: pod for pod in pods}
+    by_target = {t.name: t for t in targets}
+    found: list[Starving] = []
+    lines: list[str] = []
+    for container in containers:
+        target = by_target.get(container.name)
+        if target is None:
+            continue
+        cpu = _cpu_starvation(container, target, by_name, metrics)
+        memory, limit_hit = ("", None)
+        floor: int | None = None
+        if target.controls(MEMORY):
+            memory, limit_hit = _oom(container.name, pods, since)
+            if override_oom and not memory:
+                memory = OVERRIDE_REASON
+            if memory:
+                floor, how = _memory_floor(container, target, limit_hit)
+                memory = f"{memory}: {how}"
+        if cpu:
+            lines.append(f"guard: starvation: {container.name} cpu: {cpu}")
+        if memory:
+            lines.append(f"guard: starvation: {container.name} memory: {memory}")
+        if cpu or memory:
+            found.append(Starving(container.name, cpu, memory, floor))
+    return tuple(found), tuple(lines)
+
+
+def _grown(
+    change: ResourceChange | None,
+    container: ContainerSpec,
+    target: ContainerTarget,
+    why: str,
+    floor: int | None,
+) -> ResourceChange | None:
+    """The memory change after an OOMKill: up to the floor at least, and never down."""
+    if (
+        change is not None
+        and change.direction == "up"
+        and (floor is None or change.proposed >= floor)
+    ):
+        return replace(change, starving=why)
+    if floor is None:
+        return None
+    current = container.requests.memory or 0
+    wanted = max(target.target.memory or floor, floor)
+    return ResourceChange(
+        container.name, MEMORY, current, wanted, floor, floor - current, 100, starving=why
+    )
+
+
+def apply_starvation(
+    plan: Plan,
+    starving: Sequence[Starving],
+    containers: Sequence[ContainerSpec],
+    targets: Sequence[ContainerTarget],
+) -> Plan:
+    """The plan with starving containers let through, and memory raised to its OOM floor.
+
+    A CPU scale-up the strategy already proposes is marked, so MinChange and
+    the scale-up window pass it; the strategy's weight still decides its
+    size (with weight 0 the horizontal axis answers CPU starvation). After
+    an OOMKill memory grows to its floor whatever the strategy proposed,
+    since more replicas do not help a container that runs out of memory.
+    """
+    if not starving:
+        return plan
+    by_container = {s.container: s for s in starving}
+    specs = {c.name: c for c in containers}
+    by_target = {t.name: t for t in targets}
+    changes: list[ResourceChange] = []
+    seen: set[str] = set()
+    for change in plan.changes:
+        guard = by_container.get(change.container)
+        if guard is None:
+            changes.append(change)
+        elif change.resource == CPU:
+            marked = guard.cpu and change.direction == "up"
+            changes.append(replace(change, starving=guard.cpu) if marked else change)
+        else:
+            seen.add(change.container)
+            target = by_target[change.container]
+            grown = _grown(
+                change, specs[change.container], target, guard.memory, guard.memory_floor
+            )
+            if grown is not None:
+                changes.append(grown)
+    lines = list(plan.explanation)
+    raised: set[str] = set()
+    for guard in starving:
+        if not guard.memory or guard.container in seen or guard.memory_floor is None:
+            continue
+        grown = _grown(
+            None,
+            specs[guard.container],
+            by_target[guard.container],
+            guard.memory,
+            guard.memory_floor,
+        )
+        if grown is not None:
+            changes.append(grown)
+            raised.add(guard.container)
+            lines.append(f"guard: {grown.describe()} after an OOMKill")
+    blocked = tuple(
+        b
+        for b in plan.blocked
+        if not (b.reason == WEIGHT and b.resource == MEMORY and b.container in raised)
+    )
+    return replace(plan, changes=tuple(changes), blocked=blocked, explanation=tuple(lines))
