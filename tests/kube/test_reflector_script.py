@@ -1,0 +1,366 @@
+"""The reflector and informer against a scripted server, for what a faithful API
+server never sends: objects that do not decode or convert (skipped, logged, the
+stream goes on), unknown event types, silence (the inactivity timeout), and the
+exact requests made (pagination, resourceVersions, bookmarks, timeouts).
+
+The informer's diffing on re-list is tested here too, through `replace`.
+"""
+
+import asyncio
+import random
+from collections.abc import AsyncIterator
+from typing import Any
+
+import orjson
+import pytest
+from aiohttp import web
+from aiohttp.test_utils import TestServer
+
+from hvpa.kube.client import KubeClient
+from hvpa.kube.informer import EventHandler, Informer
+from hvpa.kube.metrics import KubeMetrics
+from hvpa.kube.resources import PODS
+from hvpa.kube.settings import WatchSettings
+from hvpa.records import PodRecord
+
+pytestmark = pytest.mark.looptime
+
+
+def pod(name: str, rv: int, cpu: str = "100m", **labels: str) -> dict[str, Any]:
+    return {
+        "metadata": {
+            "name": name,
+            "namespace": "ns",
+            "resourceVersion": str(rv),
+            "labels": labels or {"app": "web"},
+        },
+        "spec": {"containers": [{"name": "c", "resources": {"requests": {"cpu": cpu}}}]},
+        "status": {"phase": "Running"},
+    }
+
+
+def pod_list(rv: int, items: list[Any], token: str = "") -> web.Response:
+    meta: dict[str, Any] = {"resourceVersion": str(rv)}
+    if token:
+        meta["continue"] = token
+    body = {"kind": "PodList", "apiVersion": "v1", "metadata": meta, "items": items}
+    return web.Response(body=orjson.dumps(body), content_type="application/json")
+
+
+def event(kind: str, obj: Any) -> bytes:
+    return orjson.dumps({"type": kind, "object": obj}) + b"\n"
+
+
+def expired() -> dict[str, Any]:
+    return {
+        "kind": "Status",
+        "apiVersion": "v1",
+        "metadata": {},
+        "status": "Failure",
+        "message": "too old resource version: 1 (5)",
+        "reason": "Expired",
+        "code": 410,
+    }
+
+
+class Api:
+    """Answers list requests from `lists` and watch requests from `watches` (lines, then close)."""
+
+    def __init__(self) -> None:
+        self.lists: list[web.Response] = []
+        self.watches: list[tuple[list[bytes], float]] = []  # lines, then silence before closing
+        self.requests: list[dict[str, str]] = []
+        self.exhausted = asyncio.Event()
+
+    async def handle(self, request: web.Request) -> web.StreamResponse:
+        self.requests.append(dict(request.query))
+        if request.query.get("watch") != "true":
+            return self.lists.pop(0)
+        if not self.watches:
+            self.exhausted.set()
+            await asyncio.sleep(3600)
+        lines, silence = self.watches.pop(0)
+        response = web.StreamResponse()
+        response.content_type = "application/json"
+        await response.prepare(request)
+        for line in lines:
+            await response.write(line)
+        await asyncio.sleep(silence)
+        await response.write_eof()
+        return response
+
+
+class Config:
+    def __init__(self, host: str) -> None:
+        self.host = host
+        self.username = None
+        self.tls_server_name = None
+
+    async def get_api_key_with_prefix(self, identifier: str) -> str | None:
+        return None
+
+
+@pytest.fixture
+async def api() -> AsyncIterator[tuple[Api, KubeClient, KubeMetrics]]:
+    from prometheus_client import CollectorRegistry
+
+    state = Api()
+    app = web.Application()
+    app.router.add_get("/api/v1/pods", state.handle)
+    server = TestServer(app)
+    await server.start_server()
+    metrics = KubeMetrics(CollectorRegistry())
+    client = KubeClient(configuration=Config(str(server.make_url("")).rstrip("/")), metrics=metrics)
+    try:
+        yield state, client, metrics
+    finally:
+        await client.close()
+        await server.close()
+
+
+class Recorder:
+    def __init__(self) -> None:
+        self.events: list[tuple[str, str, str]] = []
+
+    def handler(self) -> EventHandler[PodRecord]:
+        return EventHandler(
+            on_add=lambda new: self.events.append(("add", new.name, new.resource_version)),
+            on_update=lambda old, new: self.events.append(
+                ("update", new.name, f"{old.resource_version}->{new.resource_version}")
+            ),
+            on_delete=lambda old: self.events.append(("delete", old.name, old.resource_version)),
+        )
+
+
+async def run_until_exhausted(
+    state: Api, informer: Informer[Any, PodRecord], settle: float = 0.0
+) -> None:
+    task = asyncio.create_task(informer.run())
+    try:
+        await asyncio.wait_for(state.exhausted.wait(), timeout=3000)
+        await asyncio.sleep(settle)
+    finally:
+        task.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await task
+
+
+async def test_list_pages_watch_skips_bad_objects_and_relists_on_expiry(
+    api: tuple[Api, KubeClient, KubeMetrics], caplog: pytest.LogCaptureFixture
+) -> None:
+    state, client, _ = api
+    bad_shape = pod("bad-shape", 3)
+    bad_shape["spec"]["containers"] = "not a list"
+    state.lists = [
+        pod_list(10, [pod("a", 1), bad_shape], token="page2"),
+        pod_list(10, [pod("b", 2), pod("bad-cpu", 4, cpu="lots")]),
+        # the re-list after 410: "a" was deleted and "c" added while we were not watching
+        pod_list(20, [pod("b", 12), pod("c", 15)]),
+    ]
+    state.watches = [
+        (
+            [
+                event("ADDED", pod("c", 11)),
+                event("MODIFIED", {**pod("a", 12), "spec": {"containers": 7}}),
+                event("BOOKMARK", {"kind": "Pod", "metadata": {"resourceVersion": "13"}}),
+                event("MODIFIED", pod("b", 12)),
+                event("DELETED", pod("c", 14)),
+            ],
+            0.0,
+        ),
+        ([event("ADDED", pod("c", 15)), event("ERROR", expired())], 0.0),
+    ]
+    informer = Informer(
+        client=client,
+        resource=PODS,
+        settings=WatchSettings(page_size=2),
+        rng=random.Random(1),
+    )
+    recorder = Recorder()
+    informer.add_handler(recorder.handler())
+    await run_until_exhausted(state, informer)
+
+    assert recorder.events == [
+        ("add", "a", "1"),
+        ("add", "b", "2"),
+        ("add", "c", "11"),
+        ("update", "b", "2->12"),
+        ("delete", "c", "11"),
+        ("add", "c", "15"),
+        # the re-list: b and c unchanged (no events), a vanished
+        ("delete", "a", "1"),
+    ]
+    assert sorted(informer.store) == ["ns/b", "ns/c"]
+    assert informer.reflector.skipped == 3
+    assert informer.resource_version == "20"
+    assert informer.reflector.lists == 2
+
+    lists = [q for q in state.requests if "watch" not in q]
+    watches = [q for q in state.requests if "watch" in q]
+    assert [(q.get("limit"), q.get("continue")) for q in lists] == [
+        ("2", None),
+        ("2", "page2"),
+        ("2", None),
+    ]
+    assert [q["resourceVersion"] for q in watches] == ["10", "14", "20"]
+    for query in watches:
+        assert query["allowWatchBookmarks"] == "true"
+        assert 300 <= int(query["timeoutSeconds"]) < 600
+    skipped = [r for r in caplog.records if "skipped" in r.getMessage()]
+    assert {r.__dict__["fields"]["key"] for r in skipped} == {"ns/bad-shape", "ns/bad-cpu", "ns/a"}
+
+
+async def test_an_expired_continue_token_restarts_the_list(
+    api: tuple[Api, KubeClient, KubeMetrics],
+) -> None:
+    state, client, _ = api
+    gone = web.Response(status=410, body=orjson.dumps(expired()), content_type="application/json")
+    gone_again = web.Response(
+        status=410, body=orjson.dumps(expired()), content_type="application/json"
+    )
+    state.lists = [
+        pod_list(10, [pod("a", 1)], token="t1"),
+        gone,
+        pod_list(30, [pod("a", 1)], token="t2"),
+        gone_again,
+        pod_list(40, [pod("a", 1), pod("b", 35)]),  # unpaginated, as client-go's pager falls back
+    ]
+    informer = Informer(client=client, resource=PODS, settings=WatchSettings(page_size=1))
+    await run_until_exhausted(state, informer)
+    lists = [q for q in state.requests if "watch" not in q]
+    assert [(q.get("limit"), q.get("continue")) for q in lists] == [
+        ("1", None),
+        ("1", "t1"),
+        ("1", None),
+        ("1", "t2"),
+        (None, None),
+    ]
+    assert sorted(informer.store) == ["ns/a", "ns/b"]
+    assert informer.resource_version == "40"
+
+
+async def test_a_silent_watch_is_abandoned_and_resumed(
+    api: tuple[Api, KubeClient, KubeMetrics],
+) -> None:
+    state, client, _ = api
+    state.lists = [pod_list(10, [])]
+    state.watches = [
+        ([event("ADDED", pod("a", 11))], 1000.0),  # then silence, longer than the timeout
+        ([event("ADDED", pod("b", 12))], 0.0),
+    ]
+    informer = Informer(
+        client=client, resource=PODS, settings=WatchSettings(inactivity_timeout_seconds=60)
+    )
+    loop = asyncio.get_running_loop()
+    start = loop.time()
+    await run_until_exhausted(state, informer)
+    assert sorted(informer.store) == ["ns/a", "ns/b"]
+    watches = [q for q in state.requests if "watch" in q]
+    assert [q["resourceVersion"] for q in watches] == ["10", "11", "12"]
+    assert loop.time() - start == pytest.approx(60.0, abs=0.1)
+
+
+async def test_a_watch_closing_at_once_backs_off(api: tuple[Api, KubeClient, KubeMetrics]) -> None:
+    state, client, _ = api
+    state.lists = [pod_list(10, [])]
+    state.watches = [([], 0.0), ([], 0.0), ([], 0.0)]
+    informer = Informer(client=client, resource=PODS, rng=random.Random(5))
+    loop = asyncio.get_running_loop()
+    start = loop.time()
+    await run_until_exhausted(state, informer)
+    # Three empty watches, each followed by a backoff: 0.8-1.6, 1.6-3.2, 3.2-6.4 s.
+    assert 5.6 <= loop.time() - start <= 11.2
+
+
+async def test_a_broken_stream_and_an_unknown_event_type_reconnect(
+    api: tuple[Api, KubeClient, KubeMetrics],
+) -> None:
+    state, client, _ = api
+    state.lists = [pod_list(10, [])]
+    state.watches = [
+        ([event("ADDED", pod("a", 11)), b"{not json\n"], 0.0),
+        ([event("SURPRISE", pod("b", 12))], 0.0),
+        ([event("ADDED", pod("b", 12))], 0.0),
+    ]
+    informer = Informer(client=client, resource=PODS, rng=random.Random(5))
+    await run_until_exhausted(state, informer)
+    assert sorted(informer.store) == ["ns/a", "ns/b"]
+    watches = [q for q in state.requests if "watch" in q]
+    assert [q["resourceVersion"] for q in watches] == ["10", "11", "11", "12"]
+    assert "unknown event type" in informer.reflector.last_error
+
+
+# ---------------------------------------------------------------------------
+# Informer semantics, fed directly
+
+
+def record(name: str, rv: str, **labels: str) -> PodRecord:
+    return PodRecord(
+        namespace="ns",
+        name=name,
+        labels=labels,
+        phase="Running",
+        deleting=False,
+        start_time=None,
+        ready=None,
+        ready_transition=None,
+        containers=(),
+        resource_version=rv,
+    )
+
+
+def offline_informer() -> Informer[Any, PodRecord]:
+    from prometheus_client import CollectorRegistry
+
+    client = KubeClient(
+        configuration=Config("http://unused.invalid"), metrics=KubeMetrics(CollectorRegistry())
+    )
+    return Informer(client=client, resource=PODS)
+
+
+def test_replace_emits_only_differences() -> None:
+    informer = offline_informer()
+    recorder = Recorder()
+    informer.add_handler(recorder.handler())
+    assert not informer.has_synced
+    informer.replace({"ns/a": record("a", "1"), "ns/b": record("b", "2")})
+    assert informer.has_synced
+    informer.replace({"ns/a": record("a", "1"), "ns/b": record("b", "3"), "ns/c": record("c", "4")})
+    informer.replace({"ns/c": record("c", "4")})
+    assert recorder.events == [
+        ("add", "a", "1"),
+        ("add", "b", "2"),
+        ("update", "b", "2->3"),
+        ("add", "c", "4"),
+        ("delete", "a", "1"),
+        ("delete", "b", "3"),
+    ]
+
+
+def test_handlers_run_in_order_and_one_failing_does_not_stop_the_rest(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    informer = offline_informer()
+    calls: list[str] = []
+
+    def broken(new: PodRecord) -> None:
+        calls.append("broken")
+        raise ValueError("handler bug")
+
+    informer.add_handler(EventHandler(on_add=broken))
+    informer.add_handler(EventHandler(on_add=lambda new: calls.append("second")))
+    informer.upsert("ns/a", record("a", "1"))
+    informer.upsert("ns/a", record("a", "1"))  # identical: no event
+    informer.delete("ns/missing")  # unknown: no event
+    assert calls == ["broken", "second"]
+    assert any(r.getMessage() == "event handler failed" for r in caplog.records)
+
+
+def test_a_handler_added_after_sync_gets_the_cache_as_adds() -> None:
+    informer = offline_informer()
+    informer.replace({"ns/a": record("a", "1")})
+    recorder = Recorder()
+    informer.add_handler(recorder.handler())
+    assert recorder.events == [("add", "a", "1")]
+    state = informer.state()
+    assert (state["synced"], state["size"], state["resource"]) == (True, 1, "pods")
