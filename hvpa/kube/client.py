@@ -109,7 +109,7 @@ class ByteStream:
         """The bytes that have arrived (waiting for some); b"" at the end of the body."""
         try:
             return await self._content.readany()
-        except (aiohttp.ClientError, ConnectionError) as error:
+        except (aiohttp.ClientError, ConnectionError, TimeoutError) as error:
             raise TransportError(f"{self._what}: {error!r}") from error
 
 
