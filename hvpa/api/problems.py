@@ -7,10 +7,12 @@ reason=InvalidSpec` condition at once.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterable
 from dataclasses import dataclass
+from typing import Any
 
-__all__ = ["Findings", "InvalidHvpa", "Problem"]
+__all__ = ["Findings", "InvalidHvpa", "Problem", "show"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -71,8 +73,12 @@ class Findings:
 
     def structural(self, path: str, message: str) -> None:
         """A value that could not be read; checks of its meaning below this path are moot."""
-        self._structural.add(path)
+        self.moot(path)
         self._add(path, message)
+
+    def moot(self, path: str) -> None:
+        """Nothing below `path` is worth checking further; its problems are already reported."""
+        self._structural.add(path)
 
     def add(self, path: str, message: str) -> None:
         """A value that was read but means nothing valid; dropped under an unreadable one."""
@@ -88,3 +94,15 @@ class Findings:
 
 def _within(path: str, prefix: str) -> bool:
     return path == prefix or (path.startswith(prefix) and path[len(prefix)] in ".[")
+
+
+def show(value: Any) -> str:
+    """A value as a message quotes it: JSON spelling, short."""
+    if value is None:
+        return "null"
+    if isinstance(value, dict):
+        return "an object"
+    if isinstance(value, list | tuple):
+        return "a list"
+    text = json.dumps(value, default=str)
+    return text if len(text) <= 60 else text[:57] + "..."

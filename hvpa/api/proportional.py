@@ -2,17 +2,23 @@
 
 The parameters have exactly the JSON shape of cluster-proportional-autoscaler's
 ConfigMap (`data.linear` or `data.ladder`), so a ConfigMap written for it can
-be named by `configMapRef` or pasted inline, and they are checked with its
-rules and messages. The arithmetic lives in `hvpa.engine.horizontal.proportional`.
+be named by `configMapRef` or pasted inline, and they are read the way its
+controllers read them (pkg/autoscaler/controller/linearcontroller,
+laddercontroller and plugin): Go's encoding/json into its parameter structs,
+then its checks, with its error messages. That includes Go's quirks: keys
+match field names case-insensitively, unknown keys are ignored, null leaves
+a field at zero, an integer field refuses `2.0`, and a ladder step is a
+`[2]int`, so `[5]` reads as `[5, 0]` and extra numbers are dropped. The
+arithmetic lives in `hvpa.engine.horizontal.proportional`.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import json
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any
-
-import orjson
+from decimal import Decimal
+from typing import Any, Final, NoReturn
 
 __all__ = [
     "ClusterProportionalSpec",
@@ -40,21 +46,6 @@ class LinearParams:
     prevent_single_point_failure: bool = False
     include_unschedulable_nodes: bool = False
 
-    def to_dict(self) -> dict[str, Any]:
-        out: dict[str, Any] = {}
-        if self.cores_per_replica:
-            out["coresPerReplica"] = self.cores_per_replica
-        if self.nodes_per_replica:
-            out["nodesPerReplica"] = self.nodes_per_replica
-        out["min"] = self.min
-        if self.max:
-            out["max"] = self.max
-        if self.prevent_single_point_failure:
-            out["preventSinglePointFailure"] = True
-        if self.include_unschedulable_nodes:
-            out["includeUnschedulableNodes"] = True
-        return out
-
 
 @dataclass(frozen=True, slots=True)
 class LadderParams:
@@ -62,16 +53,6 @@ class LadderParams:
     cores_to_replicas: tuple[tuple[int, int], ...] = ()
     nodes_to_replicas: tuple[tuple[int, int], ...] = ()
     include_unschedulable_nodes: bool = False
-
-    def to_dict(self) -> dict[str, Any]:
-        out: dict[str, Any] = {}
-        if self.cores_to_replicas:
-            out["coresToReplicas"] = [list(step) for step in self.cores_to_replicas]
-        if self.nodes_to_replicas:
-            out["nodesToReplicas"] = [list(step) for step in self.nodes_to_replicas]
-        if self.include_unschedulable_nodes:
-            out["includeUnschedulableNodes"] = True
-        return out
 
 
 @dataclass(frozen=True, slots=True)
@@ -89,52 +70,194 @@ class ClusterProportionalSpec:
     config_map_ref: ConfigMapRef | None = None
     node_selector: Mapping[str, str] = field(default_factory=dict)
 
-    def to_dict(self) -> dict[str, Any]:
-        out: dict[str, Any] = {}
-        if self.linear is not None:
-            out["linear"] = self.linear.to_dict()
-        if self.ladder is not None:
-            out["ladder"] = self.ladder.to_dict()
-        if self.config_map_ref is not None:
-            ref: dict[str, Any] = {"name": self.config_map_ref.name}
-            if self.config_map_ref.namespace:
-                ref["namespace"] = self.config_map_ref.namespace
-            out["configMapRef"] = ref
-        if self.node_selector:
-            out["nodeSelector"] = dict(self.node_selector)
-        return out
+
+# ---------------------------------------------------------------------------
+# Go's encoding/json, for the two parameter structs.
 
 
-def _number(raw: Mapping[str, Any], key: str, kind: type) -> Any:
-    value = raw.get(key, 0)
-    if isinstance(value, bool) or not isinstance(value, int | float):
-        raise ProportionalError(
-            f"could not parse parameters ({key}: expected a number, got {value!r})"
-        )
-    if kind is int and value != int(value):
-        raise ProportionalError(
-            f"could not parse parameters ({key}: expected an integer, got {value!r})"
-        )
-    return kind(value)
+@dataclass(frozen=True, slots=True)
+class _Number:
+    """A JSON number with its literal text: Go decides int-ness from the text (`2.0` is not an int)."""
+
+    text: str
 
 
-def _flag(raw: Mapping[str, Any], key: str) -> bool:
-    value = raw.get(key, False)
-    if not isinstance(value, bool):
-        raise ProportionalError(
-            f"could not parse parameters ({key}: expected true or false, got {value!r})"
-        )
-    return value
+class _TypeError(Exception):
+    """The first UnmarshalTypeError; Go keeps decoding and reports the first one at the end."""
 
 
-def parse_linear(raw: Mapping[str, Any]) -> LinearParams:
-    """Linear parameters, checked as cluster-proportional-autoscaler checks them."""
+_MAX_INT64: Final = 2**63 - 1
+_MIN_INT64: Final = -(2**63)
+
+# Go type names as json's UnmarshalTypeError prints them.
+_LINEAR: Final = "linearcontroller.linearParams"
+_LADDER: Final = "laddercontroller.ladderParams"
+_ENTRIES: Final = "laddercontroller.paramEntries"
+_ENTRY: Final = "laddercontroller.paramEntry"
+
+
+def _kind(value: Any) -> str:
+    """The `Value` json.UnmarshalTypeError names for a JSON value."""
+    if isinstance(value, bool):
+        return "bool"
+    if isinstance(value, _Number):
+        return "number"
+    if isinstance(value, str):
+        return "string"
+    if isinstance(value, list):
+        return "array"
+    return "object"
+
+
+class _Decoder:
+    """Decodes into one struct, remembering the first type error like encoding/json."""
+
+    def __init__(self, struct: str) -> None:
+        self.struct = struct
+        self.error: str | None = None
+
+    def fail(self, value: str, field_name: str, go_type: str) -> None:
+        if self.error is None:
+            self.error = (
+                f"json: cannot unmarshal {value} into Go struct field "
+                f"{self.struct}.{field_name} of type {go_type}"
+            )
+
+    def float64(self, value: Any, name: str, current: float) -> float:
+        if value is None:
+            return current
+        if isinstance(value, _Number):
+            number = float(value.text)
+            if number in (float("inf"), float("-inf")):
+                self.fail(f"number {value.text}", name, "float64")
+                return current
+            return number
+        self.fail(_kind(value), name, "float64")
+        return current
+
+    def int(self, value: Any, name: str, current: int) -> int:
+        if value is None:
+            return current
+        if isinstance(value, _Number):
+            text = value.text
+            digits = text[1:] if text[:1] == "-" else text
+            if digits.isdigit() and _MIN_INT64 <= int(text) <= _MAX_INT64:
+                return int(text)
+            self.fail(f"number {text}", name, "int")
+            return current
+        self.fail(_kind(value), name, "int")
+        return current
+
+    def bool(self, value: Any, name: str, current: bool) -> bool:
+        if value is None:
+            return current
+        if isinstance(value, bool):
+            return value
+        self.fail(_kind(value), name, "bool")
+        return current
+
+    def entries(self, value: Any, name: str) -> list[tuple[int, int]]:
+        """A paramEntries ([][2]int): short steps are zero-filled, long ones cut to two."""
+        if value is None:
+            return []
+        if not isinstance(value, list):
+            self.fail(_kind(value), name, _ENTRIES)
+            return []
+        steps: list[tuple[int, int]] = []
+        for item in value:
+            pair = [0, 0]
+            if isinstance(item, list):
+                for index, element in enumerate(item[:2]):
+                    pair[index] = self.int(element, name, 0)
+            elif item is not None:
+                self.fail(_kind(item), name, _ENTRY)
+            steps.append((pair[0], pair[1]))
+        return steps
+
+
+def _fields(raw: Any, go_type: str, names: tuple[str, ...]) -> list[tuple[str, Any]]:
+    """The struct's fields in document order: exact key match first, then case-insensitive."""
+    if raw is None:
+        return []
     if not isinstance(raw, Mapping):
-        raise ProportionalError("could not parse parameters (expected a JSON object)")
-    cores = _number(raw, "coresPerReplica", float)
-    nodes = _number(raw, "nodesPerReplica", float)
-    minimum = _number(raw, "min", int)
-    maximum = _number(raw, "max", int)
+        raise ProportionalError(
+            f"could not parse parameters (json: cannot unmarshal {_kind(raw)} into Go value "
+            f"of type {go_type})"
+        )
+    found: list[tuple[str, Any]] = []
+    for key, value in raw.items():
+        name = (
+            key if key in names else next((n for n in names if n.lower() == str(key).lower()), None)
+        )
+        if name is not None:
+            found.append((name, value))
+    return found
+
+
+def _from_python(value: Any) -> Any:
+    """An already-parsed value (YAML, JSON) in the decoder's terms: numbers keep their spelling."""
+    if isinstance(value, bool) or value is None or isinstance(value, str | _Number):
+        return value
+    if isinstance(value, int):
+        return _Number(str(value))
+    if isinstance(value, float):
+        return _Number(repr(value))
+    if isinstance(value, Mapping):
+        return {str(k): _from_python(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_from_python(v) for v in value]
+    return str(value)
+
+
+def _go_value(value: float) -> str:
+    """`%v` of a Go float64: shortest digits, exponent form below 1e-4 and from 1e+06."""
+    if value == 0:
+        return "0"
+    _, digit_tuple, exponent = Decimal(repr(abs(value))).normalize().as_tuple()
+    digits = "".join(map(str, digit_tuple))
+    point = len(digits) + int(exponent)  # digits before the decimal point
+    sign = "-" if value < 0 else ""
+    if point - 1 < -4 or point - 1 >= 6:
+        body = digits[0] + ("." + digits[1:] if len(digits) > 1 else "")
+        return f"{sign}{body}e{'-' if point < 1 else '+'}{abs(point - 1):02d}"
+    if point <= 0:
+        return f"{sign}0.{'0' * -point}{digits}"
+    if point >= len(digits):
+        return f"{sign}{digits}{'0' * (point - len(digits))}"
+    return f"{sign}{digits[:point]}.{digits[point:]}"
+
+
+_LINEAR_FIELDS: Final = (
+    "coresPerReplica",
+    "nodesPerReplica",
+    "min",
+    "max",
+    "preventSinglePointFailure",
+    "includeUnschedulableNodes",
+)
+_LADDER_FIELDS: Final = ("coresToReplicas", "nodesToReplicas", "includeUnschedulableNodes")
+
+
+def _linear(raw: Any) -> LinearParams:
+    decode = _Decoder("linearParams")
+    cores = nodes = 0.0
+    minimum = maximum = 0
+    single_point = unschedulable = False
+    for name, value in _fields(raw, _LINEAR, _LINEAR_FIELDS):
+        if name == "coresPerReplica":
+            cores = decode.float64(value, name, cores)
+        elif name == "nodesPerReplica":
+            nodes = decode.float64(value, name, nodes)
+        elif name == "min":
+            minimum = decode.int(value, name, minimum)
+        elif name == "max":
+            maximum = decode.int(value, name, maximum)
+        elif name == "preventSinglePointFailure":
+            single_point = decode.bool(value, name, single_point)
+        else:
+            unschedulable = decode.bool(value, name, unschedulable)
+    if decode.error is not None:
+        raise ProportionalError(f"could not parse parameters ({decode.error})")
     if minimum < 0:
         raise ProportionalError(f"invalid negative value for min: {minimum}")
     if minimum == 0:
@@ -148,77 +271,136 @@ def parse_linear(raw: Mapping[str, Any]) -> LinearParams:
             "should at least provide either CoresPerReplica or NodesPerReplica (Greater than 0)"
         )
     if cores < 0:
-        raise ProportionalError(f"invalid negative value for coresPerReplica: {_go_float(cores)}")
+        raise ProportionalError(f"invalid negative value for coresPerReplica: {_go_value(cores)}")
     if nodes < 0:
-        raise ProportionalError(f"invalid negative value for nodesPerReplica: {_go_float(nodes)}")
-    return LinearParams(
-        cores_per_replica=cores,
-        nodes_per_replica=nodes,
-        min=minimum,
-        max=maximum,
-        prevent_single_point_failure=_flag(raw, "preventSinglePointFailure"),
-        include_unschedulable_nodes=_flag(raw, "includeUnschedulableNodes"),
-    )
+        raise ProportionalError(f"invalid negative value for nodesPerReplica: {_go_value(nodes)}")
+    return LinearParams(cores, nodes, minimum, maximum, single_point, unschedulable)
 
 
-def _go_float(value: float) -> str:
-    return str(int(value)) if value == int(value) else repr(value)
-
-
-def _steps(raw: Mapping[str, Any], key: str) -> tuple[tuple[int, int], ...]:
-    entries = raw.get(key) or []
-    if not isinstance(entries, list):
-        raise ProportionalError(
-            f"could not parse parameters ({key}: expected a list of [count, replicas] pairs)"
-        )
-    steps: list[tuple[int, int]] = []
-    for entry in entries:
-        if (
-            not isinstance(entry, list)
-            or len(entry) != 2
-            or any(isinstance(v, bool) or not isinstance(v, int) for v in entry)
-        ):
-            raise ProportionalError(
-                f"could not parse parameters ({key}: {entry!r} is not a pair of integers)"
-            )
-        steps.append((entry[0], entry[1]))
-    return tuple(sorted(steps))
-
-
-def parse_ladder(raw: Mapping[str, Any]) -> LadderParams:
-    """Ladder parameters, checked as cluster-proportional-autoscaler checks them."""
-    if not isinstance(raw, Mapping):
-        raise ProportionalError("could not parse parameters (expected a JSON object)")
-    cores = _steps(raw, "coresToReplicas")
-    nodes = _steps(raw, "nodesToReplicas")
-    for name, steps in (("coresToReplicas", cores), ("nodesToReplicas", nodes)):
+def _ladder(raw: Any) -> LadderParams:
+    decode = _Decoder("ladderParams")
+    cores: list[tuple[int, int]] = []
+    nodes: list[tuple[int, int]] = []
+    unschedulable = False
+    for name, value in _fields(raw, _LADDER, _LADDER_FIELDS):
+        if name == "coresToReplicas":
+            cores = decode.entries(value, name)
+        elif name == "nodesToReplicas":
+            nodes = decode.entries(value, name)
+        else:
+            unschedulable = decode.bool(value, name, unschedulable)
+    if decode.error is not None:
+        raise ProportionalError(f"could not parse parameters ({decode.error})")
+    for map_name, steps in (("cores_to_replicas_map", cores), ("nodes_to_replicas_map", nodes)):
         for threshold, replicas in steps:
             if threshold < 0 or replicas < 0:
                 raise ProportionalError(
-                    f"invalid negative value in {name}: [{threshold}, {replicas}]"
+                    f"invalid negative values in entry [{threshold} {replicas}] in {map_name}"
                 )
-    return LadderParams(cores, nodes, _flag(raw, "includeUnschedulableNodes"))
+    return LadderParams(
+        tuple(sorted(cores, key=lambda step: step[0])),
+        tuple(sorted(nodes, key=lambda step: step[0])),
+        unschedulable,
+    )
+
+
+def parse_linear(raw: Any) -> LinearParams:
+    """Linear parameters from parsed JSON or YAML, checked as cluster-proportional-autoscaler checks them."""
+    return _linear(_from_python(raw))
+
+
+def parse_ladder(raw: Any) -> LadderParams:
+    """Ladder parameters from parsed JSON or YAML, checked as cluster-proportional-autoscaler checks them."""
+    return _ladder(_from_python(raw))
+
+
+# ---------------------------------------------------------------------------
+# The ConfigMap (plugin.EnsureController and the controllers' SyncConfig)
+
+
+def _reject_constant(text: str) -> NoReturn:
+    raise ValueError(f"invalid character '{text[0]}' looking for beginning of value")
+
+
+def _innermost(text: str) -> str:
+    """The innermost open bracket before the end of `text` ('{', '[' or ''), skipping strings."""
+    stack: list[str] = []
+    in_string = escaped = False
+    for char in text:
+        if in_string:
+            if escaped:
+                escaped = False
+            elif char == "\\":
+                escaped = True
+            elif char == '"':
+                in_string = False
+        elif char == '"':
+            in_string = True
+        elif char in "[{":
+            stack.append(char)
+        elif char in "]}" and stack:
+            stack.pop()
+    return stack[-1] if stack else ""
+
+
+def _syntax_error(error: json.JSONDecodeError) -> str:
+    """Go's wording for the commonest JSON syntax errors."""
+    if error.pos >= len(error.doc.rstrip()):
+        return "unexpected end of JSON input"
+    char = error.doc[error.pos]
+    if error.msg == "Extra data":
+        return f"invalid character '{char}' after top-level value"
+    if error.msg == "Expecting ',' delimiter":
+        inside = _innermost(error.doc[: error.pos])
+        where = "after array element" if inside == "[" else "after object key:value pair"
+        return f"invalid character '{char}' {where}"
+    context = {
+        "Expecting property name enclosed in double quotes": "looking for beginning of object key string",
+        "Expecting ':' delimiter": "after object key",
+    }.get(error.msg, "looking for beginning of value")
+    return f"invalid character '{char}' {context}"
+
+
+def _loads(text: str) -> Any:
+    try:
+        return json.loads(
+            text,
+            parse_int=_Number,
+            parse_float=_Number,
+            parse_constant=_reject_constant,
+        )
+    except json.JSONDecodeError as error:
+        raise ProportionalError(f"could not parse parameters ({_syntax_error(error)})") from error
+    except ValueError as error:
+        raise ProportionalError(f"could not parse parameters ({error})") from error
+
+
+_MODES: Final[dict[str, Callable[[Any], LinearParams | LadderParams]]] = {
+    "linear": _linear,
+    "ladder": _ladder,
+}
+
+
+def _go_map(data: Mapping[str, str]) -> str:
+    return "map[" + " ".join(f"{key}:{data[key]}" for key in sorted(data)) + "]"
 
 
 def parse_configmap_data(data: Mapping[str, str]) -> LinearParams | LadderParams:
     """A cluster-proportional-autoscaler ConfigMap's `data`: exactly one key, `linear` or `ladder`."""
     if len(data) != 1:
         raise ProportionalError(
-            f"invalid configMap format, expected only one entry, got: {dict(data)}"
+            f"invalid configMap format, expected only one entry, got: {_go_map(data)}"
         )
     ((mode, text),) = data.items()
-    if mode not in ("linear", "ladder"):
+    reader = _MODES.get(mode)
+    if reader is None:
         raise ProportionalError(f"not a supported control mode: {mode}")
     try:
-        raw = orjson.loads(text)
-    except orjson.JSONDecodeError as error:
-        raise ProportionalError(
-            f"error parsing {mode} params: could not parse parameters ({error})"
-        ) from error
-    try:
-        return parse_linear(raw) if mode == "linear" else parse_ladder(raw)
+        return reader(_loads(text))
     except ProportionalError as error:
-        raise ProportionalError(f"error parsing {mode} params: {error}") from error
+        raise ProportionalError(
+            f"Error syncing configMap with controller: error parsing {mode} params: {error}"
+        ) from error
 
 
 def parse_cluster_proportional(raw: Mapping[str, Any]) -> ClusterProportionalSpec:
@@ -229,22 +411,24 @@ def parse_cluster_proportional(raw: Mapping[str, Any]) -> ClusterProportionalSpe
     selector = raw.get("nodeSelector") or {}
     if not isinstance(selector, Mapping) or not all(isinstance(v, str) for v in selector.values()):
         raise ProportionalError("nodeSelector: must be a map of label names to values")
+    node_selector = {str(k): v for k, v in selector.items()}
     mode = modes[0]
     try:
         if mode == "linear":
             return ClusterProportionalSpec(
-                linear=parse_linear(raw["linear"]), node_selector=dict(selector)
+                linear=parse_linear(raw["linear"]), node_selector=node_selector
             )
         if mode == "ladder":
             return ClusterProportionalSpec(
-                ladder=parse_ladder(raw["ladder"]), node_selector=dict(selector)
+                ladder=parse_ladder(raw["ladder"]), node_selector=node_selector
             )
     except ProportionalError as error:
         raise ProportionalError(f"{mode}: {error}") from error
     ref = raw["configMapRef"]
     if not isinstance(ref, Mapping) or not ref.get("name"):
         raise ProportionalError("configMapRef.name: required")
+    namespace = ref.get("namespace")
     return ClusterProportionalSpec(
-        config_map_ref=ConfigMapRef(str(ref["name"]), ref.get("namespace")),
-        node_selector=dict(selector),
+        config_map_ref=ConfigMapRef(str(ref["name"]), str(namespace) if namespace else None),
+        node_selector=node_selector,
     )

@@ -15,7 +15,6 @@ float, because the API server would refuse a float there.
 from __future__ import annotations
 
 import difflib
-import json
 import operator
 import re
 from collections.abc import Callable, Mapping
@@ -26,7 +25,7 @@ from typing import Any, Final
 import msgspec
 import msgspec.inspect as mi
 
-from hvpa.api.problems import Findings
+from hvpa.api.problems import Findings, show
 from hvpa.quantity import is_quantity
 
 __all__ = ["Normaliser", "Walk", "is_quantity_type", "struct_info", "type_info"]
@@ -94,7 +93,7 @@ class Walk:
         if isinstance(info, mi.TupleType):
             if not isinstance(raw, list) or len(raw) != len(info.item_types):
                 return self._bad(
-                    path, f"must be a list of {len(info.item_types)} items (got {_show(raw)})"
+                    path, f"must be a list of {len(info.item_types)} items (got {show(raw)})"
                 )
             items = [
                 self._value(r, t, f"{path}[{i}]", fold)
@@ -107,28 +106,28 @@ class Walk:
             if raw in info.values and type(raw) is type(info.values[0]):
                 return raw
             return self._bad(
-                path, f"must be one of {', '.join(map(str, info.values))} (got {_show(raw)})"
+                path, f"must be one of {', '.join(map(str, info.values))} (got {show(raw)})"
             )
         if isinstance(info, mi.StrType):
             if not isinstance(raw, str):
-                return self._bad(path, f"must be a string (got {_show(raw)})")
+                return self._bad(path, f"must be a string (got {show(raw)})")
             if info.min_length is not None and len(raw) < info.min_length:
                 return self._bad(path, "must not be empty")
             if info.pattern is not None and not _matches(info.pattern, raw):
                 wanted = description or f"match {info.pattern}"
-                return self._bad(path, f"must be {wanted} (got {_show(raw)})")
+                return self._bad(path, f"must be {wanted} (got {show(raw)})")
             return raw
         if isinstance(info, mi.BoolType):
             if isinstance(raw, bool):
                 return raw
-            return self._bad(path, f"must be true or false (got {_show(raw)})")
+            return self._bad(path, f"must be true or false (got {show(raw)})")
         if isinstance(info, mi.IntType):
             if isinstance(raw, bool) or not isinstance(raw, int):
-                return self._bad(path, f"must be an integer (got {_show(raw)})")
+                return self._bad(path, f"must be an integer (got {show(raw)})")
             return self._bounded(raw, info, path)
         if isinstance(info, mi.FloatType):
             if isinstance(raw, bool) or not isinstance(raw, int | float):
-                return self._bad(path, f"must be a number (got {_show(raw)})")
+                return self._bad(path, f"must be a number (got {show(raw)})")
             return self._bounded(raw, info, path)
         if isinstance(info, mi.DateTimeType):
             return self._time(raw, path)
@@ -137,7 +136,7 @@ class Walk:
     def _bounded(self, raw: float, info: mi.IntType | mi.FloatType, path: str) -> object:
         for bound, word in ((info.ge, ">="), (info.gt, ">"), (info.le, "<="), (info.lt, "<")):
             if bound is not None and not _OPERATORS[word](raw, bound):
-                return self._bad(path, f"must be {word} {bound} (got {_show(raw)})")
+                return self._bad(path, f"must be {word} {bound} (got {show(raw)})")
         return raw
 
     def _time(self, raw: Any, path: str) -> object:
@@ -150,7 +149,7 @@ class Walk:
                 pass
         return self._bad(
             path,
-            f'must be an RFC 3339 time with a zone, e.g. "2024-05-01T10:00:00Z" (got {_show(raw)})',
+            f'must be an RFC 3339 time with a zone, e.g. "2024-05-01T10:00:00Z" (got {show(raw)})',
         )
 
     def _union(self, raw: Any, info: mi.UnionType, path: str, fold: bool) -> Any:
@@ -170,16 +169,16 @@ class Walk:
                 f'must be a quantity string or an integer; write "{raw}" in quotes (got {raw})',
             )
         if isinstance(raw, bool) or not isinstance(raw, str | int):
-            return self._bad(path, f'must be a quantity such as "250m" or "1Gi" (got {_show(raw)})')
+            return self._bad(path, f'must be a quantity such as "250m" or "1Gi" (got {show(raw)})')
         if isinstance(raw, str) and not is_quantity(raw):
-            return self._bad(path, f'must be a quantity such as "250m" or "1Gi" (got {_show(raw)})')
+            return self._bad(path, f'must be a quantity such as "250m" or "1Gi" (got {show(raw)})')
         return raw
 
     def _sequence(
         self, raw: Any, info: mi.ListType | mi.VarTupleType, path: str, fold: bool
     ) -> object:
         if not isinstance(raw, list):
-            return self._bad(path, f"must be a list (got {_show(raw)})")
+            return self._bad(path, f"must be a list (got {show(raw)})")
         if info.min_length is not None and len(raw) < info.min_length:
             return self._bad(
                 path,
@@ -194,7 +193,7 @@ class Walk:
 
     def _dict(self, raw: Any, info: mi.DictType, path: str, fold: bool) -> object:
         if not isinstance(raw, dict):
-            return self._bad(path, f"must be an object (got {_show(raw)})")
+            return self._bad(path, f"must be an object (got {show(raw)})")
         out: dict[str, Any] = {}
         for key, item in raw.items():
             if not isinstance(key, str):
@@ -207,11 +206,12 @@ class Walk:
 
     def _struct(self, raw: Any, info: mi.StructType, path: str, fold: bool) -> object:
         if not isinstance(raw, dict):
-            return self._bad(path, f"must be an object (got {_show(raw)})")
+            return self._bad(path, f"must be an object (got {show(raw)})")
         normaliser = self._normalisers.get(info.cls)
         if normaliser is not None:
             normalised = normaliser(raw, path, self)
             if normalised is None:
+                self.findings.moot(path)
                 return _INVALID
             raw = normalised
         fields = {field.encode_name: field for field in info.fields}
@@ -286,14 +286,3 @@ def _matches(pattern: str, text: str) -> bool:
 def _unknown(key: str, names: list[str]) -> str:
     close = difflib.get_close_matches(key, names, n=1, cutoff=0.75)
     return f'unknown field (did you mean "{close[0]}"?)' if close else "unknown field"
-
-
-def _show(raw: Any) -> str:
-    if raw is None:
-        return "null"
-    if isinstance(raw, dict):
-        return "an object"
-    if isinstance(raw, list):
-        return "a list"
-    text = json.dumps(raw, default=str)
-    return text if len(text) <= 60 else text[:57] + "..."

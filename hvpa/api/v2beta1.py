@@ -11,6 +11,7 @@ user wrote.
 
 from __future__ import annotations
 
+import difflib
 from typing import Any, Final
 
 from hvpa.api.autoscaling import CrossVersionObjectReference, Quantity
@@ -138,6 +139,11 @@ def _is_v2beta1(source: str, raw: dict[str, Any]) -> bool | None:
     """True for v2beta1, False for v2, None when it mixes both."""
     old = set(raw) & _V2BETA1_KEYS[source]
     new = set(raw) & _V2_KEYS[source]
+    # A misspelt v2beta1 key still says which shape its author meant.
+    unknown = set(raw) - old - new - {"target", "name", "container"}
+    old |= {
+        key for key in unknown if difflib.get_close_matches(key, _V2BETA1_KEYS[source], cutoff=0.75)
+    }
     if "target" in raw:
         target = raw["target"]
         old_target = isinstance(target, dict) and bool(set(target) & {"kind", "name", "apiVersion"})
@@ -182,9 +188,8 @@ def _target(kind: str, **values: Any) -> dict[str, Any]:
 def _resource(old: dict[str, Any]) -> dict[str, Any]:
     utilization, value = old.get("targetAverageUtilization"), old.get("targetAverageValue")
     out: dict[str, Any] = {key: old[key] for key in ("name", "container") if key in old}
-    if utilization is not None or value is not None:
-        kind = "Utilization" if utilization is not None else "AverageValue"
-        out["target"] = _target(kind, averageUtilization=utilization, averageValue=value)
+    kind = "AverageValue" if utilization is None and value is not None else "Utilization"
+    out["target"] = _target(kind, averageUtilization=utilization, averageValue=value)
     return out
 
 

@@ -31,7 +31,7 @@ from hvpa.api.autoscaling import (
     ResourceMetricSource,
 )
 from hvpa.api.base import plain
-from hvpa.api.problems import Findings
+from hvpa.api.problems import Findings, show
 from hvpa.api.proportional import ProportionalError, parse_cluster_proportional
 from hvpa.api.resource import API_VERSION, KIND, Hvpa
 from hvpa.api.spec import (
@@ -77,9 +77,9 @@ _TARGETS_BY_METRIC: Final = {
 
 def validate(hvpa: Hvpa, findings: Findings) -> None:
     if hvpa.api_version != API_VERSION:
-        findings.add("apiVersion", f"must be {API_VERSION} (got {hvpa.api_version!r})")
+        findings.add("apiVersion", f"must be {API_VERSION} (got {show(hvpa.api_version)})")
     if hvpa.kind != KIND:
-        findings.add("kind", f"must be {KIND} (got {hvpa.kind!r})")
+        findings.add("kind", f"must be {KIND} (got {show(hvpa.kind)})")
     _spec(hvpa.spec, "spec", findings)
 
 
@@ -142,10 +142,12 @@ def _target_ref(ref: CrossVersionObjectReference, path: str, findings: Findings)
     if not ref.kind:
         findings.add(f"{path}.kind", "required")
     elif ref.kind not in TARGET_KINDS:
-        findings.add(f"{path}.kind", f"must be one of {', '.join(TARGET_KINDS)} (got {ref.kind!r})")
+        findings.add(
+            f"{path}.kind", f"must be one of {', '.join(TARGET_KINDS)} (got {show(ref.kind)})"
+        )
     if ref.api_version not in (None, "", TARGET_API_VERSION):
         findings.add(
-            f"{path}.apiVersion", f"must be {TARGET_API_VERSION} (got {ref.api_version!r})"
+            f"{path}.apiVersion", f"must be {TARGET_API_VERSION} (got {show(ref.api_version)})"
         )
     if not ref.name:
         findings.add(f"{path}.name", "required")
@@ -176,7 +178,7 @@ def _metric(metric: MetricSpec, path: str, findings: Findings) -> None:
         findings.add(f"{path}.type", "must specify a metric source type")
     elif expected is None:
         findings.add(
-            f"{path}.type", f"must be one of {', '.join(METRIC_TYPES)} (got {metric.type!r})"
+            f"{path}.type", f"must be one of {', '.join(METRIC_TYPES)} (got {show(metric.type)})"
         )
     if expected is not None and expected not in present:
         findings.add(f"{path}.{expected}", "must populate information for the given metric source")
@@ -184,7 +186,8 @@ def _metric(metric: MetricSpec, path: str, findings: Findings) -> None:
     for field in present:
         if field != checked:
             findings.add(f"{path}.{field}", "must populate the given metric source only")
-    metric_type = metric.type if expected is not None else None
+    # Which target types make sense depends on the source actually given.
+    metric_type = next((kind for kind, field in _SOURCE_FIELDS.items() if field == checked), None)
     where = f"{path}.{checked}"
     if checked == "resource" and metric.resource is not None:
         _resource_source(metric.resource, where, metric_type, findings)
@@ -320,7 +323,7 @@ def _scaling_rules(rules: HPAScalingRules, path: str, findings: Findings) -> Non
     if rules.select_policy is not None and rules.select_policy not in SELECT_POLICIES:
         findings.add(
             f"{path}.selectPolicy",
-            f"must be one of {', '.join(SELECT_POLICIES)} (got {rules.select_policy!r})",
+            f"must be one of {', '.join(SELECT_POLICIES)} (got {show(rules.select_policy)})",
         )
     if rules.policies is not None and not rules.policies:
         findings.add(f"{path}.policies", "must specify at least one Policy")
@@ -328,7 +331,8 @@ def _scaling_rules(rules: HPAScalingRules, path: str, findings: Findings) -> Non
         where = f"{path}.policies[{index}]"
         if policy.type not in POLICY_TYPES:
             findings.add(
-                f"{where}.type", f"must be one of {', '.join(POLICY_TYPES)} (got {policy.type!r})"
+                f"{where}.type",
+                f"must be one of {', '.join(POLICY_TYPES)} (got {show(policy.type)})",
             )
         if policy.value <= 0:
             findings.add(f"{where}.value", "must be greater than zero")
@@ -391,7 +395,7 @@ def _scale_type(scale: ScaleType | None, path: str, findings: Findings) -> None:
         except DurationError:
             findings.add(
                 f"{path}.stabilizationDuration",
-                f'must be a Go duration such as "3m" or "90s" (got {duration!r})',
+                f'must be a Go duration such as "3m" or "90s" (got {show(duration)})',
             )
         else:
             if seconds < 0:
@@ -416,7 +420,8 @@ def _change_params(change: ChangeParams, path: str, findings: Findings) -> None:
         return
     if not is_quantity(change.value):
         findings.add(
-            f"{path}.value", f'must be a quantity such as "100m" or "1Gi" (got {change.value!r})'
+            f"{path}.value",
+            f'must be a quantity such as "100m" or "1Gi" (got {show(change.value)})',
         )
     elif _negative(change.value):
         findings.add(f"{path}.value", "must not be negative")
@@ -433,7 +438,7 @@ def _container_policies(
         elif policy.container_name in seen:
             findings.add(
                 f"{where}.containerName",
-                f"duplicate policy for container {policy.container_name!r}",
+                f"duplicate policy for container {show(policy.container_name)}",
             )
         seen.add(policy.container_name)
         bounds = {"minAllowed": policy.min_allowed or {}, "maxAllowed": policy.max_allowed or {}}
