@@ -1,0 +1,38 @@
+"""An in-memory Kubernetes API server over HTTP, faithful to the real API's semantics.
+
+It is the test cluster for the controller's integration tests and the cluster
+behind `hvpa sim`; clients reach it as they would a real cluster (HTTP,
+kubeconfig, kubernetes_asyncio or kubectl). See server.py for the entry point.
+"""
+
+from hvpa.sim.apiserver.errors import (
+    AlreadyExists,
+    ApiError,
+    BadRequest,
+    Conflict,
+    Expired,
+    Invalid,
+    NotFound,
+)
+from hvpa.sim.apiserver.faults import Delay, Failure, Faults
+from hvpa.sim.apiserver.metrics import Metrics
+from hvpa.sim.apiserver.objects import Objects
+from hvpa.sim.apiserver.requestlog import RequestRecord
+from hvpa.sim.apiserver.server import ApiServer
+
+__all__ = [
+    "AlreadyExists",
+    "ApiError",
+    "ApiServer",
+    "BadRequest",
+    "Conflict",
+    "Delay",
+    "Expired",
+    "Failure",
+    "Faults",
+    "Invalid",
+    "Metrics",
+    "NotFound",
+    "Objects",
+    "RequestRecord",
+]

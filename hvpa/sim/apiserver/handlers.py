@@ -1,0 +1,597 @@
+"""The HTTP surface: URL routing, query parameters, bodies and responses.
+
+Handlers translate HTTP to registry calls and back, and nothing more: every
+rule about objects lives in the registry, every rule about watching in
+watching.py. Successful reads and writes answer with stored bytes, never
+re-serialized; lists are the items' bytes joined. Errors answer with the
+metav1.Status of the ApiError raised.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import random
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any, Final
+
+import orjson
+from aiohttp import web
+
+from hvpa.sim.apiserver.discovery import CUSTOM_METRICS, EXTERNAL_METRICS, Discovery
+from hvpa.sim.apiserver.errors import (
+    ApiError,
+    BadRequest,
+    FieldError,
+    InternalError,
+    Invalid,
+    MethodNotAllowed,
+    NotFound,
+)
+from hvpa.sim.apiserver.faults import Faults
+from hvpa.sim.apiserver.metrics import Metrics
+from hvpa.sim.apiserver.patching import PatchType
+from hvpa.sim.apiserver.registry import Registry, parse_resource_version
+from hvpa.sim.apiserver.requestlog import RequestLog, RequestRecord, request_attributes
+from hvpa.sim.apiserver.resources import ResourceType
+from hvpa.sim.apiserver.selectors import parse_label_selector
+from hvpa.sim.apiserver.storage import Entry
+from hvpa.sim.apiserver.watching import Watch, Watches, WatchRequest
+
+__all__ = ["HttpApi"]
+
+logger = logging.getLogger(__name__)
+
+_JSON: Final = "application/json"
+_NOT_FOUND: Final = "the server could not find the requested resource"
+_TRUE: Final = ("true", "1")
+
+
+@dataclass(frozen=True, slots=True)
+class _Target:
+    rtype: ResourceType
+    namespace: str | None
+    name: str | None
+    subresource: str | None
+    watch: bool
+
+
+class HttpApi:
+    def __init__(
+        self,
+        *,
+        registry: Registry,
+        metrics: Metrics,
+        discovery: Discovery,
+        faults: Faults,
+        watches: Watches,
+        log: RequestLog,
+        rng: random.Random,
+        bookmark_interval_seconds: float,
+        min_request_timeout_seconds: float,
+    ) -> None:
+        self._registry = registry
+        self._metrics = metrics
+        self._discovery = discovery
+        self._faults = faults
+        self._watches = watches
+        self._log = log
+        self._rng = rng
+        self._bookmark_interval = bookmark_interval_seconds
+        self._min_request_timeout = min_request_timeout_seconds
+
+    def application(self) -> web.Application:
+        app = web.Application(client_max_size=64 * 1024 * 1024)
+        app.router.add_route("*", "/{tail:.*}", self.handle)
+        return app
+
+    async def handle(self, request: web.Request) -> web.StreamResponse:
+        record = request_attributes(request.method, request.path, request.query)
+        self._log.add(record)
+        try:
+            delay = self._faults.latency_for(request.method, request.path)
+            if delay > 0:
+                await asyncio.sleep(delay)
+            failure = self._faults.failure_for(request.method, request.path)
+            if failure is not None:
+                raise failure
+            response = await self._dispatch(request, record)
+        except ApiError as error:
+            response = _error(error)
+        except Exception:
+            logger.exception("request failed", extra={"fields": {"path": request.path}})
+            response = _error(
+                InternalError("an error on the server has prevented the request from succeeding")
+            )
+        if record.status is None:
+            record.status = response.status
+        return response
+
+    # ================================================================ routing
+
+    async def _dispatch(self, request: web.Request, record: RequestRecord) -> web.StreamResponse:
+        parts = [p for p in request.path.split("/") if p]
+        if not parts:
+            return _json({"paths": ["/api", "/api/v1", "/apis", "/version"]})
+        head = parts[0]
+        if head == "version" and len(parts) == 1:
+            return _json(self._discovery.version())
+        if head in ("healthz", "livez", "readyz") and len(parts) == 1:
+            return web.Response(text="ok", content_type="text/plain")
+        if head == "api":
+            if len(parts) == 1:
+                return _json(self._discovery.api_versions(request.host))
+            if parts[1] != "v1":
+                raise NotFound(_NOT_FOUND)
+            return await self._group_version(request, record, "", "v1", parts[2:])
+        if head == "apis":
+            if len(parts) == 1:
+                return _json(self._discovery.group_list())
+            if len(parts) == 2:
+                return _json(_found(self._discovery.group(parts[1])))
+            return await self._group_version(request, record, parts[1], parts[2], parts[3:])
+        raise NotFound(_NOT_FOUND)
+
+    async def _group_version(
+        self,
+        request: web.Request,
+        record: RequestRecord,
+        group: str,
+        version: str,
+        rest: list[str],
+    ) -> web.StreamResponse:
+        if not rest:
+            return _json(
+                _found(
+                    self._discovery.resource_list(
+                        group,
+                        version,
+                        custom_metrics=self._metrics.custom_resources(),
+                        external_metrics=self._metrics.external_names(),
+                    )
+                )
+            )
+        if (group, version) == CUSTOM_METRICS:
+            return self._custom_metrics(request, rest)
+        if (group, version) == EXTERNAL_METRICS:
+            return self._external_metrics(request, rest)
+        target = self._target(group, version, rest)
+        if target.rtype.metrics:
+            return self._resource_metrics(request, target)
+        return await self._resource(request, record, target)
+
+    def _target(self, group: str, version: str, rest: list[str]) -> _Target:
+        table = self._registry.table
+        watch = False
+        if rest[0] == "watch":
+            watch, rest = True, rest[1:]
+        namespace = None
+        if len(rest) >= 3 and rest[0] == "namespaces":
+            inner = table.at(group, version, rest[2])
+            if inner is not None and inner.namespaced:
+                namespace, rest = rest[1], rest[2:]
+        if not rest or len(rest) > 3:
+            raise NotFound(_NOT_FOUND)
+        rtype = table.at(group, version, rest[0])
+        if rtype is None or (rtype.namespaced and namespace is None and len(rest) > 1):
+            raise NotFound(_NOT_FOUND)
+        name = rest[1] if len(rest) > 1 else None
+        subresource = rest[2] if len(rest) > 2 else None
+        if subresource is not None and subresource not in rtype.subresources:
+            raise NotFound(_NOT_FOUND)
+        return _Target(rtype, namespace, name, subresource, watch)
+
+    # ================================================================ resources
+
+    async def _resource(
+        self, request: web.Request, record: RequestRecord, target: _Target
+    ) -> web.StreamResponse:
+        method = request.method
+        query = request.query
+        rtype, namespace, name = target.rtype, target.namespace, target.name
+        registry = self._registry
+        dry_run = query.get("dryRun") == "All"
+        if name is None:
+            if method == "GET":
+                if target.watch or query.get("watch") in _TRUE:
+                    return await self._watch(request, record, rtype, namespace)
+                return self._list(request, rtype, namespace)
+            if method == "POST":
+                body = await _body(request)
+                return _entry(registry.create(rtype, namespace, body, dry_run=dry_run), 201)
+            if method == "DELETE":
+                return await self._delete_collection(request, rtype, namespace, dry_run)
+            raise _not_allowed()
+        if target.watch:
+            raise _not_allowed()
+        sub = target.subresource
+        if method in ("PUT", "PATCH"):
+            conflict = self._faults.conflict_for(rtype, namespace, name)
+            if conflict is not None:
+                raise conflict
+        if sub == "scale":
+            if method == "GET":
+                return _json(registry.get_scale(rtype, namespace, name))
+            if method == "PUT":
+                body = await _body(request)
+                return _json(registry.update_scale(rtype, namespace, name, body, dry_run=dry_run))
+            if method == "PATCH":
+                patch_type = PatchType.from_content_type(request.content_type)
+                body = await _body(request)
+                return _json(
+                    registry.patch_scale(rtype, namespace, name, body, patch_type, dry_run=dry_run)
+                )
+            raise _not_allowed()
+        if sub == "binding":
+            if method != "POST" or namespace is None:
+                raise _not_allowed()
+            registry.bind(namespace, name, await _body(request), dry_run=dry_run)
+            return _json(
+                {
+                    "kind": "Status",
+                    "apiVersion": "v1",
+                    "metadata": {},
+                    "status": "Success",
+                    "code": 201,
+                },
+                201,
+            )
+        if method == "GET":
+            entry = registry.get(rtype, namespace, name)
+            if _wants_table(request):
+                return _json(_table(rtype, [entry], None, request.query.get("includeObject")))
+            return _entry(entry)
+        if method == "PUT":
+            body = await _body(request)
+            entry, created = registry.update(
+                rtype, namespace, name, body, subresource=sub, dry_run=dry_run
+            )
+            return _entry(entry, 201 if created else 200)
+        if method == "PATCH":
+            patch_type = PatchType.from_content_type(request.content_type)
+            body = await _body(request)
+            entry = registry.patch(
+                rtype, namespace, name, body, patch_type, subresource=sub, dry_run=dry_run
+            )
+            return _entry(entry)
+        if method == "DELETE" and sub is None:
+            options = await _body(request, optional=True) or {}
+            grace = _int(query.get("gracePeriodSeconds"), "gracePeriodSeconds")
+            if grace is None and isinstance(options.get("gracePeriodSeconds"), int):
+                grace = options["gracePeriodSeconds"]
+            entry, gone = registry.delete(
+                rtype,
+                namespace,
+                name,
+                grace_period_seconds=grace,
+                preconditions=options.get("preconditions"),
+                dry_run=dry_run or "All" in (options.get("dryRun") or []),
+            )
+            if gone and not rtype.return_deleted_object:
+                return _json(_success(rtype, entry))
+            return _entry(entry)
+        raise _not_allowed()
+
+    def _list(
+        self, request: web.Request, rtype: ResourceType, namespace: str | None
+    ) -> web.Response:
+        query = request.query
+        page = self._registry.list(
+            rtype,
+            namespace=namespace,
+            label_selector=query.get("labelSelector", ""),
+            field_selector=query.get("fieldSelector", ""),
+            limit=_int(query.get("limit"), "limit"),
+            continue_token=query.get("continue") or None,
+            resource_version=query.get("resourceVersion"),
+            resource_version_match=query.get("resourceVersionMatch") or None,
+        )
+        if _wants_table(request):
+            return _json(
+                _table(rtype, page.entries, page.resource_version, query.get("includeObject"))
+            )
+        metadata: dict[str, Any] = {"resourceVersion": str(page.resource_version)}
+        if page.continue_token:
+            metadata["continue"] = page.continue_token
+        if page.remaining is not None:
+            metadata["remainingItemCount"] = page.remaining
+        return _list_response(rtype, metadata, page.entries)
+
+    async def _delete_collection(
+        self, request: web.Request, rtype: ResourceType, namespace: str | None, dry_run: bool
+    ) -> web.Response:
+        query = request.query
+        page = self._registry.list(
+            rtype,
+            namespace=namespace,
+            label_selector=query.get("labelSelector", ""),
+            field_selector=query.get("fieldSelector", ""),
+        )
+        grace = _int(query.get("gracePeriodSeconds"), "gracePeriodSeconds")
+        deleted: list[Entry] = []
+        for entry in page.entries:
+            obj_meta = entry.load()["metadata"]
+            done, _ = self._registry.delete(
+                rtype,
+                obj_meta.get("namespace"),
+                obj_meta["name"],
+                grace_period_seconds=grace,
+                dry_run=dry_run,
+            )
+            deleted.append(done)
+        metadata = {"resourceVersion": str(self._registry.storage.resource_version)}
+        return _list_response(rtype, metadata, deleted)
+
+    async def _watch(
+        self,
+        request: web.Request,
+        record: RequestRecord,
+        rtype: ResourceType,
+        namespace: str | None,
+    ) -> web.StreamResponse:
+        query = request.query
+        registry = self._registry
+        predicate = registry.predicate(
+            rtype, query.get("labelSelector", ""), query.get("fieldSelector", "")
+        )
+        text_rv = query.get("resourceVersion", "")
+        rv = parse_resource_version(text_rv) if text_rv else 0
+        bookmarks = query.get("allowWatchBookmarks") in _TRUE
+        initial = query.get("sendInitialEvents") in _TRUE
+        if initial:
+            errors = []
+            if query.get("resourceVersionMatch") != "NotOlderThan":
+                errors.append(
+                    FieldError.forbidden(
+                        "resourceVersionMatch",
+                        "sendInitialEvents requires setting resourceVersionMatch to NotOlderThan",
+                    )
+                )
+            if not bookmarks:
+                errors.append(
+                    FieldError.forbidden(
+                        "allowWatchBookmarks",
+                        "sendInitialEvents requires setting allowWatchBookmarks to true",
+                    )
+                )
+            if errors:
+                raise Invalid.of(rtype, "", errors)
+        timeout = _int(query.get("timeoutSeconds"), "timeoutSeconds")
+        if timeout is None or timeout <= 0:
+            low = self._min_request_timeout
+            seconds = self._rng.uniform(low, 2 * low)
+        else:
+            seconds = float(timeout)
+        watch = Watch(
+            registry.storage,
+            WatchRequest(
+                rtype,
+                namespace,
+                predicate,
+                rv if rv > 0 else None,
+                bookmarks,
+                seconds,
+                initial,
+            ),
+            bookmark_interval_seconds=self._bookmark_interval,
+        )
+        response = web.StreamResponse(status=200, headers={"Content-Type": _JSON})
+        response.enable_chunked_encoding()
+        await response.prepare(request)
+        record.status = 200
+        self._watches.add(watch)
+        try:
+            await watch.run(response.write)
+            await response.write_eof()
+        except (ConnectionResetError, ConnectionError):
+            pass
+        finally:
+            self._watches.discard(watch)
+        return response
+
+    # ================================================================ metrics
+
+    def _resource_metrics(self, request: web.Request, target: _Target) -> web.Response:
+        if request.method != "GET" or target.watch or request.query.get("watch") in _TRUE:
+            raise _not_allowed()
+        if target.subresource is not None:
+            raise NotFound(_NOT_FOUND)
+        selector = parse_label_selector(request.query.get("labelSelector", ""))
+        if target.rtype.namespaced:
+            items = self._metrics.pod_metrics(target.namespace, target.name, selector)
+        else:
+            items = self._metrics.node_metrics(target.name, selector)
+        if target.name is not None:
+            return _json(items[0])
+        return _json(
+            {
+                "kind": f"{target.rtype.kind}List",
+                "apiVersion": target.rtype.api_version,
+                "metadata": {},
+                "items": items,
+            }
+        )
+
+    def _custom_metrics(self, request: web.Request, rest: list[str]) -> web.Response:
+        if request.method != "GET":
+            raise _not_allowed()
+        if len(rest) == 5 and rest[0] == "namespaces":
+            namespace, resource, name, metric = rest[1], rest[2], rest[3], rest[4]
+        elif len(rest) == 4 and rest[0] == "namespaces" and rest[2] == "metrics":
+            namespace, resource, name, metric = None, "namespaces", rest[1], rest[3]
+        elif len(rest) == 3:
+            namespace, resource, name, metric = None, rest[0], rest[1], rest[2]
+        else:
+            raise NotFound(_NOT_FOUND)
+        query = request.query
+        items = self._metrics.custom_metric_values(
+            resource,
+            namespace,
+            name,
+            metric,
+            parse_label_selector(query.get("labelSelector", "")),
+            parse_label_selector(query.get("metricLabelSelector", "")),
+        )
+        group, version = CUSTOM_METRICS
+        return _json(
+            {
+                "kind": "MetricValueList",
+                "apiVersion": f"{group}/{version}",
+                "metadata": {},
+                "items": items,
+            }
+        )
+
+    def _external_metrics(self, request: web.Request, rest: list[str]) -> web.Response:
+        if request.method != "GET":
+            raise _not_allowed()
+        if len(rest) != 3 or rest[0] != "namespaces":
+            raise NotFound(_NOT_FOUND)
+        items = self._metrics.external_metric_values(
+            rest[1], rest[2], parse_label_selector(request.query.get("labelSelector", ""))
+        )
+        group, version = EXTERNAL_METRICS
+        return _json(
+            {
+                "kind": "ExternalMetricValueList",
+                "apiVersion": f"{group}/{version}",
+                "metadata": {},
+                "items": items,
+            }
+        )
+
+
+# ==================================================================== helpers
+
+
+def _found(document: dict[str, Any] | None) -> dict[str, Any]:
+    if document is None:
+        raise NotFound(_NOT_FOUND)
+    return document
+
+
+def _not_allowed() -> MethodNotAllowed:
+    return MethodNotAllowed("the server does not allow this method on the requested resource")
+
+
+async def _body(request: web.Request, *, optional: bool = False) -> Any:
+    raw = await request.read()
+    if not raw.strip():
+        if optional:
+            return None
+        raise BadRequest("the request needs a body")
+    try:
+        return orjson.loads(raw)
+    except orjson.JSONDecodeError as error:
+        raise BadRequest(f"the body of the request is not valid JSON: {error}") from error
+
+
+def _int(text: str | None, name: str) -> int | None:
+    if text is None or text == "":
+        return None
+    try:
+        return int(text)
+    except ValueError:
+        raise BadRequest(f"{name}: {text!r} is not an integer") from None
+
+
+def _json(document: Mapping[str, Any], status: int = 200) -> web.Response:
+    return web.Response(body=orjson.dumps(document), status=status, content_type=_JSON)
+
+
+def _entry(entry: Entry, status: int = 200) -> web.Response:
+    return web.Response(body=entry.json, status=status, content_type=_JSON)
+
+
+def _list_response(
+    rtype: ResourceType, metadata: dict[str, Any], entries: list[Entry]
+) -> web.Response:
+    head = (
+        b'{"kind":"'
+        + rtype.list_kind.encode()
+        + b'","apiVersion":"'
+        + rtype.api_version.encode()
+        + b'","metadata":'
+        + orjson.dumps(metadata)
+        + b',"items":['
+    )
+    if rtype.custom:
+        items = b",".join([entry.json for entry in entries])
+    elif entries:
+        items = b"{" + b",{".join([entry.untyped_tail() for entry in entries])
+    else:
+        items = b""
+    return web.Response(body=b"".join((head, items, b"]}")), content_type=_JSON)
+
+
+def _success(rtype: ResourceType, entry: Entry) -> dict[str, Any]:
+    metadata = entry.load()["metadata"]
+    details: dict[str, Any] = {"name": metadata["name"]}
+    if rtype.group:
+        details["group"] = rtype.group
+    details["kind"] = rtype.plural
+    details["uid"] = metadata.get("uid")
+    return {
+        "kind": "Status",
+        "apiVersion": "v1",
+        "metadata": {},
+        "status": "Success",
+        "details": details,
+    }
+
+
+def _error(error: ApiError) -> web.Response:
+    headers = {}
+    if error.retry_after_seconds is not None:
+        headers["Retry-After"] = str(error.retry_after_seconds)
+    return web.Response(
+        body=orjson.dumps(error.status()), status=error.code, content_type=_JSON, headers=headers
+    )
+
+
+def _wants_table(request: web.Request) -> bool:
+    return "as=Table" in request.headers.get("Accept", "")
+
+
+def _table(
+    rtype: ResourceType, entries: list[Entry], rv: int | None, include: str | None
+) -> dict[str, Any]:
+    """What the default table convertor gives: Name and Created At (kubectl shows it as AGE)."""
+    rows = []
+    for entry in entries:
+        obj = entry.load()
+        metadata = obj["metadata"]
+        row: dict[str, Any] = {"cells": [metadata["name"], metadata.get("creationTimestamp")]}
+        if include == "Object":
+            row["object"] = obj
+        elif include != "None":
+            row["object"] = {
+                "kind": "PartialObjectMetadata",
+                "apiVersion": "meta.k8s.io/v1",
+                "metadata": metadata,
+            }
+        rows.append(row)
+    table_meta = {"resourceVersion": str(rv)} if rv is not None else {}
+    return {
+        "kind": "Table",
+        "apiVersion": "meta.k8s.io/v1",
+        "metadata": table_meta,
+        "columnDefinitions": [
+            {
+                "name": "Name",
+                "type": "string",
+                "format": "name",
+                "description": "Name must be unique within a namespace.",
+                "priority": 0,
+            },
+            {
+                "name": "Created At",
+                "type": "date",
+                "format": "",
+                "description": "CreationTimestamp is when the object was created.",
+                "priority": 0,
+            },
+        ],
+        "rows": rows,
+    }

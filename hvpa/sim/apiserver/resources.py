@@ -1,0 +1,327 @@
+"""The resource table: every kind the simulated cluster serves and how the real server treats it.
+
+Each flag below is a per-resource choice the real registry makes in its
+strategy (create-on-update for Leases and Events, unconditional updates
+refused for Leases, the deleted object returned only for Pods, which kinds
+count generations, which carry /status and /scale), so that a client meets the
+same answers here as on a cluster.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field
+from typing import Final
+
+__all__ = ["RESOURCES", "ResourceTable", "ResourceType", "ScalePaths"]
+
+_ALL_VERBS: Final = (
+    "create",
+    "delete",
+    "deletecollection",
+    "get",
+    "list",
+    "patch",
+    "update",
+    "watch",
+)
+_READ_VERBS: Final = ("get", "list")
+
+
+@dataclass(frozen=True, slots=True)
+class ScalePaths:
+    """Where /scale reads and writes. Built-ins keep a structured selector at
+    spec.selector; a custom resource names a string-form selector field."""
+
+    spec_replicas: tuple[str, ...] = ("spec", "replicas")
+    status_replicas: tuple[str, ...] = ("status", "replicas")
+    selector: tuple[str, ...] = ("spec", "selector")
+    selector_is_string: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class ResourceType:
+    group: str
+    version: str
+    plural: str
+    singular: str
+    kind: str
+    namespaced: bool = True
+    short_names: tuple[str, ...] = ()
+    categories: tuple[str, ...] = ()
+    verbs: tuple[str, ...] = _ALL_VERBS
+    status: bool = False
+    scale: ScalePaths | None = None
+    # Served from a CustomResourceDefinition: no strategic merge patch, list items keep their kind.
+    custom: bool = False
+    generation: bool = False
+    create_on_update: bool = False
+    unconditional_update: bool = True
+    return_deleted_object: bool = False
+    # Field selector labels beyond metadata.name and metadata.namespace.
+    field_labels: frozenset[str] = field(default_factory=frozenset)
+    # Not stored: answered from the metrics the simulator sets.
+    metrics: bool = False
+
+    @property
+    def api_version(self) -> str:
+        return f"{self.group}/{self.version}" if self.group else self.version
+
+    @property
+    def group_resource(self) -> str:
+        """`pods`, `deployments.apps`: how error messages and kubectl name a resource."""
+        return f"{self.plural}.{self.group}" if self.group else self.plural
+
+    @property
+    def list_kind(self) -> str:
+        return f"{self.kind}List"
+
+    @property
+    def subresources(self) -> tuple[str, ...]:
+        names = []
+        if self.status:
+            names.append("status")
+        if self.scale is not None:
+            names.append("scale")
+        if self.group == "" and self.plural == "pods":
+            names.append("binding")
+        return tuple(names)
+
+    def key(self, namespace: str | None, name: str) -> str:
+        """The storage key; keys sort like etcd's, so a namespace is one contiguous range."""
+        return f"{namespace}/{name}" if self.namespaced else name
+
+
+_POD_FIELDS: Final = frozenset(
+    {
+        "spec.nodeName",
+        "spec.restartPolicy",
+        "spec.schedulerName",
+        "spec.serviceAccountName",
+        "spec.hostNetwork",
+        "status.phase",
+        "status.podIP",
+        "status.nominatedNodeName",
+    }
+)
+_CORE_EVENT_FIELDS: Final = frozenset(
+    {
+        "involvedObject.kind",
+        "involvedObject.namespace",
+        "involvedObject.name",
+        "involvedObject.uid",
+        "involvedObject.apiVersion",
+        "involvedObject.resourceVersion",
+        "involvedObject.fieldPath",
+        "reason",
+        "reportingComponent",
+        "source",
+        "type",
+    }
+)
+_EVENTS_V1_FIELDS: Final = frozenset(
+    {
+        "regarding.kind",
+        "regarding.namespace",
+        "regarding.name",
+        "regarding.uid",
+        "regarding.apiVersion",
+        "regarding.resourceVersion",
+        "regarding.fieldPath",
+        "reason",
+        "reportingController",
+        "type",
+    }
+)
+_WORKLOAD_SCALE: Final = ScalePaths()
+
+RESOURCES: Final[tuple[ResourceType, ...]] = (
+    ResourceType(
+        "",
+        "v1",
+        "pods",
+        "pod",
+        "Pod",
+        short_names=("po",),
+        categories=("all",),
+        status=True,
+        return_deleted_object=True,
+        field_labels=_POD_FIELDS,
+    ),
+    ResourceType(
+        "",
+        "v1",
+        "nodes",
+        "node",
+        "Node",
+        namespaced=False,
+        short_names=("no",),
+        status=True,
+        field_labels=frozenset({"spec.unschedulable"}),
+    ),
+    ResourceType(
+        "",
+        "v1",
+        "namespaces",
+        "namespace",
+        "Namespace",
+        namespaced=False,
+        short_names=("ns",),
+        verbs=("create", "delete", "get", "list", "patch", "update", "watch"),
+        status=True,
+        return_deleted_object=True,
+        field_labels=frozenset({"status.phase"}),
+    ),
+    ResourceType("", "v1", "configmaps", "configmap", "ConfigMap", short_names=("cm",)),
+    ResourceType(
+        "",
+        "v1",
+        "events",
+        "event",
+        "Event",
+        short_names=("ev",),
+        create_on_update=True,
+        field_labels=_CORE_EVENT_FIELDS,
+    ),
+    ResourceType(
+        "apps",
+        "v1",
+        "deployments",
+        "deployment",
+        "Deployment",
+        short_names=("deploy",),
+        categories=("all",),
+        status=True,
+        scale=_WORKLOAD_SCALE,
+        generation=True,
+    ),
+    ResourceType(
+        "apps",
+        "v1",
+        "statefulsets",
+        "statefulset",
+        "StatefulSet",
+        short_names=("sts",),
+        categories=("all",),
+        status=True,
+        scale=_WORKLOAD_SCALE,
+        generation=True,
+    ),
+    ResourceType(
+        "apps",
+        "v1",
+        "replicasets",
+        "replicaset",
+        "ReplicaSet",
+        short_names=("rs",),
+        categories=("all",),
+        status=True,
+        scale=_WORKLOAD_SCALE,
+        generation=True,
+    ),
+    ResourceType(
+        "events.k8s.io",
+        "v1",
+        "events",
+        "event",
+        "Event",
+        short_names=("ev",),
+        create_on_update=True,
+        field_labels=_EVENTS_V1_FIELDS,
+    ),
+    ResourceType(
+        "coordination.k8s.io",
+        "v1",
+        "leases",
+        "lease",
+        "Lease",
+        create_on_update=True,
+        unconditional_update=False,
+    ),
+    ResourceType(
+        "autoscaling",
+        "v2",
+        "horizontalpodautoscalers",
+        "horizontalpodautoscaler",
+        "HorizontalPodAutoscaler",
+        short_names=("hpa",),
+        categories=("all",),
+        status=True,
+        generation=True,
+    ),
+    ResourceType(
+        "autoscaling.k8s.io",
+        "v1",
+        "verticalpodautoscalers",
+        "verticalpodautoscaler",
+        "VerticalPodAutoscaler",
+        short_names=("vpa",),
+        status=True,
+        custom=True,
+        generation=True,
+    ),
+    ResourceType(
+        "autoscaling.k8s.io",
+        "v1alpha1",
+        "hvpas",
+        "hvpa",
+        "Hvpa",
+        status=True,
+        scale=ScalePaths(
+            selector=("status", "targetSelector"),
+            selector_is_string=True,
+        ),
+        custom=True,
+        generation=True,
+    ),
+    ResourceType(
+        "metrics.k8s.io", "v1beta1", "pods", "", "PodMetrics", verbs=_READ_VERBS, metrics=True
+    ),
+    ResourceType(
+        "metrics.k8s.io",
+        "v1beta1",
+        "nodes",
+        "",
+        "NodeMetrics",
+        namespaced=False,
+        verbs=_READ_VERBS,
+        metrics=True,
+    ),
+)
+
+
+class ResourceTable:
+    """Lookups by URL (group, version, plural) and by the names people type."""
+
+    def __init__(self, resources: Iterable[ResourceType] = RESOURCES) -> None:
+        self._all = tuple(resources)
+        self._by_url = {(r.group, r.version, r.plural): r for r in self._all}
+        self._by_name: dict[str, ResourceType] = {}
+        for rtype in reversed(self._all):  # earlier entries win: `events` is core/v1
+            for alias in (rtype.plural, rtype.singular, rtype.kind.lower(), *rtype.short_names):
+                if alias and not rtype.metrics:
+                    self._by_name[alias] = rtype
+            self._by_name[rtype.group_resource] = rtype
+            self._by_name[f"{rtype.plural}.{rtype.version}.{rtype.group}"] = rtype
+
+    def __iter__(self) -> Iterator[ResourceType]:
+        return iter(self._all)
+
+    def at(self, group: str, version: str, plural: str) -> ResourceType | None:
+        return self._by_url.get((group, version, plural))
+
+    def named(self, name: str) -> ResourceType | None:
+        """`pods`, `po`, `deployments.apps`, `events.events.k8s.io`, `hvpa`."""
+        return self._by_name.get(name)
+
+    def groups(self) -> dict[str, list[str]]:
+        """Group name to its versions, preferred first, in serving order."""
+        out: dict[str, list[str]] = {}
+        for rtype in self._all:
+            versions = out.setdefault(rtype.group, [])
+            if rtype.version not in versions:
+                versions.append(rtype.version)
+        return out
+
+    def in_version(self, group: str, version: str) -> list[ResourceType]:
+        return [r for r in self._all if r.group == group and r.version == version]

@@ -1,0 +1,198 @@
+"""Watch streams: the events after a resourceVersion, filtered per watcher, one JSON object a line.
+
+What the real server does and this one does too:
+- without a resourceVersion (or with "0"), synthetic ADDED events for the
+  current state first, then the changes after it;
+- from resourceVersion N, the changes after N; an ERROR event carrying a 410
+  Expired Status when N is older than the history kept (HTTP status stays 200);
+- with a label or field selector, a change that makes an object match is
+  ADDED and one that makes it stop matching is DELETED;
+- BOOKMARK events (kind, apiVersion and metadata.resourceVersion only) every
+  `bookmark_interval_seconds` and at the end of timeoutSeconds when asked for;
+  with sendInitialEvents, a bookmark annotated k8s.io/initial-events-end;
+- a watcher so slow that history moved past it is closed, and the client
+  re-watches (the watch cache terminates slow watchers).
+Events are serialized once per change and shared by every watcher; a watcher
+writes whatever accumulated since it last woke in one chunk.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from typing import Final
+
+import orjson
+
+from hvpa.sim.apiserver.errors import Expired
+from hvpa.sim.apiserver.resources import ResourceType
+from hvpa.sim.apiserver.storage import (
+    ADDED,
+    DELETED,
+    MODIFIED,
+    Behind,
+    Entry,
+    Predicate,
+    Storage,
+    WatchEvent,
+)
+
+__all__ = ["Watch", "WatchRequest", "Watches"]
+
+_CHUNK_LINES: Final = 1000
+
+Write = Callable[[bytes], Awaitable[None]]
+
+
+@dataclass(frozen=True, slots=True)
+class WatchRequest:
+    rtype: ResourceType
+    namespace: str | None
+    predicate: Predicate | None
+    resource_version: int | None  # None: start with the current state
+    allow_bookmarks: bool
+    timeout_seconds: float
+    send_initial_events: bool = False
+
+
+class Watch:
+    """One open watch stream."""
+
+    def __init__(
+        self, storage: Storage, request: WatchRequest, *, bookmark_interval_seconds: float
+    ) -> None:
+        self._storage = storage
+        self._store = storage.store(request.rtype)
+        self._request = request
+        self._bookmark_interval = bookmark_interval_seconds
+        self._closed = False
+        self._waiter: asyncio.Future[None] | None = None
+        prefix = f"{request.namespace}/" if request.namespace and request.rtype.namespaced else None
+        self._prefix = prefix
+
+    def close(self) -> None:
+        """End the stream at the next opportunity, as when the server drops a watch."""
+        self._closed = True
+        if self._waiter is not None and not self._waiter.done():
+            self._waiter.set_result(None)
+
+    async def run(self, write: Write) -> None:
+        request, store = self._request, self._store
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + request.timeout_seconds
+        initial: list[Entry] = []
+        start_rv = self._storage.resource_version
+        if request.resource_version is None or request.send_initial_events:
+            initial = [
+                entry
+                for entry in store.current(request.namespace)
+                if request.predicate is None or request.predicate(entry)
+            ]
+            seq = store.end_seq
+        else:
+            start_rv = request.resource_version
+            if start_rv < store.compacted_rv:
+                expired = Expired(f"too old resource version: {start_rv} ({store.compacted_rv})")
+                await write(b'{"type":"ERROR","object":' + orjson.dumps(expired.status()) + b"}\n")
+                return
+            seq = store.seq_after(start_rv)
+        for offset in range(0, len(initial), _CHUNK_LINES):
+            await write(
+                b"".join(
+                    b'{"type":"ADDED","object":' + entry.json + b"}\n"
+                    for entry in initial[offset : offset + _CHUNK_LINES]
+                )
+            )
+        if request.send_initial_events:
+            await write(self._bookmark(start_rv, initial_events_end=True))
+        next_bookmark = loop.time() + self._bookmark_interval if request.allow_bookmarks else None
+        while not self._closed:
+            try:
+                events = store.events_from(seq)
+            except Behind:
+                return
+            if events:
+                seq += len(events)
+                lines = self._lines(events)
+                for offset in range(0, len(lines), _CHUNK_LINES):
+                    await write(b"".join(lines[offset : offset + _CHUNK_LINES]))
+                continue
+            now = loop.time()
+            if now >= deadline:
+                if request.allow_bookmarks:
+                    await write(self._bookmark(max(self._storage.resource_version, start_rv)))
+                return
+            if next_bookmark is not None and now >= next_bookmark:
+                await write(self._bookmark(max(self._storage.resource_version, start_rv)))
+                next_bookmark = now + self._bookmark_interval
+                continue
+            await self._wait(deadline if next_bookmark is None else min(deadline, next_bookmark))
+
+    async def _wait(self, wake_at: float) -> None:
+        waiter: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        self._waiter = waiter
+        self._store.add_waiter(waiter)
+        try:
+            async with asyncio.timeout_at(wake_at):
+                await waiter
+        except TimeoutError:
+            pass
+        finally:
+            self._store.discard_waiter(waiter)
+            self._waiter = None
+
+    def _lines(self, events: list[WatchEvent]) -> list[bytes]:
+        prefix, predicate = self._prefix, self._request.predicate
+        if prefix is None and predicate is None:
+            return [event.line(event.type) for event in events]
+        lines: list[bytes] = []
+        for event in events:
+            if prefix is not None and not event.entry.key.startswith(prefix):
+                continue
+            if predicate is None:
+                lines.append(event.line(event.type))
+                continue
+            was = event.prev is not None and predicate(event.prev)
+            if event.type == DELETED:
+                if was:
+                    lines.append(event.line(DELETED))
+                continue
+            now = predicate(event.entry)
+            if now and was:
+                lines.append(event.line(MODIFIED))
+            elif now:
+                lines.append(event.line(ADDED))
+            elif was:
+                lines.append(event.line(DELETED))
+        return lines
+
+    def _bookmark(self, rv: int, *, initial_events_end: bool = False) -> bytes:
+        rtype = self._request.rtype
+        metadata: dict[str, object] = {"resourceVersion": str(rv)}
+        if initial_events_end:
+            metadata["annotations"] = {"k8s.io/initial-events-end": "true"}
+        body = {"kind": rtype.kind, "apiVersion": rtype.api_version, "metadata": metadata}
+        return b'{"type":"BOOKMARK","object":' + orjson.dumps(body) + b"}\n"
+
+
+class Watches:
+    """The open watches, so a fault (or shutdown) can end them all at once."""
+
+    def __init__(self) -> None:
+        self._open: set[Watch] = set()
+
+    def __len__(self) -> int:
+        return len(self._open)
+
+    def add(self, watch: Watch) -> None:
+        self._open.add(watch)
+
+    def discard(self, watch: Watch) -> None:
+        self._open.discard(watch)
+
+    def close_all(self) -> int:
+        watches = list(self._open)
+        for watch in watches:
+            watch.close()
+        return len(watches)
