@@ -1,0 +1,206 @@
+"""`hvpa validate`: files, directories, stdin, mixed documents, unreadable input; exit codes 0 and 2."""
+
+from __future__ import annotations
+
+import io
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from hvpa.cli import main
+
+EXAMPLES = Path(__file__).parents[2] / "manifests" / "examples"
+
+VALID = """\
+apiVersion: autoscaling.k8s.io/v1alpha1
+kind: Hvpa
+metadata: {name: web}
+spec:
+  targetRef: {apiVersion: apps/v1, kind: Deployment, name: web}
+  hpa:
+    deploy: true
+    template:
+      spec: {minReplicas: 1, maxReplicas: 4}
+"""
+BROKEN = """\
+apiVersion: autoscaling.k8s.io/v1alpha1
+kind: Hvpa
+metadata: {name: broken}
+spec:
+  targetRef: {kind: Deployment, name: web}
+  hpa:
+    deploy: true
+    tempalte: {}
+    template:
+      spec: {minReplicas: 3, maxReplicas: 2}
+"""
+DEPLOYMENT = """\
+apiVersion: apps/v1
+kind: Deployment
+metadata: {name: web}
+spec: {replicas: 1}
+"""
+
+
+def run(argv: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, list[str]]:
+    code = main(["validate", *argv])
+    return code, capsys.readouterr().out.splitlines()
+
+
+def write(directory: Path, name: str, text: str) -> str:
+    path = directory / name
+    path.write_text(text)
+    return str(path)
+
+
+def test_valid_file(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    path = write(tmp_path, "web.yaml", VALID)
+    assert run(["-f", path], capsys) == (
+        0,
+        [f"{path}: Hvpa/web: valid", "1 valid, 0 invalid, 0 skipped"],
+    )
+
+
+def test_broken_file_names_every_problem(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = write(tmp_path, "broken.yaml", BROKEN)
+    code, lines = run(["-f", path], capsys)
+    assert code == 2
+    assert lines == [
+        f'{path}: Hvpa/broken: spec.hpa.tempalte: unknown field (did you mean "template"?)',
+        f"{path}: Hvpa/broken: spec.hpa.template.spec.maxReplicas: must be >= minReplicas (3)",
+        "0 valid, 1 invalid, 0 skipped",
+    ]
+
+
+def test_several_documents_and_other_kinds(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = write(tmp_path, "all.yaml", "---\n".join([DEPLOYMENT, VALID, BROKEN, ""]))
+    code, lines = run(["-f", path], capsys)
+    assert code == 2
+    assert lines[0] == f"{path}: Deployment/web: skipped: not an Hvpa"
+    assert lines[1] == f"{path}: Hvpa/web: valid"
+    assert lines[-1] == "1 valid, 1 invalid, 1 skipped"
+
+
+def test_directory_of_examples(capsys: pytest.CaptureFixture[str]) -> None:
+    code, lines = run(["-f", str(EXAMPLES)], capsys)
+    assert code == 0
+    assert lines[-1] == "5 valid, 0 invalid, 0 skipped"
+
+
+def test_directory_takes_yaml_yml_json_only(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    write(tmp_path, "a.yaml", VALID)
+    write(tmp_path, "b.yml", DEPLOYMENT)
+    write(tmp_path, "c.json", json.dumps({"kind": "Hvpa", "metadata": {"name": "c"}, "spec": {}}))
+    write(tmp_path, "notes.txt", "not a manifest")
+    code, lines = run(["-f", str(tmp_path)], capsys)
+    assert code == 2
+    assert [line.split(": ", 1)[0] for line in lines[:-1]] == [
+        str(tmp_path / "a.yaml"),
+        str(tmp_path / "b.yml"),
+        str(tmp_path / "c.json"),
+        str(tmp_path / "c.json"),
+    ]
+    assert lines[2:4] == [
+        f"{tmp_path / 'c.json'}: Hvpa/c: apiVersion: required",
+        f"{tmp_path / 'c.json'}: Hvpa/c: spec.targetRef: required",
+    ]
+
+
+def test_repeated_files_and_stdin(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.setattr(sys, "stdin", io.StringIO(BROKEN))
+    path = write(tmp_path, "web.yaml", VALID)
+    code, lines = run(["-f", path, "-f", "-"], capsys)
+    assert code == 2
+    assert lines[0] == f"{path}: Hvpa/web: valid"
+    assert lines[1].startswith("<stdin>: Hvpa/broken: spec.hpa.tempalte: unknown field")
+
+
+def test_list_kind_is_checked_item_by_item(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import yaml
+
+    items = [yaml.safe_load(VALID), yaml.safe_load(BROKEN)]
+    path = write(
+        tmp_path, "list.json", json.dumps({"apiVersion": "v1", "kind": "List", "items": items})
+    )
+    code, lines = run(["-f", path], capsys)
+    assert code == 2
+    assert lines[0] == f"{path}: Hvpa/web: valid"
+    assert lines[-1] == "1 valid, 1 invalid, 0 skipped"
+
+
+@pytest.mark.parametrize(
+    ("name", "text", "message"),
+    [
+        pytest.param(
+            "bad.yaml",
+            "spec: [unclosed\n",
+            "cannot read YAML: while parsing a flow sequence",
+            id="yaml",
+        ),
+        pytest.param("bad.json", '{"kind": "Hvpa",', "cannot read JSON: ", id="json"),
+        pytest.param("bad.yaml", b"\xff\xfe\x00kind", "cannot read: ", id="not-utf8"),
+    ],
+)
+def test_unreadable_input(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], name: str, text: str | bytes, message: str
+) -> None:
+    path = tmp_path / name
+    if isinstance(text, bytes):
+        path.write_bytes(text)
+    else:
+        path.write_text(text)
+    code, lines = run(["-f", str(path)], capsys)
+    assert code == 2
+    assert lines[0].startswith(f"{path}: {message}")
+    assert lines[-1].endswith("1 unreadable")
+
+
+def test_missing_file(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    missing = tmp_path / "nope.yaml"
+    assert run(["-f", str(missing)], capsys) == (
+        2,
+        [
+            f"{missing}: cannot read: No such file or directory",
+            "0 valid, 0 invalid, 0 skipped, 1 unreadable",
+        ],
+    )
+
+
+def test_document_that_is_not_an_object(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    path = write(tmp_path, "list.yaml", "- a\n- b\n")
+    code, lines = run(["-f", path], capsys)
+    assert (code, lines[0]) == (2, f"{path}: document 1: must be an object (a Kubernetes manifest)")
+
+
+def test_no_traceback_from_the_command_line(tmp_path: Path) -> None:
+    """Through a real process: bad YAML on stdin is a message and exit code 2."""
+    result = subprocess.run(
+        [sys.executable, "-m", "hvpa", "validate", "-f", "-"],
+        input="kind: Hvpa\nspec: {targetRef: [\n",
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert result.returncode == 2
+    assert "Traceback" not in result.stderr + result.stdout
+    assert result.stdout.startswith("<stdin>: cannot read YAML:")
+
+
+def test_requires_a_file(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as exit_info:
+        main(["validate"])
+    assert exit_info.value.code == 2
+    assert "-f" in capsys.readouterr().err
