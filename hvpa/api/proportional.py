@@ -123,7 +123,7 @@ class _Decoder:
                 f"{self.struct}.{field_name} of type {go_type}"
             )
 
-    def float64(self, value: Any, name: str, current: float) -> float:
+    def read_float(self, value: Any, name: str, current: float) -> float:
         if value is None:
             return current
         if isinstance(value, _Number):
@@ -135,7 +135,7 @@ class _Decoder:
         self.fail(_kind(value), name, "float64")
         return current
 
-    def int(self, value: Any, name: str, current: int) -> int:
+    def read_int(self, value: Any, name: str, current: int) -> int:
         if value is None:
             return current
         if isinstance(value, _Number):
@@ -148,7 +148,7 @@ class _Decoder:
         self.fail(_kind(value), name, "int")
         return current
 
-    def bool(self, value: Any, name: str, current: bool) -> bool:
+    def read_bool(self, value: Any, name: str, current: bool) -> bool:
         if value is None:
             return current
         if isinstance(value, bool):
@@ -168,7 +168,7 @@ class _Decoder:
             pair = [0, 0]
             if isinstance(item, list):
                 for index, element in enumerate(item[:2]):
-                    pair[index] = self.int(element, name, 0)
+                    pair[index] = self.read_int(element, name, 0)
             elif item is not None:
                 self.fail(_kind(item), name, _ENTRY)
             steps.append((pair[0], pair[1]))
@@ -245,17 +245,17 @@ def _linear(raw: Any) -> LinearParams:
     single_point = unschedulable = False
     for name, value in _fields(raw, _LINEAR, _LINEAR_FIELDS):
         if name == "coresPerReplica":
-            cores = decode.float64(value, name, cores)
+            cores = decode.read_float(value, name, cores)
         elif name == "nodesPerReplica":
-            nodes = decode.float64(value, name, nodes)
+            nodes = decode.read_float(value, name, nodes)
         elif name == "min":
-            minimum = decode.int(value, name, minimum)
+            minimum = decode.read_int(value, name, minimum)
         elif name == "max":
-            maximum = decode.int(value, name, maximum)
+            maximum = decode.read_int(value, name, maximum)
         elif name == "preventSinglePointFailure":
-            single_point = decode.bool(value, name, single_point)
+            single_point = decode.read_bool(value, name, single_point)
         else:
-            unschedulable = decode.bool(value, name, unschedulable)
+            unschedulable = decode.read_bool(value, name, unschedulable)
     if decode.error is not None:
         raise ProportionalError(f"could not parse parameters ({decode.error})")
     if minimum < 0:
@@ -288,7 +288,7 @@ def _ladder(raw: Any) -> LadderParams:
         elif name == "nodesToReplicas":
             nodes = decode.entries(value, name)
         else:
-            unschedulable = decode.bool(value, name, unschedulable)
+            unschedulable = decode.read_bool(value, name, unschedulable)
     if decode.error is not None:
         raise ProportionalError(f"could not parse parameters ({decode.error})")
     for map_name, steps in (("cores_to_replicas_map", cores), ("nodes_to_replicas_map", nodes)):
