@@ -11,6 +11,7 @@ __all__ = ["main"]
 
 # Subcommands in the order `hvpa --help` lists them: name -> module in hvpa.commands.
 COMMANDS: Final = {
+    "recommend": "recommend",
     "validate": "validate",
     "version": "version",
 }

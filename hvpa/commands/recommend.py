@@ -1,0 +1,97 @@
+"""`hvpa recommend`: run the engine on scenario files and print the Decision.
+
+One scenario prints one JSON document (or its explanation with `-o text`);
+several (`-f` repeated, or a directory: its *.yaml, *.yml and *.json sorted by
+name, except the *.expected.json that hold expected outputs) print one JSON
+object per line, in input order, each with a `scenario` field naming its file. A scenario that
+cannot be read or decided prints an `error` object for its line and the
+rest still run; the exit code is 2 if any failed.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+from typing import Any, Final
+
+HELP = "print what hvpa would decide for a scenario (ENGINE.md §6)"
+_SUFFIXES: Final = (".yaml", ".yml", ".json")
+
+
+def configure(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "-f",
+        "--filename",
+        action="append",
+        required=True,
+        metavar="PATH",
+        help="a scenario file, a directory of them (*.yaml, *.yml, *.json), or - for stdin; repeatable",
+    )
+    parser.add_argument(
+        "-o",
+        "--output",
+        choices=("json", "text"),
+        default="json",
+        help="json: the Decision (default); text: its explanation",
+    )
+
+
+def _expand(paths: list[str]) -> list[str]:
+    files: list[str] = []
+    for path in paths:
+        if path != "-" and Path(path).is_dir():
+            # `NAME.expected.json` beside a scenario holds its expected output, not a scenario.
+            files.extend(
+                str(p)
+                for p in sorted(Path(path).iterdir())
+                if p.suffix in _SUFFIXES and p.is_file() and not p.name.endswith(".expected.json")
+            )
+        else:
+            files.append(path)
+    return files
+
+
+def _decide(path: str) -> dict[str, Any]:
+    from hvpa.engine.decide import decide
+    from hvpa.engine.decision import decision_to_dict
+    from hvpa.scenario import load_scenario
+
+    scenario = load_scenario(path)
+    decision = decide(scenario.hvpa, scenario.snapshot, scenario.now, scenario.settings)
+    return decision_to_dict(decision)
+
+
+def run(args: argparse.Namespace) -> int:
+    import orjson
+
+    from hvpa.scenario import ScenarioError
+
+    files = _expand(args.filename)
+    if not files:
+        sys.stderr.write("hvpa recommend: no scenario files found\n")
+        return 2
+    several = len(files) > 1
+    failed = False
+    out = sys.stdout
+    for path in files:
+        try:
+            result = _decide(path)
+        except ScenarioError as error:
+            failed = True
+            message = f"{path}: {error}"
+            if several:
+                out.write(orjson.dumps({"scenario": path, "error": message}).decode() + "\n")
+            else:
+                sys.stderr.write(f"hvpa recommend: {message}\n")
+            continue
+        if args.output == "text":
+            if several:
+                out.write(f"# {path}\n")
+            out.write("\n".join(result["explanation"]) + "\n")
+        elif several:
+            out.write(orjson.dumps({"scenario": path, **result}).decode() + "\n")
+        else:
+            out.write(orjson.dumps(result, option=orjson.OPT_INDENT_2).decode() + "\n")
+    out.flush()
+    return 2 if failed else 0

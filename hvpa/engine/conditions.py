@@ -1,0 +1,66 @@
+"""Status conditions, set the way the HPA controller sets them.
+
+Upstream keeps one condition per type in a list, in the order each type was
+first set, and moves `lastTransitionTime` only when the status flips; a
+reason or message change alone keeps the old time. hvpa reads the list back
+from the Hvpa status and updates it in place the same way, so a condition
+that keeps its status keeps its transition time across decisions.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass, replace
+from typing import Final
+
+__all__ = [
+    "ABLE_TO_SCALE",
+    "SCALING_ACTIVE",
+    "SCALING_LIMITED",
+    "Condition",
+    "Conditions",
+]
+
+ABLE_TO_SCALE: Final = "AbleToScale"
+SCALING_ACTIVE: Final = "ScalingActive"
+SCALING_LIMITED: Final = "ScalingLimited"
+
+
+@dataclass(frozen=True, slots=True)
+class Condition:
+    type: str
+    status: str  # "True" | "False" | "Unknown"
+    reason: str
+    message: str
+    last_transition_time: float | None = None
+
+
+class Conditions:
+    """An ordered, mutable set of conditions keyed by type (upstream's setConditionInList)."""
+
+    __slots__ = ("_items", "_now")
+
+    def __init__(self, existing: Iterable[Condition], now: float) -> None:
+        self._items: list[Condition] = list(existing)
+        self._now = now
+
+    def set(self, kind: str, status: bool, reason: str, message: str) -> None:
+        text = "True" if status else "False"
+        for index, old in enumerate(self._items):
+            if old.type == kind:
+                moved = old.status != text
+                self._items[index] = replace(
+                    old,
+                    status=text,
+                    reason=reason,
+                    message=message,
+                    last_transition_time=self._now if moved else old.last_transition_time,
+                )
+                return
+        self._items.append(Condition(kind, text, reason, message, self._now))
+
+    def get(self, kind: str) -> Condition | None:
+        return next((c for c in self._items if c.type == kind), None)
+
+    def items(self) -> tuple[Condition, ...]:
+        return tuple(self._items)

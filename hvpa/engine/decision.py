@@ -1,0 +1,173 @@
+"""The engine's input (`Snapshot`) and output (`Decision`), and the Decision's JSON form.
+
+The live controller builds a Snapshot from its store and its metric reads,
+`hvpa recommend` from a scenario file, the simulator from its own objects;
+all three pass it to `decide` and get the same Decision. `decision_to_dict`
+is the stable JSON of ENGINE.md §6 that `hvpa recommend` prints and
+`/debug/state` serves.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from hvpa.api.base import plain
+from hvpa.api.status import HvpaStatus
+from hvpa.engine.conditions import Condition
+from hvpa.engine.horizontal.controller import MetricResult
+from hvpa.engine.metrics import MetricQuery, MetricReading
+from hvpa.engine.strategies.plan import Blocked
+from hvpa.engine.vertical import ContainerResources
+from hvpa.quantity import format_bytes, format_milli
+from hvpa.records import (
+    ConfigMapRecord,
+    NodeRecord,
+    PodRecord,
+    Resources,
+    TargetRecord,
+    VpaRecord,
+)
+
+__all__ = [
+    "Decision",
+    "HorizontalDecision",
+    "Snapshot",
+    "VerticalContainer",
+    "VerticalDecision",
+    "decision_to_dict",
+]
+
+
+@dataclass(frozen=True, slots=True)
+class Snapshot:
+    """Everything observed for one Hvpa at one instant.
+
+    `pods` are the target's pods as the API would list them: the target's
+    selector, in the Hvpa's namespace. `metrics` answers the reads that
+    `hvpa.engine.metrics.metric_queries` asked for; a query without an answer
+    counts as a failed read. `target` None: the target was not found.
+    """
+
+    target: TargetRecord | None
+    pods: tuple[PodRecord, ...] = ()
+    nodes: tuple[NodeRecord, ...] = ()
+    config_maps: tuple[ConfigMapRecord, ...] = ()
+    metrics: Mapping[MetricQuery, MetricReading] = field(default_factory=dict)
+    vpa: VpaRecord | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class HorizontalDecision:
+    """The horizontal recommendation: `desired_replicas` after stabilization, rate limits, CPA and min/max."""
+
+    enabled: bool
+    desired_replicas: int
+    metrics: tuple[MetricResult, ...] = ()
+    cluster_proportional: int | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class VerticalContainer:
+    name: str
+    target: Resources
+    applied: bool
+
+
+@dataclass(frozen=True, slots=True)
+class VerticalDecision:
+    enabled: bool = False
+    containers: tuple[VerticalContainer, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class Decision:
+    """What to do with the target, why, and the status to write.
+
+    `desired_replicas` equal to `current_replicas` leaves the count as is;
+    `containers` hold every container's resulting requests and limits.
+    """
+
+    current_replicas: int
+    desired_replicas: int
+    containers: tuple[ContainerResources, ...]
+    horizontal: HorizontalDecision
+    vertical: VerticalDecision
+    blocked: tuple[Blocked, ...]
+    conditions: tuple[Condition, ...]
+    status: HvpaStatus
+    explanation: tuple[str, ...]
+
+    @property
+    def scales(self) -> bool:
+        return self.desired_replicas != self.current_replicas or any(
+            c.changed for c in self.containers
+        )
+
+
+def _amount(resource: str, milli: int) -> str:
+    """CPU in millicores' canonical form; memory in bytes, with binary suffixes when exact."""
+    if resource == "memory" and milli % 1000 == 0:
+        count = milli // 1000
+        return format_bytes(count, binary=count % 1024 == 0)
+    return format_milli(milli)
+
+
+def _resources(resources: Resources) -> dict[str, str]:
+    out: dict[str, str] = {}
+    for name in ("cpu", "memory"):
+        milli = resources.get(name)
+        if milli is not None:
+            out[name] = _amount(name, milli)
+    return out
+
+
+def _metric(result: MetricResult) -> dict[str, Any]:
+    out: dict[str, Any] = {"type": result.type, "name": result.name}
+    if result.container is not None:
+        out["container"] = result.container
+    out["desiredReplicas"] = result.desired_replicas
+    if result.current_utilization is not None:
+        out["currentUtilization"] = result.current_utilization
+    if result.current_average_value is not None:
+        out["currentAverageValue"] = format_milli(result.current_average_value)
+    if result.current_value is not None:
+        out["currentValue"] = format_milli(result.current_value)
+    if result.error is not None:
+        out["error"] = result.error
+    return out
+
+
+def decision_to_dict(decision: Decision) -> dict[str, Any]:
+    """The JSON of ENGINE.md §6 (stable field names)."""
+    horizontal: dict[str, Any] = {
+        "desiredReplicas": decision.horizontal.desired_replicas,
+        "metrics": [_metric(m) for m in decision.horizontal.metrics],
+    }
+    if decision.horizontal.cluster_proportional is not None:
+        horizontal["clusterProportional"] = decision.horizontal.cluster_proportional
+    return {
+        "replicas": {"current": decision.current_replicas, "desired": decision.desired_replicas},
+        "containers": [
+            {"name": c.name, "requests": _resources(c.requests), "limits": _resources(c.limits)}
+            for c in decision.containers
+        ],
+        "horizontal": horizontal,
+        "vertical": {
+            "containers": [
+                {"name": c.name, "target": _resources(c.target), "applied": c.applied}
+                for c in decision.vertical.containers
+            ]
+        },
+        "blocked": [
+            {"axis": b.axis, "direction": b.direction, "reason": b.reason, "message": b.message}
+            for b in decision.blocked
+        ],
+        "conditions": [
+            {"type": c.type, "status": c.status, "reason": c.reason, "message": c.message}
+            for c in decision.conditions
+        ],
+        "status": plain(decision.status),
+        "explanation": list(decision.explanation),
+    }

@@ -1,0 +1,551 @@
+"""The replica calculator: upstream's replica_calculator.go, one function per metric type.
+
+Follows Kubernetes 1.35's pkg/controller/podautoscaler/replica_calculator.go
+and metrics/utilization.go name for name, so a reader can hold the two side
+by side: `group_pods` sorts pods into ready, unready, missing and ignored
+once per metric; `Tolerances.is_within` is the one tolerance test; the
+utilization and usage ratios use the same integer truncation and float64
+arithmetic. Every rule that fires adds a line to the explanation.
+
+Times are POSIX seconds and `now` is passed in, where upstream calls
+time.Now(). A timestamp that is absent (None) is Go's zero time: earlier
+than any real one.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+from hvpa.engine.explain import Explanation, names
+from hvpa.engine.gomath import MAX_INT32, MAX_INT64, fdiv, int32, int64, trunc_div
+from hvpa.engine.metrics import MetricError, PodMetric, PodMetricsInfo
+from hvpa.quantity import format_milli
+from hvpa.records import PodRecord
+
+__all__ = [
+    "PodGroups",
+    "ReplicaCalculator",
+    "Tolerances",
+    "calculate_requests",
+    "get_metric_usage_ratio",
+    "get_resource_utilization_ratio",
+    "group_pods",
+]
+
+_NEVER = -math.inf  # Go's zero time, for an absent timestamp
+
+
+@dataclass(frozen=True, slots=True)
+class Tolerances:
+    """The usage-ratio band inside which the replica count does not change."""
+
+    scale_down: float
+    scale_up: float
+
+    def is_within(self, usage_ratio: float) -> bool:
+        return (1.0 - self.scale_down) <= usage_ratio <= (1.0 + self.scale_up)
+
+    def __str__(self) -> str:
+        return f"[down:{self.scale_down * 100:.1f}%, up:{self.scale_up * 100:.1f}%]"
+
+
+@dataclass(frozen=True, slots=True)
+class PodGroups:
+    ready_count: int
+    unready: frozenset[str]
+    missing: frozenset[str]
+    ignored: frozenset[str]
+
+
+def group_pods(
+    pods: Sequence[PodRecord],
+    metrics: Mapping[str, PodMetric],
+    resource: str,
+    cpu_initialization_period: float,
+    delay_of_initial_readiness_status: float,
+    now: float,
+) -> PodGroups:
+    """groupPods: which pods count, which wait for a scale-up, which lack metrics.
+
+    Deleted and Failed pods are ignored; Pending pods are unready. For CPU
+    only, a pod is also unready while its samples cannot be trusted: it has
+    no Ready condition or start time; or it is inside the initialization
+    period and either unready or its sample does not yet cover a full window
+    since it turned ready; or it turned unready within the initial readiness
+    delay after starting and never became ready since.
+    """
+    ready_count = 0
+    unready: set[str] = set()
+    missing: set[str] = set()
+    ignored: set[str] = set()
+    for pod in pods:
+        if pod.deleting or pod.phase == "Failed":
+            ignored.add(pod.name)
+            continue
+        if pod.phase == "Pending":
+            unready.add(pod.name)
+            continue
+        metric = metrics.get(pod.name)
+        if metric is None:
+            missing.add(pod.name)
+            continue
+        if resource == "cpu":
+            if pod.ready is None or pod.start_time is None:
+                is_unready = True
+            else:
+                transition = _NEVER if pod.ready_transition is None else pod.ready_transition
+                if pod.start_time + cpu_initialization_period > now:
+                    sampled = _NEVER if metric.timestamp is None else metric.timestamp
+                    is_unready = (
+                        pod.ready == "False" or sampled < transition + metric.window_seconds
+                    )
+                else:
+                    is_unready = (
+                        pod.ready == "False"
+                        and pod.start_time + delay_of_initial_readiness_status > transition
+                    )
+            if is_unready:
+                unready.add(pod.name)
+                continue
+        ready_count += 1
+    return PodGroups(ready_count, frozenset(unready), frozenset(missing), frozenset(ignored))
+
+
+def calculate_requests(pods: Sequence[PodRecord], container: str, resource: str) -> dict[str, int]:
+    """calculateRequests: each pod's request, summed over its containers and sidecars, or of one container.
+
+    Raises MetricError naming the first container without a request, as
+    upstream does: utilization is meaningless without one.
+    """
+    requests: dict[str, int] = {}
+    for pod in pods:
+        total = 0
+        found = False
+        for spec in pod.containers:
+            if container and spec.name != container:
+                continue
+            amount = spec.requests.get(resource)
+            if amount is None:
+                raise MetricError(
+                    f"missing request for {resource} in container {spec.name} of Pod {pod.name}"
+                )
+            total += amount
+            found = True
+            if container:
+                break
+        if container and not found:
+            raise MetricError(f"container {container} not found in Pod {pod.name}")
+        requests[pod.name] = total
+    return requests
+
+
+def get_resource_utilization_ratio(
+    metrics: Mapping[str, PodMetric], requests: Mapping[str, int], target_utilization: int
+) -> tuple[float, int, int]:
+    """GetResourceUtilizationRatio: (usage ratio, utilization %, raw average value).
+
+    Metrics of pods without a request are extraneous and skipped; the
+    utilization is truncated to a whole percent before the ratio is taken.
+    """
+    metrics_total = 0
+    requests_total = 0
+    entries = 0
+    for name, metric in metrics.items():
+        request = requests.get(name)
+        if request is None:
+            continue
+        metrics_total += metric.value
+        requests_total += request
+        entries += 1
+    if requests_total == 0:
+        raise MetricError("no metrics returned matched known pods")
+    utilization = int32(trunc_div(metrics_total * 100, requests_total))
+    return (
+        fdiv(float(utilization), float(target_utilization)),
+        utilization,
+        trunc_div(metrics_total, entries),
+    )
+
+
+def get_metric_usage_ratio(
+    metrics: Mapping[str, PodMetric], target_usage: int
+) -> tuple[float, int]:
+    """GetMetricUsageRatio: (usage ratio, average usage in milli-units), averaged over every metric."""
+    total = sum(metric.value for metric in metrics.values())
+    usage = trunc_div(total, len(metrics))
+    return fdiv(float(usage), float(target_usage)), usage
+
+
+def _ceil_int32(value: float) -> int:
+    return int32(math.ceil(value)) if math.isfinite(value) else int32(value)
+
+
+class ReplicaCalculator:
+    """One per decision: the target's pods, the controller settings and the time."""
+
+    def __init__(
+        self,
+        pods: Sequence[PodRecord],
+        cpu_initialization_period: float,
+        delay_of_initial_readiness_status: float,
+        now: float,
+        explain: Explanation,
+    ) -> None:
+        self.pods = pods
+        self.cpu_initialization_period = cpu_initialization_period
+        self.delay_of_initial_readiness_status = delay_of_initial_readiness_status
+        self.now = now
+        self.explain = explain
+
+    # -- Resource and ContainerResource, Utilization target ----------------
+
+    def get_resource_replicas(
+        self,
+        current_replicas: int,
+        target_utilization: int,
+        resource: str,
+        tolerances: Tolerances,
+        container: str,
+        metrics: PodMetricsInfo,
+    ) -> tuple[int, int, int]:
+        """GetResourceReplicas: (replicas, utilization %, raw average value in milli-units)."""
+        explain = self.explain
+        if not self.pods:
+            raise MetricError("no pods returned by selector while calculating replica count")
+        groups = self._group(metrics, resource)
+        _remove(metrics, groups.ignored)
+        _remove(metrics, groups.unready)
+        if not metrics:
+            raise MetricError("did not receive metrics for targeted pods (pods might be unready)")
+        requests = calculate_requests(self.pods, container, resource)
+        usage_ratio, utilization, raw_utilization = get_resource_utilization_ratio(
+            metrics, requests, target_utilization
+        )
+        explain.add(
+            f"utilization {utilization}% of requests over {len(metrics)} pods with metrics "
+            f"(average {format_milli(raw_utilization)}), target {target_utilization}%: "
+            f"usage ratio {usage_ratio:.4g}"
+        )
+        scale_up_with_unready = bool(groups.unready) and usage_ratio > 1.0
+        if not scale_up_with_unready and not groups.missing:
+            if tolerances.is_within(usage_ratio):
+                explain.add(f"usage ratio within tolerance {tolerances}: keep {current_replicas}")
+                return current_replicas, utilization, raw_utilization
+            replicas = _ceil_int32(usage_ratio * groups.ready_count)
+            explain.add(
+                f"ceil({usage_ratio:.4g} x {groups.ready_count} ready pods) = {replicas} replicas"
+            )
+            return replicas, utilization, raw_utilization
+
+        if groups.missing:
+            if usage_ratio < 1.0:
+                fallback = max(100, target_utilization)
+                for name in groups.missing:
+                    metrics[name] = PodMetric(trunc_div(requests[name] * fallback, 100))
+                explain.add(
+                    f"scale-down: {len(groups.missing)} pods without metrics count as using "
+                    f"{fallback}% of their request"
+                )
+            elif usage_ratio > 1.0:
+                for name in groups.missing:
+                    metrics[name] = PodMetric(0)
+                explain.add(
+                    f"scale-up: {len(groups.missing)} pods without metrics count as using 0%"
+                )
+        if scale_up_with_unready:
+            for name in groups.unready:
+                metrics[name] = PodMetric(0)
+            explain.add(f"scale-up: {len(groups.unready)} unready pods count as using 0%")
+
+        new_usage_ratio, _, _ = get_resource_utilization_ratio(
+            metrics, requests, target_utilization
+        )
+        return self._rebalanced(
+            current_replicas,
+            usage_ratio,
+            new_usage_ratio,
+            len(metrics),
+            tolerances,
+            utilization,
+            raw_utilization,
+        )
+
+    # -- Resource and ContainerResource AverageValue, and Pods metrics -----
+
+    def get_raw_resource_replicas(
+        self,
+        current_replicas: int,
+        target_usage: int,
+        resource: str,
+        tolerances: Tolerances,
+        metrics: PodMetricsInfo,
+    ) -> tuple[int, int]:
+        """GetRawResourceReplicas: (replicas, average usage) for a per-pod resource value."""
+        return self.calc_plain_metric_replicas(
+            metrics, current_replicas, target_usage, tolerances, resource
+        )
+
+    def get_metric_replicas(
+        self,
+        current_replicas: int,
+        target_usage: int,
+        tolerances: Tolerances,
+        metrics: PodMetricsInfo,
+    ) -> tuple[int, int]:
+        """GetMetricReplicas: (replicas, average usage) for a Pods metric."""
+        return self.calc_plain_metric_replicas(
+            metrics, current_replicas, target_usage, tolerances, ""
+        )
+
+    def calc_plain_metric_replicas(
+        self,
+        metrics: PodMetricsInfo,
+        current_replicas: int,
+        target_usage: int,
+        tolerances: Tolerances,
+        resource: str,
+    ) -> tuple[int, int]:
+        """calcPlainMetricReplicas: as for utilization, but missing pods count as the target on a scale-down."""
+        explain = self.explain
+        if not self.pods:
+            raise MetricError("no pods returned by selector while calculating replica count")
+        groups = self._group(metrics, resource)
+        _remove(metrics, groups.ignored)
+        _remove(metrics, groups.unready)
+        if not metrics:
+            raise MetricError("did not receive metrics for targeted pods (pods might be unready)")
+        usage_ratio, usage = get_metric_usage_ratio(metrics, target_usage)
+        explain.add(
+            f"average {format_milli(usage)} over {len(metrics)} pods with metrics, "
+            f"target {format_milli(target_usage)}: usage ratio {usage_ratio:.4g}"
+        )
+        scale_up_with_unready = bool(groups.unready) and usage_ratio > 1.0
+        if not scale_up_with_unready and not groups.missing:
+            if tolerances.is_within(usage_ratio):
+                explain.add(f"usage ratio within tolerance {tolerances}: keep {current_replicas}")
+                return current_replicas, usage
+            replicas = _ceil_int32(usage_ratio * groups.ready_count)
+            explain.add(
+                f"ceil({usage_ratio:.4g} x {groups.ready_count} ready pods) = {replicas} replicas"
+            )
+            return replicas, usage
+
+        if groups.missing:
+            if usage_ratio < 1.0:
+                for name in groups.missing:
+                    metrics[name] = PodMetric(target_usage)
+                explain.add(
+                    f"scale-down: {len(groups.missing)} pods without metrics count as using "
+                    "exactly the target"
+                )
+            elif usage_ratio > 1.0:
+                for name in groups.missing:
+                    metrics[name] = PodMetric(0)
+                explain.add(
+                    f"scale-up: {len(groups.missing)} pods without metrics count as using 0"
+                )
+        if scale_up_with_unready:
+            for name in groups.unready:
+                metrics[name] = PodMetric(0)
+            explain.add(f"scale-up: {len(groups.unready)} unready pods count as using 0")
+
+        new_usage_ratio, _ = get_metric_usage_ratio(metrics, target_usage)
+        replicas, _, _ = self._rebalanced(
+            current_replicas, usage_ratio, new_usage_ratio, len(metrics), tolerances, 0, usage
+        )
+        return replicas, usage
+
+    # -- Object metrics -----------------------------------------------------
+
+    def get_object_metric_replicas(
+        self, current_replicas: int, target_usage: int, usage: int, tolerances: Tolerances
+    ) -> int:
+        """GetObjectMetricReplicas: the object's value against a total target."""
+        usage_ratio = fdiv(float(usage), float(target_usage))
+        self.explain.add(
+            f"value {format_milli(usage)}, target {format_milli(target_usage)}: "
+            f"usage ratio {usage_ratio:.4g}"
+        )
+        return self.get_usage_ratio_replica_count(current_replicas, usage_ratio, tolerances)
+
+    def get_object_per_pod_metric_replicas(
+        self, status_replicas: int, target_average_usage: int, usage: int, tolerances: Tolerances
+    ) -> tuple[int, int]:
+        """GetObjectPerPodMetricReplicas: the object's value shared over the current pods."""
+        return self._per_pod(status_replicas, target_average_usage, usage, tolerances, False)
+
+    # -- External metrics ---------------------------------------------------
+
+    def get_external_metric_replicas(
+        self,
+        current_replicas: int,
+        target_usage: int,
+        values: Sequence[int],
+        tolerances: Tolerances,
+    ) -> tuple[int, int]:
+        """GetExternalMetricReplicas: the sum of the series against a total target."""
+        usage = 0
+        for value in values:
+            if value > 0 and usage > MAX_INT64 - value:
+                usage = MAX_INT64
+                break
+            usage += value
+        usage_ratio = fdiv(float(usage), float(target_usage))
+        self.explain.add(
+            f"value {format_milli(usage)} (sum of {len(values)} series), "
+            f"target {format_milli(target_usage)}: usage ratio {usage_ratio:.4g}"
+        )
+        return (
+            self.get_usage_ratio_replica_count(current_replicas, usage_ratio, tolerances),
+            usage,
+        )
+
+    def get_external_per_pod_metric_replicas(
+        self,
+        status_replicas: int,
+        target_usage_per_pod: int,
+        values: Sequence[int],
+        tolerances: Tolerances,
+    ) -> tuple[int, int]:
+        """GetExternalPerPodMetricReplicas: the sum of the series shared over the current pods."""
+        usage = 0
+        for value in values:
+            usage += value
+            # Upstream detects int64 overflow as a negative sum.
+            if usage < 0 or usage > MAX_INT64:
+                usage = MAX_INT64
+                break
+        return self._per_pod(status_replicas, target_usage_per_pod, usage, tolerances, True)
+
+    # -- Shared steps -------------------------------------------------------
+
+    def get_usage_ratio_replica_count(
+        self, current_replicas: int, usage_ratio: float, tolerances: Tolerances
+    ) -> int:
+        """getUsageRatioReplicaCount: ready pods x ratio; from zero replicas, the ratio alone (no tolerance)."""
+        explain = self.explain
+        if current_replicas != 0:
+            if tolerances.is_within(usage_ratio):
+                explain.add(f"usage ratio within tolerance {tolerances}: keep {current_replicas}")
+                return current_replicas
+            ready = self.get_ready_pods_count()
+            replicas_float = usage_ratio * float(ready)
+            if replicas_float > MAX_INT32:
+                explain.add(f"{usage_ratio:.4g} x {ready} ready pods exceeds int32: {MAX_INT32}")
+                return MAX_INT32
+            replicas = _ceil_int32(replicas_float)
+            explain.add(f"ceil({usage_ratio:.4g} x {ready} ready pods) = {replicas} replicas")
+            return replicas
+        replicas = _ceil_int32(usage_ratio)
+        explain.add(f"from zero replicas: ceil({usage_ratio:.4g}) = {replicas} (no tolerance)")
+        return replicas
+
+    def get_ready_pods_count(self) -> int:
+        """getReadyPodsCount: Running pods whose Ready condition is True."""
+        if not self.pods:
+            raise MetricError(
+                "unable to calculate ready pods: no pods returned by selector while "
+                "calculating replica count"
+            )
+        return sum(1 for pod in self.pods if pod.phase == "Running" and pod.ready == "True")
+
+    def _per_pod(
+        self,
+        status_replicas: int,
+        target_per_pod: int,
+        usage: int,
+        tolerances: Tolerances,
+        capped: bool,
+    ) -> tuple[int, int]:
+        """The per-pod (AverageValue) form of Object and External metrics.
+
+        Only the External form caps the replica count at int32 and the
+        average at int64, as upstream does.
+        """
+        replicas = status_replicas
+        usage_ratio = fdiv(float(usage), float(target_per_pod) * float(replicas))
+        self.explain.add(
+            f"value {format_milli(usage)} over {status_replicas} current replicas, "
+            f"target {format_milli(target_per_pod)} each: usage ratio {usage_ratio:.4g}"
+        )
+        if not tolerances.is_within(usage_ratio):
+            result = fdiv(float(usage), float(target_per_pod))
+            replicas = MAX_INT32 if capped and result > MAX_INT32 else _ceil_int32(result)
+            self.explain.add(
+                f"ceil({format_milli(usage)} / {format_milli(target_per_pod)}) = {replicas} replicas"
+            )
+        else:
+            self.explain.add(f"usage ratio within tolerance {tolerances}: keep {replicas}")
+        if capped and float(usage) >= float(MAX_INT64):
+            average = MAX_INT64
+        else:
+            per_replica = fdiv(float(usage), float(status_replicas))
+            average = int64(math.ceil(per_replica) if math.isfinite(per_replica) else per_replica)
+        return replicas, average
+
+    def _group(self, metrics: Mapping[str, PodMetric], resource: str) -> PodGroups:
+        groups = group_pods(
+            self.pods,
+            metrics,
+            resource,
+            self.cpu_initialization_period,
+            self.delay_of_initial_readiness_status,
+            self.now,
+        )
+        explain = self.explain
+        explain.add(
+            f"{len(self.pods)} pods: {groups.ready_count} ready with metrics, "
+            f"{len(groups.unready)} unready, {len(groups.missing)} without metrics, "
+            f"{len(groups.ignored)} ignored"
+        )
+        with explain.indented():
+            if groups.ignored:
+                explain.add(f"ignored (deleted or failed): {names(groups.ignored)}")
+            if groups.unready:
+                why = (
+                    "pending, unready or in the CPU initialization period"
+                    if resource == "cpu"
+                    else "pending"
+                )
+                explain.add(f"unready ({why}): {names(groups.unready)}")
+            if groups.missing:
+                explain.add(f"without metrics: {names(groups.missing)}")
+        return groups
+
+    def _rebalanced(
+        self,
+        current_replicas: int,
+        usage_ratio: float,
+        new_usage_ratio: float,
+        counted: int,
+        tolerances: Tolerances,
+        utilization: int,
+        raw: int,
+    ) -> tuple[int, int, int]:
+        """The re-check after filling in missing and unready pods: no flip of direction, no tiny change."""
+        explain = self.explain
+        explain.add(f"usage ratio recomputed with them: {new_usage_ratio:.4g}")
+        if tolerances.is_within(new_usage_ratio):
+            explain.add(f"within tolerance {tolerances}: keep {current_replicas}")
+            return current_replicas, utilization, raw
+        if (usage_ratio < 1.0 < new_usage_ratio) or (usage_ratio > 1.0 > new_usage_ratio):
+            explain.add(f"the direction would flip: keep {current_replicas}")
+            return current_replicas, utilization, raw
+        new_replicas = _ceil_int32(new_usage_ratio * counted)
+        if (new_usage_ratio < 1.0 and new_replicas > current_replicas) or (
+            new_usage_ratio > 1.0 and new_replicas < current_replicas
+        ):
+            explain.add(
+                f"ceil({new_usage_ratio:.4g} x {counted}) = {new_replicas} would move against "
+                f"the direction: keep {current_replicas}"
+            )
+            return current_replicas, utilization, raw
+        explain.add(f"ceil({new_usage_ratio:.4g} x {counted} pods) = {new_replicas} replicas")
+        return new_replicas, utilization, raw
+
+
+def _remove(metrics: PodMetricsInfo, pods: frozenset[str]) -> None:
+    for name in pods:
+        metrics.pop(name, None)

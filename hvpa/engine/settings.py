@@ -1,0 +1,45 @@
+"""The engine's controller-wide settings, in one typed object.
+
+Each setting is one of kube-controller-manager's HPA flags (or the HPA
+controller's fixed scale-up limit), with upstream's default, so that an Hvpa
+behaves like an HPA on a cluster with default flags. `hvpa run` exposes them
+as flags and a scenario's `settings` overrides them; both build this object.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Final
+
+__all__ = ["SETTING_KEYS", "Settings"]
+
+
+@dataclass(frozen=True, slots=True)
+class Settings:
+    # --horizontal-pod-autoscaler-cpu-initialization-period: CPU samples taken
+    # while a pod may still be starting are not trusted for a scale-up.
+    cpu_initialization_period_seconds: float = 300.0
+    # --horizontal-pod-autoscaler-initial-readiness-delay: a pod that turned
+    # unready this soon after starting is taken as never having been ready.
+    initial_readiness_delay_seconds: float = 30.0
+    # --horizontal-pod-autoscaler-tolerance: usage ratios within 1 ± tolerance
+    # do not change the replica count (per direction, behavior may override).
+    tolerance: float = 0.1
+    # --horizontal-pod-autoscaler-downscale-stabilization: the scale-down
+    # window when behavior does not set one.
+    downscale_stabilization_seconds: float = 300.0
+    # Without behavior, one decision may not grow the target beyond
+    # max(scaleUpLimitFactor x current, scaleUpLimitMinimum).
+    scale_up_limit_factor: float = 2.0
+    scale_up_limit_minimum: int = 4
+
+
+# Scenario/flag spelling -> field name.
+SETTING_KEYS: Final = {
+    "cpuInitializationPeriod": "cpu_initialization_period_seconds",
+    "initialReadinessDelay": "initial_readiness_delay_seconds",
+    "tolerance": "tolerance",
+    "downscaleStabilization": "downscale_stabilization_seconds",
+    "scaleUpLimitFactor": "scale_up_limit_factor",
+    "scaleUpLimitMinimum": "scale_up_limit_minimum",
+}
