@@ -18,8 +18,12 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
 from typing import Final
 
+from hvpa.api.spec import HvpaSpec, ScaleType
+from hvpa.api.status import HvpaStatus, LastScaleTimes
+from hvpa.durations import parse_duration
 from hvpa.engine.strategies.plan import (
     MAINTENANCE_WINDOW,
     MIN_CHANGE,
@@ -43,11 +47,14 @@ __all__ = [
     "MaintenanceWindow",
     "MaintenanceWindowError",
     "apply_gates",
+    "gate_settings",
     "last_scale_time",
+    "last_scale_times",
     "parse_maintenance_window",
     "record_scale_times",
     "report",
     "scale_key",
+    "scale_times_from_status",
 ]
 
 MODE_AUTO: Final = "Auto"
@@ -127,6 +134,76 @@ class GateSettings:
     maintenance_window: MaintenanceWindow | None = None
     min_change_up: ScaleParams | None = None
     min_change_down: ScaleParams | None = None
+
+
+def gate_settings(spec: HvpaSpec) -> GateSettings:
+    """The gate parameters of a (defaulted, validated) Hvpa spec.
+
+    Raises DurationError or MaintenanceWindowError on values validation
+    would have rejected.
+    """
+    scales: dict[str, ScaleType | None] = {
+        "horizontalUp": spec.hpa.scale_up,
+        "horizontalDown": spec.hpa.scale_down,
+        "verticalUp": spec.vpa.scale_up,
+        "verticalDown": spec.vpa.scale_down,
+    }
+    modes = {
+        key: scale.update_policy.update_mode
+        for key, scale in scales.items()
+        if scale is not None and scale.update_policy is not None and scale.update_policy.update_mode
+    }
+    windows = {
+        key: parse_duration(scale.stabilization_duration)
+        for key, scale in scales.items()
+        if scale is not None and scale.stabilization_duration is not None
+    }
+    window = spec.maintenance_time_window
+    return GateSettings(
+        update_modes=modes,
+        stabilization_seconds=windows,
+        maintenance_window=parse_maintenance_window(window.begin, window.end) if window else None,
+        min_change_up=spec.vpa.scale_up.min_change if spec.vpa.scale_up else None,
+        min_change_down=spec.vpa.scale_down.min_change if spec.vpa.scale_down else None,
+    )
+
+
+def scale_times_from_status(
+    status: HvpaStatus | None,
+) -> tuple[dict[str, float | None] | None, float | None]:
+    """`status.history.lastScaleTimes` by SCALE_KEYS, and Gardener's `lastScaling.lastScaleTime`."""
+    if status is None:
+        return None, None
+    legacy = status.last_scaling.last_scale_time if status.last_scaling else None
+    times = status.history.last_scale_times if status.history else None
+    by_key = None
+    if times is not None:
+        moments = (
+            times.horizontal_up,
+            times.horizontal_down,
+            times.vertical_up,
+            times.vertical_down,
+        )
+        by_key = {
+            key: moment.timestamp() if moment else None
+            for key, moment in zip(SCALE_KEYS, moments, strict=True)
+        }
+    return by_key, legacy.timestamp() if legacy else None
+
+
+def last_scale_times(scale_times: Mapping[str, float]) -> LastScaleTimes:
+    """record_scale_times' result in the status's shape."""
+
+    def moment(key: str) -> datetime | None:
+        value = scale_times.get(key)
+        return datetime.fromtimestamp(int(value), UTC) if value is not None else None
+
+    return LastScaleTimes(
+        horizontal_up=moment("horizontalUp"),
+        horizontal_down=moment("horizontalDown"),
+        vertical_up=moment("verticalUp"),
+        vertical_down=moment("verticalDown"),
+    )
 
 
 def last_scale_time(

@@ -23,6 +23,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from typing import Final
 
+from hvpa.api.resource import Hvpa
 from hvpa.engine.strategies.plan import CONFLICTING_AUTOSCALER, WEIGHT, Axis, Hold, Plan
 from hvpa.engine.vertical import (
     ContainerTarget,
@@ -31,7 +32,15 @@ from hvpa.engine.vertical import (
     round_request,
 )
 from hvpa.quantity import ceil_div, format_milli
-from hvpa.records import CPU, MEMORY, ContainerSpec, PodMetricsRecord, PodRecord, VpaRecord
+from hvpa.records import (
+    CPU,
+    MEMORY,
+    ContainerSpec,
+    PodMetricsRecord,
+    PodRecord,
+    VpaRecord,
+    parse_time,
+)
 
 __all__ = [
     "HORIZONTAL_POD_AUTOSCALER",
@@ -45,6 +54,7 @@ __all__ = [
     "detect_starvation",
     "find_conflicts",
     "missing_data_holds",
+    "writer_from_hvpa",
     "writer_from_vpa",
 ]
 
@@ -117,6 +127,19 @@ class Writer:
     def _age_key(self) -> tuple[bool, float, str]:
         """Older first; an unknown creation time counts as newest, then names decide."""
         return self.created is None, self.created or 0.0, self.name
+
+
+def writer_from_hvpa(hvpa: Hvpa) -> Writer:
+    """An Hvpa as a writer of its target, aged by `metadata.creationTimestamp`."""
+    created = hvpa.metadata.get("creationTimestamp")
+    return Writer(
+        HVPA,
+        hvpa.namespace,
+        hvpa.name,
+        hvpa.spec.target_ref.kind,
+        hvpa.spec.target_ref.name,
+        created=parse_time(created) if isinstance(created, str) else None,
+    )
 
 
 def writer_from_vpa(vpa: VpaRecord) -> Writer:

@@ -7,15 +7,19 @@ from datetime import UTC, datetime
 
 import pytest
 
+from hvpa.api import History, HvpaStatus, apply_defaults, parse_hvpa
 from hvpa.engine.gates import (
     GateSettings,
     MaintenanceWindowError,
     apply_gates,
+    gate_settings,
     last_scale_time,
+    last_scale_times,
     parse_maintenance_window,
     record_scale_times,
     report,
     scale_key,
+    scale_times_from_status,
 )
 from hvpa.engine.strategies.plan import Blocked, Hold, HorizontalInput, Plan
 from hvpa.engine.vertical import ResourceChange
@@ -323,3 +327,69 @@ def test_scale_key() -> None:
         "horizontalUp",
         "verticalDown",
     ]
+
+
+MANIFEST = {
+    "apiVersion": "autoscaling.k8s.io/v1alpha1",
+    "kind": "Hvpa",
+    "metadata": {"name": "etcd", "namespace": "shoot--dev"},
+    "spec": {
+        "targetRef": {"apiVersion": "apps/v1", "kind": "StatefulSet", "name": "etcd"},
+        "maintenanceTimeWindow": {"begin": "220000+0100", "end": "230000+0100"},
+        "hpa": {
+            "deploy": True,
+            "selector": {"matchLabels": {"role": "hpa"}},
+            "template": {
+                "metadata": {"labels": {"role": "hpa"}},
+                "spec": {"minReplicas": 1, "maxReplicas": 3},
+            },
+            "scaleUp": {"updatePolicy": {"updateMode": "Off"}, "stabilizationDuration": "2m"},
+        },
+        "vpa": {
+            "deploy": True,
+            "selector": {"matchLabels": {"role": "vpa"}},
+            "template": {"metadata": {"labels": {"role": "vpa"}}},
+            "scaleDown": {
+                "updatePolicy": {"updateMode": "MaintenanceWindow"},
+                "stabilizationDuration": "1h",
+                "minChange": {"memory": {"value": "300M", "percentage": 50}},
+            },
+        },
+    },
+    "status": {
+        "lastScaling": {"lastScaleTime": "2026-11-21T10:00:00Z"},
+        "history": {"lastScaleTimes": {"verticalUp": "2026-11-21T11:00:00Z"}},
+    },
+}
+
+
+def test_gate_settings_and_scale_times_from_an_hvpa() -> None:
+    hvpa = apply_defaults(parse_hvpa(MANIFEST))
+    settings = gate_settings(hvpa.spec)
+    assert settings.update_modes == {
+        "horizontalUp": "Off",
+        "horizontalDown": "Auto",
+        "verticalUp": "Auto",
+        "verticalDown": "MaintenanceWindow",
+    }
+    assert settings.stabilization_seconds == {"horizontalUp": 120.0, "verticalDown": 3600.0}
+    assert settings.maintenance_window is not None
+    assert settings.maintenance_window.contains(at(21, 30))
+    assert settings.min_change_down is not None and settings.min_change_up is None
+    times, legacy = scale_times_from_status(hvpa.status)
+    assert legacy == at(10)
+    assert times == {
+        "horizontalUp": None,
+        "horizontalDown": None,
+        "verticalUp": at(11),
+        "verticalDown": None,
+    }
+    assert last_scale_time("verticalDown", times, legacy) == at(10)
+    written = last_scale_times({"verticalUp": at(11), "horizontalDown": at(9)})
+    assert scale_times_from_status(HvpaStatus(history=History(last_scale_times=written)))[0] == {
+        "horizontalUp": None,
+        "horizontalDown": at(9),
+        "verticalUp": at(11),
+        "verticalDown": None,
+    }
+    assert scale_times_from_status(None) == (None, None)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+from hvpa.api import parse_hvpa
 from hvpa.engine.guards import (
     Starving,
     Writer,
@@ -11,6 +12,7 @@ from hvpa.engine.guards import (
     detect_starvation,
     find_conflicts,
     missing_data_holds,
+    writer_from_hvpa,
     writer_from_vpa,
 )
 from hvpa.engine.strategies.plan import Blocked, HorizontalInput, Plan
@@ -274,3 +276,22 @@ def test_oom_overrides_a_weight_hold() -> None:
 def test_no_starvation_leaves_the_plan() -> None:
     original = plan_with((step("cpu", "500m", "600m"),))
     assert apply_starvation(original, [], [APP], [TARGET]) is original
+
+
+def test_writer_from_hvpa() -> None:
+    hvpa = parse_hvpa(
+        {
+            "apiVersion": "autoscaling.k8s.io/v1alpha1",
+            "kind": "Hvpa",
+            "metadata": {
+                "name": "web",
+                "namespace": "shop",
+                "creationTimestamp": "1970-01-01T00:01:40Z",
+            },
+            "spec": {
+                "targetRef": {"apiVersion": "apps/v1", "kind": "Deployment", "name": "web"},
+                "hpa": {"template": {"spec": {"maxReplicas": 3}}},
+            },
+        }
+    )
+    assert writer_from_hvpa(hvpa) == ME
