@@ -10,7 +10,7 @@ fields are None when the manifest leaves them out: the defaults live in
 
 from __future__ import annotations
 
-from typing import Annotated, Any, Final, Literal
+from typing import Annotated, Any, Final, Literal, get_args
 
 import msgspec
 
@@ -56,15 +56,8 @@ __all__ = [
 
 UpdateMode = Literal["Auto", "Off", "MaintenanceWindow"]
 Strategy = Literal["Weighted", "HpaPreferred", "HpaBiased", "VpaBiased", "Mixed", "Capacity"]
-UPDATE_MODES: Final[tuple[str, ...]] = ("Auto", "Off", "MaintenanceWindow")
-STRATEGIES: Final[tuple[str, ...]] = (
-    "Weighted",
-    "HpaPreferred",
-    "HpaBiased",
-    "VpaBiased",
-    "Mixed",
-    "Capacity",
-)
+UPDATE_MODES: Final[tuple[str, ...]] = get_args(UpdateMode)
+STRATEGIES: Final[tuple[str, ...]] = get_args(Strategy)
 
 ResourceList = dict[str, Quantity]
 """A corev1.ResourceList: resource name (`cpu`, `memory`) to quantity."""

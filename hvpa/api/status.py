@@ -9,7 +9,7 @@ keeps None and () apart.
 
 from __future__ import annotations
 
-from typing import Final, Literal
+from typing import Final, Literal, get_args
 
 from hvpa.api.autoscaling import Quantity
 from hvpa.api.base import Model, Time
@@ -38,14 +38,7 @@ BlockingReason = Literal[
     "StabilizationWindow", "MaintenanceWindow", "UpdatePolicy", "Weight", "MinChange", "Rollout"
 ]
 # Gardener's five, plus Rollout (ENGINE.md §4).
-BLOCKING_REASONS: Final[tuple[str, ...]] = (
-    "StabilizationWindow",
-    "MaintenanceWindow",
-    "UpdatePolicy",
-    "Weight",
-    "MinChange",
-    "Rollout",
-)
+BLOCKING_REASONS: Final[tuple[str, ...]] = get_args(BlockingReason)
 ConditionStatus = Literal["True", "False", "Unknown"]
 
 

@@ -357,7 +357,12 @@ def _selector(
     if selector is None:
         return
     parsed = _label_selector(plain(selector), f"{path}.selector", findings)
-    if parsed is not None and not parsed.empty and labels and not parsed.matches(labels):
+    if parsed is not None and parsed.empty:
+        # Gardener refused it too: it would select every object in the namespace.
+        findings.add(
+            f"{path}.selector", "must not be empty (leave it out to use the template's labels)"
+        )
+    elif parsed is not None and labels and not parsed.matches(labels):
         findings.add(
             f"{path}.template.metadata.labels", "`selector` does not match template `labels`"
         )

@@ -119,7 +119,10 @@ def _check_document(document: Any, index: int, where: str, tally: _Tally) -> Non
         return
     metadata = document.get("metadata")
     name = metadata.get("name") if isinstance(metadata, dict) else None
-    label = f"{kind}/{name}" if name else f"{kind or 'document'} (document {index})"
+    if not kind:
+        label = f"document {index}"
+    else:
+        label = f"{kind}/{name}" if name else f"{kind} (document {index})"
     if kind != KIND:
         tally.skipped += 1
         tally.say(where, f"{label}: skipped: not an {KIND}")

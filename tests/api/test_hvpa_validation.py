@@ -522,6 +522,11 @@ ROWS = [
         id="selector-invalid",
     ),
     pytest.param(
+        {"spec.vpa.selector": {}},
+        ["spec.vpa.selector: must not be empty (leave it out to use the template's labels)"],
+        id="selector-empty",
+    ),
+    pytest.param(
         {"spec.hpa.template.metadata.labels": {"replicas": 3}},
         ["spec.hpa.template.metadata.labels: must be a map of strings to strings"],
         id="template-labels-strings",

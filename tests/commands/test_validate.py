@@ -179,6 +179,16 @@ def test_missing_file(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> Non
     )
 
 
+def test_document_without_kind_or_name(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    path = write(tmp_path, "two.yaml", "spec: {}\n---\nkind: Hvpa\nspec: {}\n")
+    code, lines = run(["-f", path], capsys)
+    assert code == 2
+    assert lines[:2] == [
+        f"{path}: document 1: skipped: not an Hvpa",
+        f"{path}: Hvpa (document 2): apiVersion: required",
+    ]
+
+
 def test_document_that_is_not_an_object(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     path = write(tmp_path, "list.yaml", "- a\n- b\n")
     code, lines = run(["-f", path], capsys)
