@@ -1,0 +1,1 @@
+"""The horizontal axis: upstream HPA semantics (replica calculator, behavior) and cluster-proportional replicas."""
