@@ -349,8 +349,16 @@ def apply_gates(
             lines.append(f"gate: vertical {change.direction} {what} blocked by {reason}: {why}")
         if not reasons:
             applied.append(change)
-            passes = f" (starvation: {change.starving})" if change.starving else ""
-            lines.append(f"gate: vertical {change.direction} {what} passes{passes}")
+            if change.starving:
+                passes = f"starvation: {change.starving}"
+            else:
+                threshold = clears_min_change(
+                    change, settings.min_change_up, settings.min_change_down
+                )[1]
+                passes = (
+                    f"step {format_milli(abs(change.step))} >= minChange {format_milli(threshold)}"
+                )
+            lines.append(f"gate: vertical {change.direction} {what} passes ({passes})")
     return Gated(replicas, tuple(applied), tuple(blocked), tuple(lines))
 
 

@@ -19,6 +19,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Final, Literal, Protocol
 
+from hvpa.engine.gomath import trunc_div
 from hvpa.quantity import ceil_div, format_milli, parse_milli
 from hvpa.records import CPU, MEMORY, ContainerSpec
 
@@ -103,12 +104,6 @@ def clears_min_change(
     return abs(change.step) >= threshold, threshold
 
 
-def _go_div(numerator: int, denominator: int) -> int:
-    """Integer division truncating toward zero, as Go's `/` on int64."""
-    quotient = abs(numerator) // abs(denominator)
-    return quotient if (numerator >= 0) == (denominator > 0) else -quotient
-
-
 def weighted_step(resource: str, current: int, target: int, weight: int) -> int:
     """The change (milli-units) a weight in percent allows, truncated toward zero.
 
@@ -118,8 +113,8 @@ def weighted_step(resource: str, current: int, target: int, weight: int) -> int:
     if resource == MEMORY:
         difference = target - current
         whole_bytes = ceil_div(abs(difference), 1000) * (1 if difference >= 0 else -1)
-        return _go_div(whole_bytes * weight, 100) * 1000
-    return _go_div((target - current) * weight, 100)
+        return trunc_div(whole_bytes * weight, 100) * 1000
+    return trunc_div((target - current) * weight, 100)
 
 
 def round_request(resource: str, milli: int) -> int:
