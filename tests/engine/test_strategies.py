@@ -363,6 +363,12 @@ def test_oom_grows_memory_through_the_pipeline() -> None:
     assert result.requests == res("1", "1400M")
     assert result.limits == res("2", "2800M")
     assert outcome.blocked == ()
+    lines = outcome.explanation
+    order = [
+        next(i for i, line in enumerate(lines) if marker in line)
+        for marker in ("OOMKilled in pod web-1", "strategy Weighted", "after an OOMKill", "passes")
+    ]
+    assert order == sorted(order)
 
 
 def test_vertical_off_touches_no_container() -> None:

@@ -115,11 +115,9 @@ def combine(
         starving, starvation_lines = detect_starvation(
             containers, targets, pods, metrics, since=since, override_oom=override_oom
         )
-        plan = apply_starvation(plan, starving, containers, targets)
-        lines.extend(plan.explanation)
         lines.extend(starvation_lines)
-    else:
-        lines.extend(plan.explanation)
+        plan = apply_starvation(plan, starving, containers, targets)
+    lines.extend(plan.explanation)
     gated = apply_gates(
         plan,
         settings,
