@@ -469,3 +469,20 @@ def test_results_stay_within_replica_bounds_limits_and_policy(
         high = target.max_allowed.get(change.resource)
         assert low is None or request >= low
         assert high is None or request <= high
+
+
+@pytest.mark.parametrize("strategy", STRATEGIES)
+def test_missing_data_never_falls_to_a_bound(strategy: str) -> None:
+    held = HorizontalInput(7, 1, 5, desired=None, unclamped=None)
+    plan = plan_scaling(strategy, held, [APP], None)
+    assert (plan.replicas, plan.changes) == (7, ())
+    outcome = combine(
+        strategy,
+        held,
+        [APP],
+        VerticalRecommendation((), "NoRecommendation", "no recommendation yet"),
+        GateSettings(),
+        now=0.0,
+    )
+    assert (outcome.replicas, outcome.applied, outcome.blocked) == (7, (), ())
+    assert outcome.containers[0].requests == APP.requests
