@@ -34,7 +34,8 @@ __all__ = [
     "group_pods",
 ]
 
-_NEVER = -math.inf  # Go's zero time, for an absent timestamp
+# Go's zero time (0001-01-01T00:00:00Z): what an absent timestamp reads as upstream.
+_GO_ZERO_TIME = -62_135_596_800.0
 
 
 @dataclass(frozen=True, slots=True)
@@ -95,9 +96,9 @@ def group_pods(
             if pod.ready is None or pod.start_time is None:
                 is_unready = True
             else:
-                transition = _NEVER if pod.ready_transition is None else pod.ready_transition
+                transition = _GO_ZERO_TIME if pod.ready_transition is None else pod.ready_transition
                 if pod.start_time + cpu_initialization_period > now:
-                    sampled = _NEVER if metric.timestamp is None else metric.timestamp
+                    sampled = _GO_ZERO_TIME if metric.timestamp is None else metric.timestamp
                     is_unready = (
                         pod.ready == "False" or sampled < transition + metric.window_seconds
                     )
