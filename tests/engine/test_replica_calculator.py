@@ -11,6 +11,17 @@ import math
 from collections.abc import Sequence
 
 import pytest
+from horizontal_kit import (
+    COOL,
+    HOT,
+    NOW,
+    calculator,
+    custom_metrics,
+    levels,
+    pod,
+    pod_metrics,
+    pods,
+)
 
 from hvpa.engine.horizontal.replica_calculator import (
     Tolerances,
@@ -28,17 +39,6 @@ from hvpa.engine.metrics import (
     get_resource_metric,
 )
 from hvpa.records import ContainerSpec, Resources
-from horizontal_kit import (
-    COOL,
-    HOT,
-    NOW,
-    calculator,
-    custom_metrics,
-    levels,
-    pod,
-    pod_metrics,
-    pods,
-)
 
 DEFAULT = Tolerances(0.1, 0.1)
 MAX_INT32 = 2**31 - 1
@@ -531,7 +531,7 @@ def test_resource_replicas_errors(case: dict[str, object], message: str) -> None
 
 
 def test_no_metrics_at_all_is_an_error_of_the_metrics_client() -> None:
-    with pytest.raises(MetricError, match="^no metrics returned from resource metrics API$"):
+    with pytest.raises(MetricError, match=r"^no metrics returned from resource metrics API$"):
         get_resource_metric(pod_metrics([]), "cpu", "")
 
 
@@ -760,7 +760,7 @@ def test_external_per_pod_metric_replicas(
 
 
 def test_external_metric_empty_list() -> None:
-    with pytest.raises(MetricError, match="^no metrics returned from external metrics API$"):
+    with pytest.raises(MetricError, match=r"^no metrics returned from external metrics API$"):
         get_external_metric(ExternalMetricValueList(()))
     assert get_external_metric(ExternalMetricValueList((ExternalMetricValue(5),))) == [5]
 
