@@ -116,6 +116,31 @@ def gardener_case(
     )
 
 
+def test_blocked_items_keep_each_container_resource() -> None:
+    other = ContainerSpec("sidecar", requests=res("300m", "200M"), limits=res("2", "5G"))
+    outcome = combine(
+        "Weighted",
+        horizontal(2, 2),
+        [UNSCALED, other],
+        VerticalRecommendation(
+            (
+                ContainerTarget("deployment", res("350m", "250M")),
+                ContainerTarget("sidecar", res("350m", "250M")),
+            )
+        ),
+        GateSettings(),
+        now=0.0,
+        intervals=[Interval(90)],
+    )
+    assert [(b.axis, b.reason) for b in outcome.blocked] == [("vertical", "MinChange")]
+    assert [(b.container, b.resource) for b in outcome.blocked_items] == [
+        ("deployment", "cpu"),
+        ("deployment", "memory"),
+        ("sidecar", "cpu"),
+        ("sidecar", "memory"),
+    ]
+
+
 def test_gardener_should_scale_only_memory() -> None:
     assert gardener_case(UNSCALED, "500m", "3G", 40, GARDENER_GAP) == (
         3,

@@ -43,7 +43,9 @@ class Outcome:
 
     `containers` holds every container of the target with its resulting
     requests and limits (milli-units); `blocked` is one entry per axis,
-    direction and reason; `scale_times` the new `status.history.lastScaleTimes`.
+    direction and reason (for the Decision and `status.lastBlockedScaling`),
+    `blocked_items` the same per container resource; `scale_times` the new
+    `status.history.lastScaleTimes`.
     """
 
     plan: Plan
@@ -51,6 +53,7 @@ class Outcome:
     containers: tuple[ContainerResources, ...]
     applied: tuple[ResourceChange, ...]
     blocked: tuple[Blocked, ...]
+    blocked_items: tuple[Blocked, ...]
     holds: tuple[Hold, ...]
     scale_times: dict[str, float]
     explanation: tuple[str, ...]
@@ -156,6 +159,7 @@ def combine(
         containers=tuple(results),
         applied=tuple(applied),
         blocked=report(gated.blocked),
+        blocked_items=gated.blocked,
         holds=tuple(holds),
         scale_times=times,
         explanation=tuple(lines),
