@@ -12,8 +12,8 @@ import pytest
 from kube_helpers import eventually
 
 from hvpa.kube.client import KubeClient
-from hvpa.kube.informer import EventHandler, Informer
-from hvpa.kube.resources import PODS
+from hvpa.kube.informer import EventHandler, Informer, wait_for_cache_sync
+from hvpa.kube.resources import NODES, PODS
 from hvpa.kube.settings import WatchSettings
 from hvpa.kube.store import labelled_indexers, select
 from hvpa.labels import LabelSelector
@@ -302,3 +302,23 @@ async def test_namespaced_and_selected_informer(apiserver: ApiServer, kube: Kube
         assert cache.state()["namespace"] == "shop"
     finally:
         await stop(task)
+
+
+async def test_wait_for_cache_sync_then_freeze(apiserver: ApiServer, kube: KubeClient) -> None:
+    import gc
+
+    apiserver.objects.create(
+        "nodes", {"apiVersion": "v1", "kind": "Node", "metadata": {"name": "n1"}}
+    )
+    Cluster(apiserver).create("p0")
+    pods = Informer(client=kube, resource=PODS)
+    nodes = Informer(client=kube, resource=NODES)
+    tasks = [asyncio.create_task(informer.run()) for informer in (pods, nodes)]
+    try:
+        await asyncio.wait_for(wait_for_cache_sync([pods, nodes]), timeout=10)
+        assert gc.get_freeze_count() > 0
+        assert sorted(nodes.store) == ["n1"] and sorted(pods.store) == ["default/p0"]
+    finally:
+        gc.unfreeze()
+        for task in tasks:
+            await stop(task)
