@@ -33,7 +33,12 @@ from hvpa.sim.apiserver.faults import Faults
 from hvpa.sim.apiserver.metrics import Metrics
 from hvpa.sim.apiserver.patching import PatchType
 from hvpa.sim.apiserver.registry import Registry, parse_resource_version
-from hvpa.sim.apiserver.requestlog import RequestLog, RequestRecord, request_attributes
+from hvpa.sim.apiserver.requestlog import (
+    TRUE_WORDS,
+    RequestLog,
+    RequestRecord,
+    request_attributes,
+)
 from hvpa.sim.apiserver.resources import ResourceType
 from hvpa.sim.apiserver.selectors import parse_label_selector
 from hvpa.sim.apiserver.storage import Entry
@@ -45,7 +50,6 @@ logger = logging.getLogger(__name__)
 
 _JSON: Final = "application/json"
 _NOT_FOUND: Final = "the server could not find the requested resource"
-_TRUE: Final = ("true", "1")
 
 
 @dataclass(frozen=True, slots=True)
@@ -194,7 +198,7 @@ class HttpApi:
         dry_run = query.get("dryRun") == "All"
         if name is None:
             if method == "GET":
-                if target.watch or query.get("watch") in _TRUE:
+                if target.watch or query.get("watch") in TRUE_WORDS:
                     return await self._watch(request, record, rtype, namespace)
                 return self._list(request, rtype, namespace)
             if method == "POST":
@@ -337,8 +341,8 @@ class HttpApi:
         )
         text_rv = query.get("resourceVersion", "")
         rv = parse_resource_version(text_rv) if text_rv else 0
-        bookmarks = query.get("allowWatchBookmarks") in _TRUE
-        initial = query.get("sendInitialEvents") in _TRUE
+        bookmarks = query.get("allowWatchBookmarks") in TRUE_WORDS
+        initial = query.get("sendInitialEvents") in TRUE_WORDS
         if initial:
             errors = []
             if query.get("resourceVersionMatch") != "NotOlderThan":
@@ -378,10 +382,10 @@ class HttpApi:
         )
         response = web.StreamResponse(status=200, headers={"Content-Type": _JSON})
         response.enable_chunked_encoding()
-        await response.prepare(request)
-        record.status = 200
         self._watches.add(watch)
         try:
+            await response.prepare(request)
+            record.status = 200
             await watch.run(response.write)
             await response.write_eof()
         except (ConnectionResetError, ConnectionError):
@@ -393,7 +397,7 @@ class HttpApi:
     # ================================================================ metrics
 
     def _resource_metrics(self, request: web.Request, target: _Target) -> web.Response:
-        if request.method != "GET" or target.watch or request.query.get("watch") in _TRUE:
+        if request.method != "GET" or target.watch or request.query.get("watch") in TRUE_WORDS:
             raise _not_allowed()
         if target.subresource is not None:
             raise NotFound(_NOT_FOUND)

@@ -297,7 +297,7 @@ class Registry:
     ) -> Entry:
         """Write `obj` over `current` after the preconditions and the strategy's rules.
 
-        `trusted` skips validation for the server's own writes (binding, deletion marks)."""
+        `trusted` marks the server's own writes (pods/binding): no validation, status kept."""
         old = current.load()
         old_meta = old["metadata"]
         name = str(old_meta["name"])
@@ -334,7 +334,7 @@ class Registry:
             apply_defaults(rtype, new)
         else:
             new = obj
-            if rtype.status:
+            if rtype.status and not trusted:
                 if "status" in old:
                     new["status"] = old["status"]
                 else:

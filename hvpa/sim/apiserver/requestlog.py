@@ -12,10 +12,13 @@ from __future__ import annotations
 from collections import deque
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
+from typing import Final
 
-__all__ = ["RequestLog", "RequestRecord", "request_attributes"]
+__all__ = ["TRUE_WORDS", "RequestLog", "RequestRecord", "request_attributes"]
 
 _NAMESPACE_SUBRESOURCES = frozenset({"status", "finalize"})
+# Go's strconv.ParseBool spellings of true, which query parameters are parsed with.
+TRUE_WORDS: Final = frozenset({"1", "t", "T", "TRUE", "true", "True"})
 
 
 @dataclass(slots=True)
@@ -69,7 +72,7 @@ def request_attributes(method: str, path: str, query: Mapping[str, str]) -> Requ
         record.verb = "delete" if record.name else "deletecollection"
     elif method in ("GET", "HEAD"):
         record.verb = "get" if record.name else "list"
-        if watch or (query.get("watch") in ("true", "1") and record.verb == "list"):
+        if watch or (query.get("watch") in TRUE_WORDS and record.verb == "list"):
             record.verb = "watch"
     return record
 

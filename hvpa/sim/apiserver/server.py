@@ -111,13 +111,14 @@ class ApiServer:
             handle_signals=False,
             access_log=None,
             handler_cancellation=True,
+            shutdown_timeout=self._shutdown_timeout,
         )
         await runner.setup()
         sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
         sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         sock.bind((self._host, self._requested_port))
         sock.setblocking(False)
-        site = web.SockSite(runner, sock, shutdown_timeout=self._shutdown_timeout)
+        site = web.SockSite(runner, sock)
         await site.start()
         self._runner = runner
         self._port = int(sock.getsockname()[1])

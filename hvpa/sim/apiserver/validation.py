@@ -218,7 +218,7 @@ def _validate_pod_update(spec: dict[str, Any], old: dict[str, Any]) -> list[Fiel
             munged["schedulingGates"] = old["schedulingGates"]
     for field in ("containers", "initContainers"):
         new_list, old_list = spec.get(field) or [], old.get(field) or []
-        if len(new_list) == len(old_list):
+        if new_list and len(new_list) == len(old_list):
             munged[field] = [
                 {**n, "image": o.get("image")} if isinstance(n, dict) and isinstance(o, dict) else n
                 for n, o in zip(new_list, old_list, strict=True)
