@@ -15,6 +15,10 @@ before awaiting with it in hand.
 indexes (namespace, and namespace + label key=value): the sets of each
 equality requirement are intersected, smallest first, and only the survivors
 are matched against the whole selector.
+
+`selecting` is the reverse: the records (scale targets) whose selector
+matches a given set of labels (a pod's). Each selector is filed under one of
+its equality requirements, so a pod's labels name the few candidates.
 """
 
 from __future__ import annotations
@@ -38,14 +42,18 @@ from hvpa.labels import LabelSelector
 __all__ = [
     "BY_NAMESPACE",
     "BY_NAMESPACE_LABEL",
+    "BY_SELECTOR",
     "IndexFunc",
     "Labelled",
+    "Selecting",
     "Store",
     "freeze_heap",
     "index_by_namespace",
     "index_by_namespace_label",
+    "index_by_selector",
     "labelled_indexers",
     "select",
+    "selecting",
 ]
 
 R = TypeVar("R")
@@ -53,6 +61,7 @@ IndexFunc = Callable[[R], Iterable[Hashable]]
 
 BY_NAMESPACE: Final = "namespace"
 BY_NAMESPACE_LABEL: Final = "namespace-label"
+BY_SELECTOR: Final = "selector"
 
 _NO_KEYS: Final[AbstractSet[str]] = frozenset()
 
@@ -243,6 +252,59 @@ def select(store: Store[L], *, namespace: str, selector: LabelSelector) -> list[
     for key in sorted(keys):
         record = store.get(key)
         if record is not None and selector.matches(record.labels):
+            found.append(record)
+    return found
+
+
+# ---------------------------------------------------------------------------
+# Which selectors select a set of labels
+
+
+class Selecting(Protocol):
+    """A namespaced record with a label selector (a Deployment, StatefulSet, ReplicaSet)."""
+
+    @property
+    def namespace(self) -> str: ...
+
+    @property
+    def selector(self) -> LabelSelector: ...
+
+
+S = TypeVar("S", bound=Selecting)
+
+# The index value of selectors with no equality requirement: checked against every pod.
+_UNANCHORED: Final = ""
+
+
+def index_by_selector(record: Selecting) -> list[tuple[str, str, str]]:
+    """File a selector under the values of its first `key=value` / `key in (...)` requirement.
+
+    A selector that selects nothing is filed nowhere; one with no equality
+    requirement (`key`, `!key`, `notin`) is filed as unanchored.
+    """
+    selector = record.selector
+    if selector.nothing:
+        return []
+    namespace = record.namespace
+    for requirement in selector.requirements:
+        if requirement.operator in ("In", "Equals"):
+            return [(namespace, requirement.key, value) for value in requirement.values]
+    return [(namespace, _UNANCHORED, _UNANCHORED)]
+
+
+def selecting(store: Store[S], *, namespace: str, labels: Mapping[str, str]) -> list[S]:
+    """The records in `namespace` whose selector matches `labels`, in key order.
+
+    Needs the `BY_SELECTOR` index (`index_by_selector`). Typical use: the
+    scale targets a pod belongs to, when the pod changes.
+    """
+    keys = set(store.index_keys(BY_SELECTOR, (namespace, _UNANCHORED, _UNANCHORED)))
+    for key, value in labels.items():
+        keys.update(store.index_keys(BY_SELECTOR, (namespace, key, value)))
+    found = []
+    for key in sorted(keys):
+        record = store.get(key)
+        if record is not None and record.selector.matches(labels):
             found.append(record)
     return found
 

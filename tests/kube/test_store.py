@@ -1,19 +1,24 @@
 """The store: keyed records, index maintenance on add/update/delete, selection by
-label selector within a namespace (against a brute-force oracle), and memory per pod."""
+label selector within a namespace and the reverse (which selectors match a pod), both
+against brute-force oracles, and memory per pod."""
 
 import random
 import sys
 import tracemalloc
+from dataclasses import dataclass
 
 import pytest
 
 from hvpa.kube.store import (
     BY_NAMESPACE,
     BY_NAMESPACE_LABEL,
+    BY_SELECTOR,
     Store,
     freeze_heap,
+    index_by_selector,
     labelled_indexers,
     select,
+    selecting,
 )
 from hvpa.labels import LabelSelector
 from hvpa.records import ContainerSpec, PodRecord, Resources, decode_pod
@@ -218,3 +223,51 @@ def test_container_specs_are_shared_between_pods_of_a_template() -> None:
         requests=Resources(cpu=250, memory=512 * 2**20 * 1000),
         limits=Resources(memory=2**30 * 1000),
     )
+
+
+@dataclass(frozen=True)
+class Target:
+    namespace: str
+    name: str
+    selector: LabelSelector
+
+
+@pytest.mark.parametrize(
+    ("labels", "expected"),
+    [
+        pytest.param({"app": "web"}, ["web", "web-or-api"], id="equality"),
+        pytest.param({"app": "web", "track": "canary"}, ["canary", "web", "web-or-api"], id="more"),
+        pytest.param({"app": "api"}, ["web-or-api"], id="set"),
+        pytest.param({"tier": "x"}, ["has-tier"], id="unanchored"),
+        pytest.param({}, [], id="no-labels"),
+    ],
+)
+def test_selecting_finds_the_selectors_that_match(
+    labels: dict[str, str], expected: list[str]
+) -> None:
+    store: Store[Target] = Store(indexers={BY_SELECTOR: index_by_selector})
+    for name, text in [
+        ("web", "app=web"),
+        ("canary", "app=web,track=canary"),
+        ("web-or-api", "app in (web,api)"),
+        ("has-tier", "tier,app!=web"),
+    ]:
+        store.upsert(f"shop/{name}", Target("shop", name, LabelSelector.parse(text)))
+    store.upsert("shop/none", Target("shop", "none", LabelSelector(nothing=True)))
+    store.upsert("other/web", Target("other", "web", LabelSelector.parse("app=web")))
+    found = selecting(store, namespace="shop", labels=labels)
+    assert [t.name for t in found] == expected
+
+
+def test_selecting_agrees_with_brute_force() -> None:
+    rng = random.Random(9)
+    values = {"app": ["a", "b", "c"], "tier": ["x", "y"]}
+    store: Store[Target] = Store(indexers={BY_SELECTOR: index_by_selector})
+    texts = ["app=a", "app=b,tier=x", "app in (a,c)", "tier", "!app", "app notin (a)", "tier=y"]
+    for index in range(300):
+        text = rng.choice(texts)
+        store.upsert(f"n/t{index}", Target("n", f"t{index}", LabelSelector.parse(text)))
+    for _ in range(50):
+        labels = {k: rng.choice(v) for k, v in values.items() if rng.random() < 0.7}
+        expected = sorted(k for k, t in store.items() if t.selector.matches(labels))
+        assert [f"n/{t.name}" for t in selecting(store, namespace="n", labels=labels)] == expected
