@@ -4,8 +4,10 @@ watches, 500s and 429s; re-list with deletes after compaction; bookmarks carryin
 the resourceVersion forward; and a store that ends equal to the server's state."""
 
 import asyncio
+import gc
 import random
 from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from typing import Any
 
 import pytest
@@ -101,16 +103,24 @@ async def informer(kube: KubeClient) -> AsyncIterator[tuple[Informer[PodWire, Po
     yield informer, events
 
 
-async def running(informer: Informer[Any, Any]) -> asyncio.Task[None]:
-    task = asyncio.create_task(informer.run(), name="informer")
-    await asyncio.wait_for(informer.wait_synced(), timeout=60)
-    return task
+@asynccontextmanager
+async def running(*informers: Informer[Any, Any]) -> AsyncIterator[None]:
+    """Informers running and synced; stopped (and seen to stop) on exit."""
+    tasks = [asyncio.create_task(informer.run(), name=informer.name) for informer in informers]
+    try:
+        await asyncio.wait_for(wait_for_cache_sync(informers, freeze=False), timeout=60)
+        yield
+    finally:
+        for task in tasks:
+            task.cancel()
+            with pytest.raises(asyncio.CancelledError):
+                await task
 
 
-async def stop(task: asyncio.Task[None]) -> None:
-    task.cancel()
-    with pytest.raises(asyncio.CancelledError):
-        await task
+async def settled(apiserver: ApiServer) -> None:
+    """The informer's watch is open, and old enough that closing it is no failure."""
+    await eventually(lambda: apiserver.open_watches == 1, within=10)
+    await asyncio.sleep(2 * WatchSettings().short_watch_seconds)
 
 
 def store_versions(informer: Informer[Any, PodRecord]) -> dict[str, str]:
@@ -125,8 +135,7 @@ async def test_initial_list_is_paginated_and_complete(
     apiserver.objects.create("namespaces", {"metadata": {"name": "shop"}})
     for index in range(15):
         cluster.create(f"p{index:02}", namespace="shop" if index % 3 else "default")
-    task = await running(cache)
-    try:
+    async with running(cache):
         lists = [
             r for r in apiserver.requests if r.path == "/api/v1/pods" and "watch" not in r.query
         ]
@@ -137,8 +146,6 @@ async def test_initial_list_is_paginated_and_complete(
         assert cache.resource_version == str(apiserver.resource_version)
         web = select(cache.store, namespace="shop", selector=LabelSelector.parse("app=web"))
         assert len(web) == 10
-    finally:
-        await stop(task)
 
 
 async def test_every_change_exactly_once_across_dropped_watches_500s_and_429s(
@@ -148,17 +155,16 @@ async def test_every_change_exactly_once_across_dropped_watches_500s_and_429s(
     cluster = Cluster(apiserver)
     for index in range(6):
         cluster.create(f"p{index}")
-    task = await running(cache)
-    baseline = len(cluster.changes)
-    rng = random.Random(5)
-    faults = [
-        lambda: None,  # a dropped watch only
-        lambda: apiserver.faults.fail(status=500, times=2, method="GET", path=r"/api/v1/pods$"),
-        lambda: apiserver.faults.fail(
-            status=429, times=1, method="GET", path=r"/api/v1/pods$", retry_after_seconds=3
-        ),
-    ]
-    try:
+    async with running(cache):
+        baseline = len(cluster.changes)
+        rng = random.Random(5)
+        faults = [
+            lambda: None,  # a dropped watch only
+            lambda: apiserver.faults.fail(status=500, times=2, method="GET", path=r"/api/v1/pods$"),
+            lambda: apiserver.faults.fail(
+                status=429, times=1, method="GET", path=r"/api/v1/pods$", retry_after_seconds=3
+            ),
+        ]
         for round_ in range(12):
             # A fault, then the watch is dropped so that the next request meets it;
             # changes go on meanwhile.
@@ -184,17 +190,15 @@ async def test_every_change_exactly_once_across_dropped_watches_500s_and_429s(
         assert events.seen[baseline:] == cluster.changes[baseline:], "each change once, in order"
         assert cache.reflector.lists == 1, "no re-list was needed"
         assert cache.reflector.watches > 12
-    finally:
-        await stop(task)
 
 
 async def test_429_waits_for_retry_after(
     apiserver: ApiServer, informer: tuple[Informer[PodWire, PodRecord], Events]
 ) -> None:
     cache, events = informer
-    task = await running(cache)
-    loop = asyncio.get_running_loop()
-    try:
+    async with running(cache):
+        await settled(apiserver)
+        loop = asyncio.get_running_loop()
         apiserver.faults.fail(
             status=429, times=1, method="GET", path=r"/api/v1/pods$", retry_after_seconds=7
         )
@@ -207,17 +211,15 @@ async def test_429_waits_for_retry_after(
             waited
         )  # Retry-After, or the first backoff if longer
         assert "429" in cache.reflector.last_error
-    finally:
-        await stop(task)
 
 
 async def test_500s_back_off_exponentially(
     apiserver: ApiServer, informer: tuple[Informer[PodWire, PodRecord], Events]
 ) -> None:
     cache, events = informer
-    task = await running(cache)
-    loop = asyncio.get_running_loop()
-    try:
+    async with running(cache):
+        await settled(apiserver)
+        loop = asyncio.get_running_loop()
         failure = apiserver.faults.fail(status=500, times=3, method="GET", path=r"/api/v1/pods$")
         apiserver.faults.close_watches()
         start = loop.time()
@@ -226,8 +228,6 @@ async def test_500s_back_off_exponentially(
         assert failure.hits == 3
         # Three backoffs: [0.8, 1.6) + [1.6, 3.2) + [3.2, 6.4) seconds.
         assert 5.6 <= events.times[0] - start <= 11.2 + 0.1
-    finally:
-        await stop(task)
 
 
 async def test_compaction_forces_a_relist_that_deletes_what_vanished(
@@ -237,8 +237,7 @@ async def test_compaction_forces_a_relist_that_deletes_what_vanished(
     cluster = Cluster(apiserver)
     for index in range(8):
         cluster.create(f"p{index}")
-    task = await running(cache)
-    try:
+    async with running(cache):
         await asyncio.sleep(1)
         seen_before = len(events.seen)
         # While the watch is down (no await between these): changes, then compaction.
@@ -262,8 +261,6 @@ async def test_compaction_forces_a_relist_that_deletes_what_vanished(
         # And the watch goes on from the re-list.
         cluster.create("p10")
         await eventually(lambda: "default/p10" in cache.store, within=10)
-    finally:
-        await stop(task)
 
 
 async def test_bookmarks_carry_the_resource_version_past_compaction(
@@ -271,8 +268,7 @@ async def test_bookmarks_carry_the_resource_version_past_compaction(
 ) -> None:
     cache, _ = informer
     Cluster(apiserver).create("p0")
-    task = await running(cache)
-    try:
+    async with running(cache):
         pods_rv = cache.resource_version
         for index in range(5):  # other resources move the server's resourceVersion on
             apiserver.objects.create("configmaps", {"metadata": {"name": f"cm{index}"}})
@@ -283,8 +279,6 @@ async def test_bookmarks_carry_the_resource_version_past_compaction(
         Cluster(apiserver).create("p1")
         await eventually(lambda: "default/p1" in cache.store, within=10)
         assert cache.reflector.lists == 1, "the bookmark's resourceVersion was still valid"
-    finally:
-        await stop(task)
 
 
 async def test_namespaced_and_selected_informer(apiserver: ApiServer, kube: KubeClient) -> None:
@@ -294,31 +288,24 @@ async def test_namespaced_and_selected_informer(apiserver: ApiServer, kube: Kube
     cluster.create("api-1", namespace="shop", app="api")
     cluster.create("web-2", namespace="default", app="web")
     cache = Informer(client=kube, resource=PODS, namespace="shop", label_selector="app=web")
-    task = await running(cache)
-    try:
+    async with running(cache):
         assert sorted(cache.store) == ["shop/web-1"]
         cluster.relabel("api-1", namespace="shop", app="web")
         await eventually(lambda: "shop/api-1" in cache.store, within=10)
         assert cache.state()["namespace"] == "shop"
-    finally:
-        await stop(task)
 
 
 async def test_wait_for_cache_sync_then_freeze(apiserver: ApiServer, kube: KubeClient) -> None:
-    import gc
-
     apiserver.objects.create(
         "nodes", {"apiVersion": "v1", "kind": "Node", "metadata": {"name": "n1"}}
     )
     Cluster(apiserver).create("p0")
     pods = Informer(client=kube, resource=PODS)
     nodes = Informer(client=kube, resource=NODES)
-    tasks = [asyncio.create_task(informer.run()) for informer in (pods, nodes)]
     try:
-        await asyncio.wait_for(wait_for_cache_sync([pods, nodes]), timeout=10)
-        assert gc.get_freeze_count() > 0
-        assert sorted(nodes.store) == ["n1"] and sorted(pods.store) == ["default/p0"]
+        async with running(pods, nodes):
+            await wait_for_cache_sync([pods, nodes])
+            assert gc.get_freeze_count() > 0
+            assert sorted(nodes.store) == ["n1"] and sorted(pods.store) == ["default/p0"]
     finally:
         gc.unfreeze()
-        for task in tasks:
-            await stop(task)
