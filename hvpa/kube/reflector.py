@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import math
 import random
 from collections.abc import Iterable, Mapping
 from typing import Any, Final, Generic, Protocol, TypeVar
@@ -128,7 +129,7 @@ class Reflector(Generic[W, R]):
         self.watches = 0
         self.skipped = 0
         self.last_error = ""
-        self._watch_started = 0.0
+        self._watch_started = math.inf
 
     # -- the loop ------------------------------------------------------------
 
@@ -139,15 +140,16 @@ class Reflector(Generic[W, R]):
         must_list = True
         while True:
             delay = 0.0
+            self._watch_started = math.inf  # until a watch starts: a 410 here is the list's
             try:
                 if must_list:
                     await self._list()
                     must_list = False
                 await self._watch()
             except Gone as error:
-                # Expected after compaction: re-list at once - unless the watch
-                # had only just started, where a server stuck on 410 would
-                # otherwise be hammered with lists.
+                # Expected after compaction: re-list at once - unless the list
+                # itself or a watch that had only just started met it, where a
+                # server stuck on 410 would otherwise be hammered with lists.
                 must_list = True
                 if loop.time() - self._watch_started < self._settings.short_watch_seconds:
                     delay = backoff.next_delay()

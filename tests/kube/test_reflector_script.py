@@ -364,3 +364,20 @@ def test_a_handler_added_after_sync_gets_the_cache_as_adds() -> None:
     assert recorder.events == [("add", "a", "1")]
     state = informer.state()
     assert (state["synced"], state["size"], state["resource"]) == (True, 1, "pods")
+
+
+async def test_a_list_answered_410_is_retried_after_a_backoff(
+    api: tuple[Api, KubeClient, KubeMetrics],
+) -> None:
+    state, client, _ = api
+    state.lists = [
+        web.Response(status=410, body=orjson.dumps(expired()), content_type="application/json"),
+        web.Response(status=410, body=orjson.dumps(expired()), content_type="application/json"),
+        pod_list(10, [pod("a", 1)]),
+    ]
+    informer = Informer(client=client, resource=PODS, rng=random.Random(5))
+    loop = asyncio.get_running_loop()
+    start = loop.time()
+    await run_until_exhausted(state, informer)
+    assert sorted(informer.store) == ["ns/a"]
+    assert 0.8 + 1.6 <= loop.time() - start <= 1.6 + 3.2, "two backoffs, no hot loop"
