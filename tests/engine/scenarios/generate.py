@@ -1,0 +1,1427 @@
+"""Write the scenario files of this directory from upstream's HPA test cases.
+
+Each case below is one test of Kubernetes 1.35's horizontal_test.go or
+replica_calculator_test.go, with its figures and its expected result; this
+script renders it the way upstream's fake clients build the objects (pods
+test-pod-N with two containers, pod metrics, custom and external metrics),
+as real object shapes in an `hvpa recommend` scenario, and writes the
+expected result beside it. The expected values are upstream's, never
+hvpa's output. Regenerate after editing a case:
+
+    .venv/bin/python tests/engine/scenarios/generate.py
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Final
+
+import yaml
+
+HERE: Final = Path(__file__).parent
+NOW: Final = "2026-11-21T12:00:00Z"
+NOW_SECONDS: Final = 1_795_262_400
+OLD_START: Final = "2026-11-21T10:00:00Z"  # long past the CPU initialization period
+NAMESPACE: Final = "test-namespace"
+
+# horizontal_test.go's controller: tolerance 0.1, CPU initialization 2 min,
+# readiness delay 10 s, downscale window 5 min, and scaleUpLimitFactor 8.
+HORIZONTAL_SETTINGS: Final = {
+    "cpuInitializationPeriod": "2m",
+    "initialReadinessDelay": "10s",
+    "tolerance": 0.1,
+    "downscaleStabilization": "5m",
+    "scaleUpLimitFactor": 8,
+    "scaleUpLimitMinimum": 4,
+}
+OK: Final = (
+    ("AbleToScale", "True", "SucceededRescale"),
+    ("ScalingActive", "True", "ValidMetricFound"),
+    ("ScalingLimited", "False", "DesiredWithinRange"),
+)
+
+
+def at(seconds_ago: float) -> str:
+    return _format(NOW_SECONDS - seconds_ago)
+
+
+def _format(seconds: float) -> str:
+    from datetime import UTC, datetime
+
+    return datetime.fromtimestamp(int(seconds), UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+HOT: Final = 0.0  # started now
+COOL: Final = 180.0  # started three minutes ago
+
+
+def milli(value: int) -> str:
+    return f"{value}m"
+
+
+def cpu_metric(target: int) -> dict[str, Any]:
+    return {
+        "type": "Resource",
+        "resource": {
+            "name": "cpu",
+            "target": {"type": "Utilization", "averageUtilization": target},
+        },
+    }
+
+
+def container_cpu_metric(container: str, target: int) -> dict[str, Any]:
+    return {
+        "type": "ContainerResource",
+        "containerResource": {
+            "name": "cpu",
+            "container": container,
+            "target": {"type": "Utilization", "averageUtilization": target},
+        },
+    }
+
+
+def pods_metric(average: str) -> dict[str, Any]:
+    return {
+        "type": "Pods",
+        "pods": {
+            "metric": {"name": "qps"},
+            "target": {"type": "AverageValue", "averageValue": average},
+        },
+    }
+
+
+def object_metric(target_type: str, quantity: str) -> dict[str, Any]:
+    key = "value" if target_type == "Value" else "averageValue"
+    return {
+        "type": "Object",
+        "object": {
+            "describedObject": {
+                "apiVersion": "apps/v1",
+                "kind": "Deployment",
+                "name": "some-deployment",
+            },
+            "metric": {"name": "qps"},
+            "target": {"type": target_type, key: quantity},
+        },
+    }
+
+
+def external_metric(target_type: str, quantity: str) -> dict[str, Any]:
+    key = "value" if target_type == "Value" else "averageValue"
+    return {
+        "type": "External",
+        "external": {
+            "metric": {"name": "qps", "selector": {}},
+            "target": {"type": target_type, key: quantity},
+        },
+    }
+
+
+def scaling_rules(
+    pods: int = 0, pods_period: int = 0, percent: int = 0, percent_period: int = 0, window: int = 0
+) -> dict[str, Any]:
+    """generateScalingRules."""
+    policies = []
+    if pods:
+        policies.append({"type": "Pods", "value": pods, "periodSeconds": pods_period})
+    if percent:
+        policies.append({"type": "Percent", "value": percent, "periodSeconds": percent_period})
+    rules: dict[str, Any] = {"stabilizationWindowSeconds": window, "selectPolicy": "Max"}
+    if policies:
+        rules["policies"] = policies
+    return rules
+
+
+def uniform(changes: list[int], period: int) -> list[dict[str, Any]]:
+    """generateEventsUniformDistribution."""
+    segment = period / len(changes)
+    return [
+        {"time": at(int(period - segment * (i + 1) + segment / 2)), "replicaChange": change}
+        for i, change in enumerate(changes)
+    ]
+
+
+@dataclass
+class Case:
+    """One upstream test: the HPA, the scale, the pods and their metrics, and what upstream expects."""
+
+    name: str
+    source: str
+    min_replicas: int
+    max_replicas: int
+    spec_replicas: int
+    expected_replicas: int
+    status_replicas: int | None = None
+    metrics: list[dict[str, Any]] = field(default_factory=list)
+    levels: list[int] = field(default_factory=list)
+    # Per-pod CPU request (horizontal_test.go halves it over two containers); None: 1.0 each.
+    requests: list[str] | None = None
+    readiness: list[str] | None = None
+    start: list[float] | None = None
+    phases: list[str] | None = None
+    deleting: list[bool] | None = None
+    recommendations: list[tuple[int, float]] | None = None
+    scale_up: dict[str, Any] | None = None
+    scale_down: dict[str, Any] | None = None
+    scale_up_events: list[dict[str, Any]] | None = None
+    scale_down_events: list[dict[str, Any]] | None = None
+    conditions: tuple[tuple[str, str, str], ...] = OK
+    utilization: int | None = None
+    metric_results: list[dict[str, Any]] | None = None
+    no_selector: bool = False
+    omit_pod_metrics: bool = False
+    omit_custom_metrics: bool = False
+    omit_external_metrics: bool = False
+    settings: dict[str, Any] = field(default_factory=lambda: dict(HORIZONTAL_SETTINGS))
+    # replica_calculator_test.go's fixture: each container requests the full
+    # amount and reports its own level.
+    per_container: list[list[int]] | None = None
+
+
+def ok(*overrides: tuple[str, str, str]) -> tuple[tuple[str, str, str], ...]:
+    """statusOkWithOverrides."""
+    result = list(OK)
+    for kind, status, reason in overrides:
+        for index, (existing, _, _) in enumerate(result):
+            if existing == kind:
+                result[index] = (kind, status, reason)
+                break
+        else:
+            result.append((kind, status, reason))
+    return tuple(result)
+
+
+def _pod(case: Case, index: int) -> dict[str, Any]:
+    ready = case.readiness[index] if case.readiness else "True"
+    start = at(case.start[index]) if case.start else OLD_START
+    phase = case.phases[index] if case.phases else "Running"
+    if case.per_container is not None:
+        request = case.requests[index] if case.requests and index < len(case.requests) else None
+        requests = [request, request]
+    else:
+        request = case.requests[index] if case.requests else "1"
+        millicores = int(request[:-1]) if request.endswith("m") else int(float(request) * 1000)
+        half = milli(millicores // 2)
+        requests = [half, half]
+    metadata: dict[str, Any] = {
+        "name": f"test-pod-{index}",
+        "namespace": NAMESPACE,
+        "labels": {"name": "test-pod"},
+    }
+    if case.deleting and case.deleting[index]:
+        metadata["deletionTimestamp"] = NOW
+    return {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": metadata,
+        "spec": {
+            "containers": [
+                {
+                    "name": name,
+                    "image": "test:1",
+                    **({"resources": {"requests": {"cpu": r}}} if r else {}),
+                }
+                for name, r in zip(("container1", "container2"), requests, strict=True)
+            ]
+        },
+        "status": {
+            "phase": phase,
+            "startTime": start,
+            "conditions": [{"type": "Ready", "status": ready, "lastTransitionTime": start}],
+        },
+    }
+
+
+def _pod_metrics(case: Case) -> list[dict[str, Any]]:
+    items = []
+    per_pod = case.per_container or [[level // 2, level // 2] for level in case.levels]
+    for index, containers in enumerate(per_pod):
+        items.append(
+            {
+                "apiVersion": "metrics.k8s.io/v1beta1",
+                "kind": "PodMetrics",
+                "metadata": {"name": f"test-pod-{index}", "namespace": NAMESPACE},
+                "timestamp": NOW,
+                "window": "1m0s",
+                "containers": [
+                    {"name": name, "usage": {"cpu": milli(value), "memory": "512Ki"}}
+                    for name, value in zip(("container1", "container2"), containers, strict=False)
+                ],
+            }
+        )
+    return items
+
+
+def render(case: Case) -> tuple[dict[str, Any], dict[str, Any]]:
+    template_spec: dict[str, Any] = {
+        "minReplicas": case.min_replicas,
+        "maxReplicas": case.max_replicas,
+        "metrics": case.metrics,
+    }
+    behavior: dict[str, Any] = {}
+    if case.scale_up is not None:
+        behavior["scaleUp"] = case.scale_up
+    if case.scale_down is not None:
+        behavior["scaleDown"] = case.scale_down
+    if behavior:
+        template_spec["behavior"] = behavior
+    hvpa: dict[str, Any] = {
+        "apiVersion": "autoscaling.k8s.io/v1alpha1",
+        "kind": "Hvpa",
+        "metadata": {"name": "test-hpa", "namespace": NAMESPACE},
+        "spec": {
+            "targetRef": {"apiVersion": "apps/v1", "kind": "Deployment", "name": "test-dep"},
+            "hpa": {"deploy": True, "template": {"spec": template_spec}},
+            "vpa": {"deploy": False},
+        },
+    }
+    history: dict[str, Any] = {}
+    if case.recommendations is not None:
+        history["recommendations"] = [
+            {"time": at(ago), "replicas": replicas} for replicas, ago in case.recommendations
+        ]
+    if case.scale_up_events is not None:
+        history["scaleUpEvents"] = case.scale_up_events
+    if case.scale_down_events is not None:
+        history["scaleDownEvents"] = case.scale_down_events
+    if history:
+        hvpa["status"] = {"history": history}
+
+    status_replicas = case.spec_replicas if case.status_replicas is None else case.status_replicas
+    target_spec: dict[str, Any] = {
+        "replicas": case.spec_replicas,
+        "template": {
+            "metadata": {"labels": {"name": "test-pod"}},
+            "spec": {
+                "containers": [
+                    {"name": "container1", "image": "test:1"},
+                    {"name": "container2", "image": "test:1"},
+                ]
+            },
+        },
+    }
+    if not case.no_selector:
+        target_spec["selector"] = {"matchLabels": {"name": "test-pod"}}
+    target = {
+        "apiVersion": "apps/v1",
+        "kind": "Deployment",
+        "metadata": {"name": "test-dep", "namespace": NAMESPACE, "generation": 1},
+        "spec": target_spec,
+        "status": {
+            "observedGeneration": 1,
+            "replicas": status_replicas,
+            "updatedReplicas": status_replicas,
+            "readyReplicas": status_replicas,
+            "availableReplicas": status_replicas,
+        },
+    }
+    count = len(case.requests) if case.requests is not None else status_replicas
+    if case.phases:
+        count = max(count, len(case.phases))
+    scenario: dict[str, Any] = {
+        "now": NOW,
+        "settings": case.settings,
+        "hvpa": hvpa,
+        "target": target,
+        "pods": [_pod(case, i) for i in range(count)],
+    }
+    kinds = {m["type"] for m in case.metrics}
+    if kinds & {"Resource", "ContainerResource"} and not case.omit_pod_metrics:
+        scenario["podMetrics"] = _pod_metrics(case)
+    custom = []
+    if "Pods" in kinds and not case.omit_custom_metrics:
+        custom += [
+            {
+                "describedObject": {
+                    "kind": "Pod",
+                    "namespace": NAMESPACE,
+                    "name": f"test-pod-{i}",
+                    "apiVersion": "v1",
+                },
+                "metric": {"name": "qps"},
+                "timestamp": NOW,
+                "value": milli(level),
+            }
+            for i, level in enumerate(case.levels)
+        ]
+    if "Object" in kinds and not case.omit_custom_metrics:
+        custom.append(
+            {
+                "describedObject": {
+                    "kind": "Deployment",
+                    "namespace": NAMESPACE,
+                    "name": "some-deployment",
+                    "apiVersion": "apps/v1",
+                },
+                "metric": {"name": "qps"},
+                "timestamp": NOW,
+                "value": milli(case.levels[0]),
+            }
+        )
+    if custom:
+        scenario["customMetrics"] = custom
+    if "External" in kinds and not case.omit_external_metrics:
+        scenario["externalMetrics"] = [
+            {"metricName": "qps", "metricLabels": {}, "timestamp": NOW, "value": milli(level)}
+            for level in case.levels
+        ]
+
+    horizontal: dict[str, Any] = {"desiredReplicas": case.expected_replicas}
+    if case.metric_results is not None:
+        horizontal["metrics"] = case.metric_results
+    elif case.utilization is not None:
+        horizontal["metrics"] = [
+            {"type": "Resource", "name": "cpu", "currentUtilization": case.utilization}
+        ]
+    expected: dict[str, Any] = {
+        "replicas": {"current": case.spec_replicas, "desired": case.expected_replicas},
+        "horizontal": horizontal,
+    }
+    if case.conditions:
+        expected["conditions"] = [
+            {"type": t, "status": s, "reason": r} for t, s, r in case.conditions
+        ]
+    return scenario, expected
+
+
+def resource_case(
+    name: str,
+    current: int,
+    target: int,
+    requests: list[str],
+    per_container: list[list[int]],
+    expected: tuple[int, int, str],
+    container: str = "",
+    **fixture: Any,
+) -> Case:
+    """A GetResourceReplicas case, checked on the metric's own (raw) result."""
+    replicas, utilization, average = expected
+    metric = container_cpu_metric(container, target) if container else cpu_metric(target)
+    result: dict[str, Any] = {"type": metric["type"], "name": "cpu"}
+    if container:
+        result["container"] = container
+    return Case(
+        name=name,
+        source="replica_calculator_test.go TestReplicaCalcResourceScale / TestReplicaCalc*",
+        min_replicas=1,
+        max_replicas=100,
+        spec_replicas=current,
+        expected_replicas=replicas,
+        metrics=[metric],
+        requests=requests,
+        per_container=per_container,
+        recommendations=[],
+        conditions=(),
+        metric_results=[
+            {
+                **result,
+                "desiredReplicas": replicas,
+                "currentUtilization": utilization,
+                "currentAverageValue": average,
+            }
+        ],
+        **fixture,
+    )
+
+
+JITTERED: Final = [f"{300 + j}m" for j in (100, -100, 10, -10, 2, -2, 1, -1, 0, 0)]
+
+
+def both(*values: int) -> list[list[int]]:
+    return [[v, v] for v in values]
+
+
+CASES: list[Case] = [
+    Case(
+        "scale-up",
+        "TestScaleUp",
+        2,
+        6,
+        3,
+        5,
+        metrics=[cpu_metric(30)],
+        levels=[300, 500, 700],
+        utilization=50,
+    ),
+    Case(
+        "scale-up-container",
+        "TestScaleUpContainer",
+        2,
+        6,
+        3,
+        5,
+        metrics=[container_cpu_metric("container1", 30)],
+        levels=[300, 500, 700],
+    ),
+    Case(
+        "scale-up-unready-less-scale",
+        "TestScaleUpUnreadyLessScale",
+        2,
+        6,
+        3,
+        4,
+        metrics=[cpu_metric(30)],
+        levels=[300, 500, 700],
+        readiness=["False", "True", "True"],
+        utilization=60,
+    ),
+    Case(
+        "scale-up-hot-cpu-less-scale",
+        "TestScaleUpHotCpuLessScale",
+        2,
+        6,
+        3,
+        4,
+        metrics=[cpu_metric(30)],
+        levels=[300, 500, 700],
+        start=[HOT, COOL, COOL],
+        utilization=60,
+    ),
+    Case(
+        "scale-up-unready-no-scale",
+        "TestScaleUpUnreadyNoScale",
+        2,
+        6,
+        3,
+        3,
+        metrics=[cpu_metric(30)],
+        levels=[400, 500, 700],
+        readiness=["True", "False", "False"],
+        utilization=40,
+        conditions=ok(("AbleToScale", "True", "ReadyForNewScale")),
+    ),
+    Case(
+        "scale-up-hot-cpu-no-scale",
+        "TestScaleUpHotCpuNoScale",
+        2,
+        6,
+        3,
+        3,
+        metrics=[cpu_metric(30)],
+        levels=[400, 500, 700],
+        readiness=["True", "False", "False"],
+        start=[COOL, HOT, HOT],
+        utilization=40,
+        conditions=ok(("AbleToScale", "True", "ReadyForNewScale")),
+    ),
+    Case(
+        "scale-up-ignores-failed-pods",
+        "TestScaleUpIgnoresFailedPods",
+        2,
+        6,
+        2,
+        4,
+        metrics=[cpu_metric(30)],
+        levels=[500, 700],
+        requests=["1"] * 4,
+        readiness=["True", "True", "False", "False"],
+        phases=["Running", "Running", "Failed", "Failed"],
+        utilization=60,
+    ),
+    Case(
+        "scale-up-ignores-deletion-pods",
+        "TestScaleUpIgnoresDeletionPods",
+        2,
+        6,
+        2,
+        4,
+        metrics=[cpu_metric(30)],
+        levels=[500, 700],
+        requests=["1"] * 4,
+        readiness=["True", "True", "False", "False"],
+        deleting=[False, False, True, True],
+        utilization=60,
+    ),
+    Case(
+        "scale-up-cm",
+        "TestScaleUpCM",
+        2,
+        6,
+        3,
+        4,
+        metrics=[pods_metric("15")],
+        levels=[20000, 10000, 30000],
+    ),
+    Case(
+        "scale-up-cm-unready-and-hot-cpu-no-less-scale",
+        "TestScaleUpCMUnreadyAndHotCpuNoLessScale",
+        2,
+        6,
+        3,
+        6,
+        metrics=[pods_metric("15")],
+        levels=[50000, 10000, 30000],
+        readiness=["True", "True", "False"],
+        start=[COOL, COOL, HOT],
+    ),
+    Case(
+        "scale-up-cm-unready-and-cpu-hot",
+        "TestScaleUpCMUnreadyandCpuHot",
+        2,
+        6,
+        3,
+        6,
+        metrics=[pods_metric("15")],
+        levels=[50000, 15000, 30000],
+        readiness=["False", "True", "False"],
+        start=[HOT, COOL, HOT],
+        conditions=ok(("ScalingLimited", "True", "TooManyReplicas")),
+    ),
+    Case(
+        "scale-up-hot-cpu-no-scale-would-scale-down",
+        "TestScaleUpHotCpuNoScaleWouldScaleDown",
+        2,
+        6,
+        3,
+        6,
+        metrics=[pods_metric("15")],
+        levels=[50000, 15000, 30000],
+        start=[HOT, COOL, HOT],
+        conditions=ok(("ScalingLimited", "True", "TooManyReplicas")),
+    ),
+    Case(
+        "scale-up-cm-object",
+        "TestScaleUpCMObject",
+        2,
+        6,
+        3,
+        4,
+        metrics=[object_metric("Value", "15")],
+        levels=[20000],
+    ),
+    Case(
+        "scale-up-per-pod-cm-object",
+        "TestScaleUpPerPodCMObject",
+        2,
+        6,
+        3,
+        4,
+        metrics=[object_metric("AverageValue", "10")],
+        levels=[40000],
+    ),
+    Case(
+        "scale-up-cm-external",
+        "TestScaleUpCMExternal",
+        2,
+        6,
+        3,
+        4,
+        metrics=[external_metric("Value", "6666m")],
+        levels=[8600],
+    ),
+    Case(
+        "scale-up-per-pod-cm-external",
+        "TestScaleUpPerPodCMExternal",
+        2,
+        6,
+        3,
+        4,
+        metrics=[external_metric("AverageValue", "2222m")],
+        levels=[8600],
+    ),
+    Case(
+        "scale-up-from-zero-cm-object",
+        "TestScaleUpFromZeroCMObject",
+        0,
+        6,
+        0,
+        2,
+        metrics=[object_metric("Value", "15")],
+        levels=[20000],
+    ),
+    Case(
+        "scale-up-from-zero-ignores-tolerance-cm-object",
+        "TestScaleUpFromZeroIgnoresToleranceCMObject",
+        0,
+        6,
+        0,
+        1,
+        metrics=[object_metric("Value", "1")],
+        levels=[1000],
+    ),
+    Case(
+        "scale-down",
+        "TestScaleDown",
+        2,
+        6,
+        5,
+        3,
+        metrics=[cpu_metric(50)],
+        levels=[100, 300, 500, 250, 250],
+        recommendations=[],
+        utilization=28,
+    ),
+    Case(
+        "scale-down-container-resource",
+        "TestScaleDownContainerResource",
+        2,
+        6,
+        5,
+        3,
+        metrics=[container_cpu_metric("container2", 50)],
+        levels=[100, 300, 500, 250, 250],
+        recommendations=[],
+    ),
+    Case(
+        "scale-down-with-scaling-rules",
+        "TestScaleDownWithScalingRules",
+        2,
+        6,
+        5,
+        3,
+        metrics=[cpu_metric(50)],
+        levels=[100, 300, 500, 250, 250],
+        recommendations=[],
+        scale_up=scaling_rules(0, 0, 100, 15, 30),
+        utilization=28,
+    ),
+    Case(
+        "scale-down-stabilize-initial-size",
+        "TestScaleDownStabilizeInitialSize",
+        2,
+        6,
+        5,
+        5,
+        metrics=[cpu_metric(50)],
+        levels=[100, 300, 500, 250, 250],
+        utilization=28,
+        conditions=ok(("AbleToScale", "True", "ScaleDownStabilized")),
+    ),
+    Case(
+        "scale-down-cm",
+        "TestScaleDownCM",
+        2,
+        6,
+        5,
+        3,
+        metrics=[pods_metric("20")],
+        levels=[12000] * 5,
+        recommendations=[],
+    ),
+    Case(
+        "scale-down-cm-object",
+        "TestScaleDownCMObject",
+        2,
+        6,
+        5,
+        3,
+        metrics=[object_metric("Value", "20")],
+        levels=[12000],
+        recommendations=[],
+    ),
+    Case(
+        "scale-down-to-zero-cm-object",
+        "TestScaleDownToZeroCMObject",
+        0,
+        6,
+        5,
+        0,
+        metrics=[object_metric("Value", "20")],
+        levels=[0],
+        recommendations=[],
+    ),
+    Case(
+        "scale-down-per-pod-cm-object",
+        "TestScaleDownPerPodCMObject",
+        2,
+        6,
+        5,
+        3,
+        metrics=[object_metric("AverageValue", "20")],
+        levels=[60000],
+        recommendations=[],
+    ),
+    Case(
+        "scale-down-cm-external",
+        "TestScaleDownCMExternal",
+        2,
+        6,
+        5,
+        3,
+        metrics=[external_metric("Value", "14400m")],
+        levels=[8600],
+        recommendations=[],
+    ),
+    Case(
+        "scale-down-to-zero-cm-external",
+        "TestScaleDownToZeroCMExternal",
+        0,
+        6,
+        5,
+        0,
+        metrics=[external_metric("Value", "14400m")],
+        levels=[0],
+        recommendations=[],
+    ),
+    Case(
+        "scale-down-per-pod-cm-external",
+        "TestScaleDownPerPodCMExternal",
+        2,
+        6,
+        5,
+        3,
+        metrics=[external_metric("AverageValue", "3")],
+        levels=[8600],
+        recommendations=[],
+    ),
+    Case(
+        "scale-down-include-unready-pods",
+        "TestScaleDownIncludeUnreadyPods",
+        2,
+        6,
+        5,
+        2,
+        metrics=[cpu_metric(50)],
+        levels=[100, 300, 500, 250, 250],
+        readiness=["True", "True", "True", "False", "False"],
+        recommendations=[],
+        utilization=30,
+    ),
+    Case(
+        "scale-down-ignore-hot-cpu-pods",
+        "TestScaleDownIgnoreHotCpuPods",
+        2,
+        6,
+        5,
+        2,
+        metrics=[cpu_metric(50)],
+        levels=[100, 300, 500, 250, 250],
+        start=[COOL, COOL, COOL, HOT, HOT],
+        recommendations=[],
+        utilization=30,
+    ),
+    Case(
+        "scale-down-ignores-failed-pods",
+        "TestScaleDownIgnoresFailedPods",
+        2,
+        6,
+        5,
+        3,
+        metrics=[cpu_metric(50)],
+        levels=[100, 300, 500, 250, 250],
+        requests=["1"] * 7,
+        readiness=["True"] * 5 + ["False"] * 2,
+        phases=["Running"] * 5 + ["Failed"] * 2,
+        recommendations=[],
+        utilization=28,
+    ),
+    Case(
+        "scale-down-ignores-deletion-pods",
+        "TestScaleDownIgnoresDeletionPods",
+        2,
+        6,
+        5,
+        3,
+        metrics=[cpu_metric(50)],
+        levels=[100, 300, 500, 250, 250],
+        requests=["1"] * 7,
+        readiness=["True"] * 5 + ["False"] * 2,
+        deleting=[False] * 5 + [True] * 2,
+        recommendations=[],
+        utilization=28,
+    ),
+    Case(
+        "tolerance",
+        "TestTolerance",
+        1,
+        5,
+        3,
+        3,
+        metrics=[cpu_metric(100)],
+        levels=[1010, 1030, 1020],
+        requests=["0.9", "1.0", "1.1"],
+        conditions=ok(("AbleToScale", "True", "ReadyForNewScale")),
+    ),
+    Case(
+        "tolerance-cm",
+        "TestToleranceCM",
+        1,
+        5,
+        3,
+        3,
+        metrics=[pods_metric("20")],
+        levels=[20000, 20001, 21000],
+        conditions=ok(("AbleToScale", "True", "ReadyForNewScale")),
+    ),
+    Case(
+        "tolerance-cm-object",
+        "TestToleranceCMObject",
+        1,
+        5,
+        3,
+        3,
+        metrics=[object_metric("Value", "20")],
+        levels=[20050],
+        conditions=ok(("AbleToScale", "True", "ReadyForNewScale")),
+    ),
+    Case(
+        "tolerance-cm-external",
+        "TestToleranceCMExternal",
+        2,
+        6,
+        4,
+        4,
+        metrics=[external_metric("Value", "8666m")],
+        levels=[8600],
+        conditions=ok(("AbleToScale", "True", "ReadyForNewScale")),
+    ),
+    Case(
+        "tolerance-per-pod-cm-object",
+        "TestTolerancePerPodCMObject",
+        2,
+        6,
+        4,
+        4,
+        metrics=[object_metric("AverageValue", "2200m")],
+        levels=[8600],
+        conditions=ok(("AbleToScale", "True", "ReadyForNewScale")),
+    ),
+    Case(
+        "tolerance-per-pod-cm-external",
+        "TestTolerancePerPodCMExternal",
+        2,
+        6,
+        4,
+        4,
+        metrics=[external_metric("AverageValue", "2200m")],
+        levels=[8600],
+        conditions=ok(("AbleToScale", "True", "ReadyForNewScale")),
+    ),
+    Case(
+        "min-replicas",
+        "TestMinReplicas",
+        2,
+        5,
+        3,
+        2,
+        metrics=[cpu_metric(90)],
+        levels=[10, 95, 10],
+        requests=["0.9", "1.0", "1.1"],
+        recommendations=[],
+        conditions=ok(("ScalingLimited", "True", "TooFewReplicas")),
+    ),
+    Case(
+        "min-replicas-desired-zero",
+        "TestMinReplicasDesiredZero",
+        2,
+        5,
+        3,
+        2,
+        metrics=[cpu_metric(90)],
+        levels=[0, 0, 0],
+        requests=["0.9", "1.0", "1.1"],
+        recommendations=[],
+        conditions=ok(("ScalingLimited", "True", "TooFewReplicas")),
+    ),
+    Case(
+        "zero-replicas",
+        "TestZeroReplicas",
+        3,
+        5,
+        0,
+        0,
+        metrics=[cpu_metric(90)],
+        requests=[],
+        conditions=(
+            ("AbleToScale", "True", "SucceededGetScale"),
+            ("ScalingActive", "False", "ScalingDisabled"),
+        ),
+    ),
+    Case(
+        "too-few-replicas",
+        "TestTooFewReplicas",
+        3,
+        5,
+        2,
+        3,
+        metrics=[cpu_metric(90)],
+        requests=[],
+        conditions=(("AbleToScale", "True", "SucceededRescale"),),
+    ),
+    Case(
+        "too-many-replicas",
+        "TestTooManyReplicas",
+        3,
+        5,
+        10,
+        5,
+        metrics=[cpu_metric(90)],
+        requests=[],
+        conditions=(("AbleToScale", "True", "SucceededRescale"),),
+    ),
+    Case(
+        "max-replicas",
+        "TestMaxReplicas",
+        2,
+        5,
+        3,
+        5,
+        metrics=[cpu_metric(90)],
+        levels=[8000, 9500, 1000],
+        requests=["0.9", "1.0", "1.1"],
+        conditions=ok(("ScalingLimited", "True", "TooManyReplicas")),
+    ),
+    Case(
+        "superfluous-metrics",
+        "TestSuperfluousMetrics",
+        2,
+        6,
+        4,
+        6,
+        metrics=[cpu_metric(100)],
+        levels=[4000, 9500, 3000, 7000, 3200, 2000],
+        requests=["1"] * 4,
+        conditions=ok(("ScalingLimited", "True", "TooManyReplicas")),
+    ),
+    Case(
+        "missing-metrics",
+        "TestMissingMetrics",
+        2,
+        6,
+        4,
+        3,
+        metrics=[cpu_metric(100)],
+        levels=[400, 95],
+        requests=["1"] * 4,
+        recommendations=[],
+    ),
+    Case(
+        "empty-metrics",
+        "TestEmptyMetrics",
+        2,
+        6,
+        4,
+        4,
+        metrics=[cpu_metric(100)],
+        levels=[],
+        requests=["1"] * 4,
+        conditions=(
+            ("AbleToScale", "True", "SucceededGetScale"),
+            ("ScalingActive", "False", "FailedGetResourceMetric"),
+        ),
+    ),
+    Case(
+        "empty-cpu-request",
+        "TestEmptyCPURequest",
+        1,
+        5,
+        1,
+        1,
+        metrics=[cpu_metric(100)],
+        levels=[200],
+        requests=[],
+        conditions=(
+            ("AbleToScale", "True", "SucceededGetScale"),
+            ("ScalingActive", "False", "FailedGetResourceMetric"),
+        ),
+    ),
+    Case(
+        "event-created",
+        "TestEventCreated",
+        1,
+        5,
+        1,
+        2,
+        metrics=[cpu_metric(50)],
+        levels=[200],
+        requests=["0.2"],
+    ),
+    Case(
+        "event-not-created",
+        "TestEventNotCreated",
+        1,
+        5,
+        2,
+        2,
+        metrics=[cpu_metric(50)],
+        levels=[200, 200],
+        requests=["0.4", "0.4"],
+        conditions=ok(("AbleToScale", "True", "ReadyForNewScale")),
+    ),
+    Case(
+        "missing-reports",
+        "TestMissingReports",
+        1,
+        5,
+        4,
+        2,
+        metrics=[cpu_metric(50)],
+        levels=[200],
+        requests=["0.2"],
+        recommendations=[],
+    ),
+    Case(
+        "upscale-cap",
+        "TestUpscaleCap",
+        1,
+        100,
+        3,
+        24,
+        metrics=[cpu_metric(10)],
+        levels=[100, 200, 300],
+        requests=["0.1"] * 3,
+        scale_up=scaling_rules(0, 0, 700, 60, 0),
+        conditions=ok(("ScalingLimited", "True", "ScaleUpLimit")),
+    ),
+    Case(
+        "upscale-cap-greater-than-max-replicas",
+        "TestUpscaleCapGreaterThanMaxReplicas",
+        1,
+        20,
+        3,
+        20,
+        metrics=[cpu_metric(10)],
+        levels=[100, 200, 300],
+        requests=["0.1"] * 3,
+        scale_up=scaling_rules(0, 0, 700, 60, 0),
+        conditions=ok(("ScalingLimited", "True", "TooManyReplicas")),
+    ),
+    Case(
+        "more-replicas-than-spec-no-scale",
+        "TestMoreReplicasThanSpecNoScale",
+        1,
+        8,
+        4,
+        4,
+        status_replicas=5,
+        metrics=[cpu_metric(50)],
+        levels=[500] * 5,
+        requests=["1"] * 5,
+        conditions=ok(("AbleToScale", "True", "ReadyForNewScale")),
+    ),
+    Case(
+        "condition-invalid-selector-missing",
+        "TestConditionInvalidSelectorMissing",
+        1,
+        100,
+        3,
+        3,
+        metrics=[cpu_metric(10)],
+        levels=[100, 200, 300],
+        requests=["0.1"] * 3,
+        no_selector=True,
+        conditions=(
+            ("AbleToScale", "True", "SucceededGetScale"),
+            ("ScalingActive", "False", "InvalidSelector"),
+        ),
+    ),
+    Case(
+        "condition-failed-get-resource-metric",
+        "TestConditionFailedGetMetrics (FailedGetResourceMetric)",
+        1,
+        100,
+        3,
+        3,
+        metrics=[cpu_metric(10)],
+        levels=[100, 200, 300],
+        requests=["0.1"] * 3,
+        omit_pod_metrics=True,
+        conditions=(
+            ("AbleToScale", "True", "SucceededGetScale"),
+            ("ScalingActive", "False", "FailedGetResourceMetric"),
+        ),
+    ),
+    Case(
+        "condition-failed-get-pods-metric",
+        "TestConditionFailedGetMetrics (FailedGetPodsMetric)",
+        1,
+        100,
+        3,
+        3,
+        metrics=[pods_metric("15")],
+        levels=[100, 200, 300],
+        requests=["0.1"] * 3,
+        omit_custom_metrics=True,
+        conditions=(
+            ("AbleToScale", "True", "SucceededGetScale"),
+            ("ScalingActive", "False", "FailedGetPodsMetric"),
+        ),
+    ),
+    Case(
+        "condition-failed-get-object-metric",
+        "TestConditionFailedGetMetrics (FailedGetObjectMetric)",
+        1,
+        100,
+        3,
+        3,
+        metrics=[object_metric("Value", "15")],
+        levels=[100, 200, 300],
+        requests=["0.1"] * 3,
+        omit_custom_metrics=True,
+        conditions=(
+            ("AbleToScale", "True", "SucceededGetScale"),
+            ("ScalingActive", "False", "FailedGetObjectMetric"),
+        ),
+    ),
+    Case(
+        "condition-failed-get-external-metric",
+        "TestConditionFailedGetMetrics (FailedGetExternalMetric)",
+        1,
+        100,
+        3,
+        3,
+        metrics=[external_metric("Value", "300m")],
+        levels=[100, 200, 300],
+        requests=["0.1"] * 3,
+        omit_external_metrics=True,
+        conditions=(
+            ("AbleToScale", "True", "SucceededGetScale"),
+            ("ScalingActive", "False", "FailedGetExternalMetric"),
+        ),
+    ),
+    Case(
+        "no-backoff-upscale-cm",
+        "TestNoBackoffUpscaleCM",
+        1,
+        5,
+        3,
+        4,
+        metrics=[pods_metric("15")],
+        levels=[20000, 10000, 30000],
+    ),
+    Case(
+        "no-backoff-upscale-cm-no-backoff-cpu",
+        "TestNoBackoffUpscaleCMNoBackoffCpu",
+        1,
+        5,
+        3,
+        5,
+        metrics=[cpu_metric(10), pods_metric("15")],
+        levels=[20000, 10000, 30000],
+        conditions=ok(("ScalingLimited", "True", "TooManyReplicas")),
+    ),
+    Case(
+        "stabilize-downscale",
+        "TestStabilizeDownscale",
+        1,
+        5,
+        4,
+        4,
+        metrics=[cpu_metric(100)],
+        levels=[50, 50, 50],
+        requests=["0.1"] * 3,
+        recommendations=[(10, 600), (4, 60)],
+        conditions=ok(("AbleToScale", "True", "ScaleDownStabilized")),
+    ),
+    Case(
+        "computed-tolerance-alg-scales",
+        "TestComputedToleranceAlgImplementation (just outside the band)",
+        1,
+        1000,
+        10,
+        9,
+        metrics=[cpu_metric(56)],
+        levels=[150] * 10,
+        requests=JITTERED,
+        recommendations=[],
+    ),
+    Case(
+        "computed-tolerance-alg-holds",
+        "TestComputedToleranceAlgImplementation (just inside the band)",
+        1,
+        1000,
+        10,
+        10,
+        metrics=[cpu_metric(55)],
+        levels=[150] * 10,
+        requests=JITTERED,
+        recommendations=[],
+        conditions=ok(("AbleToScale", "True", "ReadyForNewScale")),
+    ),
+    Case(
+        "scale-up-rc-immediately",
+        "TestScaleUpRCImmediately",
+        2,
+        6,
+        1,
+        2,
+        metrics=[cpu_metric(80)],
+        levels=[0, 0, 0, 0],
+        requests=["1"] * 4,
+        conditions=(("AbleToScale", "True", "SucceededRescale"),),
+    ),
+    Case(
+        "scale-down-rc-immediately",
+        "TestScaleDownRCImmediately",
+        2,
+        5,
+        6,
+        5,
+        metrics=[cpu_metric(50)],
+        levels=[8000, 9500, 1000],
+        requests=["0.9", "1.0", "1.1"],
+        conditions=(("AbleToScale", "True", "SucceededRescale"),),
+    ),
+    Case(
+        "scale-up-one-metric-empty",
+        "TestScaleUpOneMetricEmpty",
+        2,
+        6,
+        3,
+        4,
+        metrics=[cpu_metric(30), external_metric("Value", "100m")],
+        levels=[300, 400, 500],
+        omit_external_metrics=True,
+    ),
+    Case(
+        "no-scale-down-one-metric-empty",
+        "TestNoScaleDownOneMetricEmpty",
+        2,
+        6,
+        5,
+        5,
+        metrics=[cpu_metric(50), external_metric("Value", "1")],
+        levels=[100, 300, 500, 250, 250],
+        recommendations=[],
+        omit_external_metrics=True,
+        conditions=(
+            ("AbleToScale", "True", "SucceededGetScale"),
+            ("ScalingActive", "False", "FailedGetExternalMetric"),
+        ),
+    ),
+    Case(
+        "multiple-hpas-scale-up-with-events",
+        "TestMultipleHPAs (one of them)",
+        1,
+        10,
+        1,
+        5,
+        metrics=[cpu_metric(10)],
+        levels=[500],
+        scale_up=scaling_rules(100, 60, 0, 0, 0),
+        scale_down=scaling_rules(2, 60, 1, 60, 300),
+        scale_up_events=uniform([8, 12, 9, 11], 120),
+        scale_down_events=uniform([10, 10, 10], 120),
+    ),
+    # replica_calculator_test.go: the metric's own result.
+    resource_case("calc-scale-up", 3, 30, ["1"] * 3, both(300, 500, 700), (5, 50, "1")),
+    resource_case(
+        "calc-scale-up-container",
+        3,
+        30,
+        ["1"] * 3,
+        [[1000, 300], [1000, 500], [1000, 700]],
+        (5, 50, "500m"),
+        container="container2",
+    ),
+    resource_case(
+        "calc-scale-up-unready-scales-less",
+        3,
+        30,
+        ["1"] * 3,
+        both(300, 500, 700),
+        (4, 60, "1200m"),
+        readiness=["False", "True", "True"],
+    ),
+    resource_case(
+        "calc-scale-up-hot-cpu-scales-less",
+        3,
+        30,
+        ["1"] * 3,
+        both(300, 500, 700),
+        (4, 60, "1200m"),
+        start=[HOT, COOL, COOL],
+    ),
+    resource_case(
+        "calc-no-scale-unready-ignored",
+        3,
+        30,
+        ["1"] * 3,
+        both(400, 500, 700),
+        (3, 40, "800m"),
+        readiness=["True", "False", "False"],
+    ),
+    resource_case(
+        "calc-scale-down", 5, 50, ["1"] * 5, both(100, 300, 500, 250, 250), (3, 28, "560m")
+    ),
+    resource_case(
+        "calc-scale-down-exclude-unready",
+        5,
+        50,
+        ["1"] * 5,
+        both(100, 300, 500, 250, 250),
+        (2, 30, "600m"),
+        readiness=["True", "True", "True", "False", "False"],
+    ),
+    resource_case(
+        "calc-scale-down-exclude-unscheduled",
+        5,
+        50,
+        ["1"] * 5,
+        both(100),
+        (1, 10, "200m"),
+        readiness=["True"] + ["False"] * 4,
+        phases=["Running"] + ["Pending"] * 4,
+    ),
+    resource_case(
+        "calc-tolerance", 3, 100, ["0.9", "1.0", "1.1"], both(1010, 1030, 1020), (3, 102, "2040m")
+    ),
+    resource_case("calc-missing-metrics", 4, 100, ["1"] * 4, both(400, 95), (3, 24, "495m")),
+    resource_case(
+        "calc-missing-metrics-no-change-eq", 2, 100, ["1"] * 2, both(1000), (2, 100, "2")
+    ),
+    resource_case(
+        "calc-missing-metrics-no-change-gt", 2, 100, ["1"] * 2, both(1900), (2, 190, "3800m")
+    ),
+    resource_case(
+        "calc-missing-metrics-no-change-lt", 2, 100, ["1"] * 2, both(600), (2, 60, "1200m")
+    ),
+    resource_case(
+        "calc-missing-metrics-unready-change",
+        3,
+        50,
+        ["1"] * 3,
+        both(100, 450),
+        (3, 45, "900m"),
+        readiness=["False", "True", "True"],
+    ),
+    resource_case(
+        "calc-missing-metrics-unready-scale-up",
+        3,
+        50,
+        ["1"] * 3,
+        both(100, 2000),
+        (4, 200, "4"),
+        readiness=["False", "True", "True"],
+    ),
+    resource_case(
+        "calc-missing-metrics-unready-scale-down",
+        4,
+        50,
+        ["1"] * 4,
+        both(100, 100, 100),
+        (3, 10, "200m"),
+        readiness=["False", "True", "True", "True"],
+    ),
+    resource_case(
+        "calc-missing-metrics-scale-down-target-over-100",
+        4,
+        300,
+        ["1", "1", "2", "2"],
+        both(200, 100, 100),
+        (2, 6, "200m"),
+        readiness=["False", "True", "True", "True"],
+    ),
+    resource_case(
+        "calc-rolling-update-with-max-surge", 2, 50, ["1"] * 3, both(100, 100), (2, 10, "200m")
+    ),
+]
+
+
+def main() -> None:
+    names = set()
+    for case in CASES:
+        assert case.name not in names, case.name
+        names.add(case.name)
+        scenario, expected = render(case)
+        header = f"# {case.source}\n"
+        (HERE / f"{case.name}.yaml").write_text(
+            header + yaml.safe_dump(scenario, sort_keys=False, default_flow_style=None, width=100)
+        )
+        (HERE / f"{case.name}.expected.json").write_text(json.dumps(expected, indent=2) + "\n")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,125 @@
+"""Scenario files through `hvpa recommend`, compared with their expected output.
+
+tests/engine/scenarios/ holds upstream HPA test cases rendered as real
+objects (see its generate.py) with upstream's expected results;
+examples/scenarios/ holds the worked examples of the design, of which the
+horizontal ones are checked here. An expected file pins a subset of the
+output: keys it leaves out may hold anything, a list must have the same
+length and match item by item, quantities compare by value (`1000m` is `1`),
+and an `error` or `message` matches when the actual text contains it.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import orjson
+import pytest
+
+from hvpa.cli import main
+from hvpa.quantity import QuantityError, parse
+
+ROOT = Path(__file__).parents[2]
+SCENARIOS = Path(__file__).parent / "scenarios"
+EXAMPLES = ROOT / "examples" / "scenarios"
+# The examples the horizontal engine decides on its own (the others need the vertical one).
+HORIZONTAL_EXAMPLES = ("hpa-cpu-scale-up", "cpa-linear")
+_TEXT_KEYS = ("error", "message")
+
+
+def _same_quantity(expected: str, actual: str) -> bool:
+    try:
+        return parse(expected).value == parse(actual).value
+    except QuantityError:
+        return False
+
+
+def mismatches(expected: Any, actual: Any, path: str = "") -> list[str]:
+    """Where `actual` departs from the subset `expected` pins down."""
+    if isinstance(expected, dict):
+        if not isinstance(actual, dict):
+            return [f"{path}: expected an object, got {actual!r}"]
+        found: list[str] = []
+        for key, value in expected.items():
+            if key not in actual:
+                found.append(f"{path}.{key}: missing")
+            elif key in _TEXT_KEYS and isinstance(value, str):
+                if value not in str(actual[key]):
+                    found.append(f"{path}.{key}: {actual[key]!r} does not contain {value!r}")
+            else:
+                found.extend(mismatches(value, actual[key], f"{path}.{key}"))
+        return found
+    if isinstance(expected, list):
+        if not isinstance(actual, list) or len(actual) != len(expected):
+            return [f"{path}: expected {len(expected)} items, got {actual!r}"]
+        return [
+            problem
+            for index, (want, got) in enumerate(zip(expected, actual, strict=True))
+            for problem in mismatches(want, got, f"{path}[{index}]")
+        ]
+    if isinstance(expected, str) and isinstance(actual, str) and _same_quantity(expected, actual):
+        return []
+    if expected != actual or type(expected) is not type(actual):
+        return [f"{path}: expected {expected!r}, got {actual!r}"]
+    return []
+
+
+def recommend(paths: list[Path], capsys: pytest.CaptureFixture[str]) -> list[dict[str, Any]]:
+    args = ["recommend"]
+    for path in paths:
+        args += ["-f", str(path)]
+    code = main(args)
+    lines = [orjson.loads(line) for line in capsys.readouterr().out.splitlines()]
+    assert code == 0, [line for line in lines if "error" in line]
+    return lines
+
+
+def _cases(directory: Path, names: tuple[str, ...] | None = None) -> list[Any]:
+    stems = sorted(p.name.removesuffix(".expected.json") for p in directory.glob("*.expected.json"))
+    return [
+        pytest.param(directory / stem, id=stem) for stem in stems if names is None or stem in names
+    ]
+
+
+def _check(scenario: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["recommend", "-f", str(scenario.with_suffix(".yaml"))]) == 0
+    result = orjson.loads(capsys.readouterr().out)
+    expected = json.loads(scenario.with_suffix(".expected.json").read_text())
+    assert mismatches(expected, result) == []
+
+
+@pytest.mark.parametrize("scenario", _cases(SCENARIOS))
+def test_upstream_scenario(scenario: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    _check(scenario, capsys)
+
+
+@pytest.mark.parametrize("scenario", _cases(EXAMPLES, HORIZONTAL_EXAMPLES))
+def test_example(scenario: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    _check(scenario, capsys)
+
+
+def test_every_upstream_scenario_in_one_run(capsys: pytest.CaptureFixture[str]) -> None:
+    """The directory form: one line per scenario, in name order, each naming its file."""
+    lines = recommend([SCENARIOS], capsys)
+    expected = sorted(p.name for p in SCENARIOS.glob("*.yaml"))
+    assert [Path(line["scenario"]).name for line in lines] == expected
+
+
+@pytest.mark.parametrize(
+    ("expected", "actual", "problems"),
+    [
+        pytest.param(
+            {"a": "1000m"}, {"a": "1", "b": 2}, 0, id="quantities by value, extra keys free"
+        ),
+        pytest.param({"a": [1, 2]}, {"a": [1]}, 1, id="lists keep their length"),
+        pytest.param(
+            {"error": "no pods"}, {"error": "x: no pods returned"}, 0, id="errors by substring"
+        ),
+        pytest.param({"a": 1}, {"a": True}, 1, id="a boolean is not a number"),
+        pytest.param({"a": {"b": 3}}, {"a": {"b": 4}}, 1, id="nested values"),
+    ],
+)
+def test_comparison(expected: Any, actual: Any, problems: int) -> None:
+    assert len(mismatches(expected, actual)) == problems
