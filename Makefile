@@ -30,8 +30,9 @@ lint: install
 	$(BIN)/mypy
 	$(BIN)/lint-imports
 
+# Temporary, until the simulator exists: show what the engine decides on a worked example.
 sim: install
-	$(BIN)/hvpa sim $(ARGS)
+	$(BIN)/hvpa recommend -o text -f examples/scenarios/hpa-cpu-scale-up.yaml $(ARGS)
 
 run: install
 	$(BIN)/hvpa run $(ARGS)
