@@ -134,6 +134,8 @@ def _write_status(
         scale_up_events=_events(scale_up, history.scale_up_events),
         scale_down_events=_events(scale_down, history.scale_down_events),
     )
+    # An empty history object would read back as "not a new Hvpa": write none until there is one.
+    kept = history if history != History() else status.history
     written = replace(
         status,
         conditions=tuple(
@@ -149,7 +151,7 @@ def _write_status(
             )
             for c in conditions
         ),
-        history=history,
+        history=kept,
         observed_generation=hvpa.generation,
     )
     if desired != current:

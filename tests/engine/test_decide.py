@@ -396,3 +396,9 @@ def test_metric_queries_for_a_spec() -> None:
         "PodsMetricQuery",
         "ExternalMetricQuery",
     ]
+
+
+def test_no_history_is_written_while_the_horizontal_axis_is_off() -> None:
+    """An empty history object would make a later decision take the Hvpa for an old one."""
+    decision = run(hvpa(deploy=False), snapshot(2, [1500, 1500]))
+    assert decision.status.history is None
