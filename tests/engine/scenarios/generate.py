@@ -426,6 +426,74 @@ def resource_case(
     )
 
 
+def _able_to_scale(current: int, prenormalized: int, stabilized: int, final: int) -> str:
+    """The AbleToScale reason a reconcile with behavior leaves: normalizeDesiredReplicasWithBehaviors, then the rescale."""
+    if final != current:
+        return "SucceededRescale"
+    if stabilized != prenormalized:
+        return "ScaleUpStabilized" if prenormalized >= current else "ScaleDownStabilized"
+    return "ReadyForNewScale"
+
+
+def behavior_case(
+    name: str,
+    source: str,
+    current: int,
+    prenormalized: int,
+    bounds: tuple[int, int],
+    rules: tuple[dict[str, Any] | None, dict[str, Any] | None],
+    events: tuple[list[dict[str, Any]], list[dict[str, Any]]],
+    expected: tuple[int, str],
+    recommendations: list[tuple[int, float]] | None = None,
+    stabilized: int | None = None,
+) -> Case:
+    """A behavior case (TestScalingWithRules, TestNormalizeDesiredReplicasWithBehavior) run as a reconcile.
+
+    Upstream calls the normalization with a prenormalized count; here an
+    external metric with an average-value target of 1 proposes it
+    (ceil(value / 1)), far enough from the current count to clear the
+    tolerance, and the case's history and events come from the Hvpa's status.
+    """
+    replicas, limited = expected
+    up, down = rules
+    minimum, maximum = bounds
+    status = "False" if limited == "DesiredWithinRange" else "True"
+    able = _able_to_scale(
+        current, prenormalized, prenormalized if stabilized is None else stabilized, replicas
+    )
+    return Case(
+        name=name,
+        source=source,
+        min_replicas=minimum,
+        max_replicas=maximum,
+        spec_replicas=current,
+        expected_replicas=replicas,
+        metrics=[external_metric("AverageValue", "1")],
+        levels=[prenormalized * 1000],
+        requests=[],
+        recommendations=[] if recommendations is None else recommendations,
+        scale_up=up if up is not None else {},
+        scale_down=down if down is not None else {},
+        scale_up_events=events[0],
+        scale_down_events=events[1],
+        conditions=(
+            ("AbleToScale", "True", able),
+            ("ScalingActive", "True", "ValidMetricFound"),
+            ("ScalingLimited", status, limited),
+        ),
+        metric_results=[{"type": "External", "name": "qps", "desiredReplicas": prenormalized}],
+    )
+
+
+def window(up: int, down: int) -> tuple[dict[str, Any], dict[str, Any]]:
+    """Stabilization windows only: the API fills in the default policies."""
+    return {"stabilizationWindowSeconds": up}, {"stabilizationWindowSeconds": down}
+
+
+NO_EVENTS: Final[tuple[list[dict[str, Any]], list[dict[str, Any]]]] = ([], [])
+ROOM: Final = (1, 1000)
+
+
 JITTERED: Final = [f"{300 + j}m" for j in (100, -100, 10, -10, 2, -2, 1, -1, 0, 0)]
 
 
@@ -1295,6 +1363,390 @@ CASES: list[Case] = [
         scale_up_events=uniform([8, 12, 9, 11], 120),
         scale_down_events=uniform([10, 10, 10], 120),
     ),
+    # TestScalingWithRules, where the current count is within [min, max]
+    # (outside it the reconcile rescales to the bound before any behavior).
+    behavior_case(
+        "rules-within-range",
+        "TestScalingWithRules: prenormalized desired replicas within range",
+        5,
+        7,
+        (3, 8),
+        (None, None),
+        NO_EVENTS,
+        (7, "DesiredWithinRange"),
+    ),
+    behavior_case(
+        "rules-below-min",
+        "TestScalingWithRules: prenormalized desired replicas < minReplicas",
+        3,
+        1,
+        (2, 8),
+        (None, None),
+        NO_EVENTS,
+        (2, "TooFewReplicas"),
+    ),
+    behavior_case(
+        "rules-min-zero",
+        "TestScalingWithRules: within range when minReplicas is 0",
+        1,
+        0,
+        (0, 10),
+        (None, None),
+        NO_EVENTS,
+        (0, "DesiredWithinRange"),
+    ),
+    behavior_case(
+        "rules-above-max",
+        "TestScalingWithRules: desired replica count is more than the maximum replica count",
+        100,
+        1000,
+        (100, 150),
+        (None, None),
+        NO_EVENTS,
+        (150, "TooManyReplicas"),
+    ),
+    behavior_case(
+        "rules-up-limit-user-policy",
+        "TestScalingWithRules: scaleUpLimit < maxReplicas with user policies",
+        3,
+        1000,
+        (1, 2000),
+        (scaling_rules(0, 0, 1, 60), None),
+        NO_EVENTS,
+        (4, "ScaleUpLimit"),
+    ),
+    behavior_case(
+        "rules-down-limit-user-policy",
+        "TestScalingWithRules: scaleDownLimit > minReplicas with user defined policies",
+        1000,
+        3,
+        (3, 2000),
+        (None, scaling_rules(20, 60)),
+        NO_EVENTS,
+        (980, "ScaleDownLimit"),
+    ),
+    behavior_case(
+        "rules-up-default",
+        "TestScalingWithRules: scaleUp with default behavior",
+        10,
+        50,
+        ROOM,
+        (None, None),
+        NO_EVENTS,
+        (20, "ScaleUpLimit"),
+    ),
+    behavior_case(
+        "rules-up-pods-over-percent",
+        "TestScalingWithRules: scaleUp with pods policy larger than percent policy",
+        10,
+        500,
+        ROOM,
+        (scaling_rules(100, 60, 100, 60), None),
+        NO_EVENTS,
+        (110, "ScaleUpLimit"),
+    ),
+    behavior_case(
+        "rules-up-percent-over-pods",
+        "TestScalingWithRules: scaleUp with percent policy larger than pods policy",
+        10,
+        500,
+        ROOM,
+        (scaling_rules(2, 60, 100, 60), None),
+        NO_EVENTS,
+        (20, "ScaleUpLimit"),
+    ),
+    behavior_case(
+        "rules-up-large-pods-policy",
+        "TestScalingWithRules: scaleUp with spec MaxReplicas limitation with large pod policy",
+        10,
+        50,
+        ROOM,
+        (scaling_rules(100, 60), None),
+        NO_EVENTS,
+        (50, "DesiredWithinRange"),
+    ),
+    behavior_case(
+        "rules-up-pods-limit",
+        "TestScalingWithRules: scaleUp with pod policy limitation",
+        10,
+        50,
+        ROOM,
+        (scaling_rules(30, 60), None),
+        NO_EVENTS,
+        (40, "ScaleUpLimit"),
+    ),
+    behavior_case(
+        "rules-up-percent-limit",
+        "TestScalingWithRules: scaleUp with percent policy limitation",
+        10,
+        50,
+        ROOM,
+        (scaling_rules(0, 0, 200, 60), None),
+        NO_EVENTS,
+        (30, "ScaleUpLimit"),
+    ),
+    behavior_case(
+        "rules-down-percent-over-pods",
+        "TestScalingWithRules: scaleDown with percent policy larger than pod policy",
+        100,
+        2,
+        ROOM,
+        (None, scaling_rules(20, 60, 1, 60, 300)),
+        NO_EVENTS,
+        (80, "ScaleDownLimit"),
+    ),
+    behavior_case(
+        "rules-down-pods-over-percent",
+        "TestScalingWithRules: scaleDown with pod policy larger than percent policy",
+        100,
+        2,
+        ROOM,
+        (None, scaling_rules(2, 60, 1, 60, 300)),
+        NO_EVENTS,
+        (98, "ScaleDownLimit"),
+    ),
+    behavior_case(
+        "rules-down-min-large-pods-policy",
+        "TestScalingWithRules: scaleDown with spec MinReplicas limitation with large pod policy",
+        10,
+        0,
+        ROOM,
+        (None, scaling_rules(100, 60, 0, 0, 300)),
+        NO_EVENTS,
+        (1, "TooFewReplicas"),
+    ),
+    behavior_case(
+        "rules-down-min-large-percent-policy",
+        "TestScalingWithRules: scaleDown with spec MinReplicas limitation with large percent policy",
+        10,
+        2,
+        (5, 1000),
+        (None, scaling_rules(0, 0, 100, 60, 300)),
+        NO_EVENTS,
+        (5, "TooFewReplicas"),
+    ),
+    behavior_case(
+        "rules-down-pods-limit",
+        "TestScalingWithRules: scaleDown with pod policy limitation",
+        10,
+        2,
+        ROOM,
+        (None, scaling_rules(5, 60, 0, 0, 300)),
+        NO_EVENTS,
+        (5, "ScaleDownLimit"),
+    ),
+    behavior_case(
+        "rules-down-percent-limit",
+        "TestScalingWithRules: scaleDown with percent policy limitation",
+        10,
+        5,
+        ROOM,
+        (None, scaling_rules(0, 0, 50, 60, 300)),
+        NO_EVENTS,
+        (5, "DesiredWithinRange"),
+    ),
+    behavior_case(
+        "rules-up-max-with-events",
+        "TestScalingWithRules: scaleUp with spec MaxReplicas limitation with large pod policy and events",
+        100,
+        500,
+        (1, 200),
+        (scaling_rules(300, 60), None),
+        (uniform([1, 5, 9], 120), []),
+        (200, "TooManyReplicas"),
+    ),
+    behavior_case(
+        "rules-up-many-recent-events",
+        "TestScalingWithRules: scaleUp with currentReplicas limitation with a lot of recent scale up events",
+        100,
+        500,
+        ROOM,
+        (scaling_rules(5, 120), None),
+        (uniform([1, 5, 9], 120), []),
+        (100, "ScaleUpLimit"),
+    ),
+    behavior_case(
+        "rules-up-pods-with-events",
+        "TestScalingWithRules: scaleUp with pod policy and previous scale up events",
+        100,
+        500,
+        ROOM,
+        (scaling_rules(150, 120), None),
+        (uniform([1, 5, 9], 120), []),
+        (235, "ScaleUpLimit"),
+    ),
+    behavior_case(
+        "rules-up-percent-with-events",
+        "TestScalingWithRules: scaleUp with percent policy and previous scale up events",
+        100,
+        500,
+        ROOM,
+        (scaling_rules(0, 0, 200, 120), None),
+        (uniform([1, 5, 9], 120), []),
+        (255, "ScaleUpLimit"),
+    ),
+    behavior_case(
+        "rules-up-percent-with-up-and-down-events",
+        "TestScalingWithRules: scaleUp with percent policy and previous scale up and down events",
+        6,
+        24,
+        ROOM,
+        (scaling_rules(0, 0, 300, 300), None),
+        (uniform([4], 120), uniform([2], 120)),
+        (16, "ScaleUpLimit"),
+    ),
+    behavior_case(
+        "rules-down-default-with-events",
+        "TestScalingWithRules: scaleDown with default policy and previous events",
+        10,
+        5,
+        ROOM,
+        (None, None),
+        ([], uniform([1, 5, 9], 120)),
+        (5, "DesiredWithinRange"),
+    ),
+    behavior_case(
+        "rules-up-outdated-events-one-policy",
+        "TestScalingWithRules: check 'outdated' flag for events for one behavior for up",
+        100,
+        200,
+        ROOM,
+        (scaling_rules(1000, 60), None),
+        (uniform([8, 12, 9, 11], 120), []),
+        (200, "DesiredWithinRange"),
+    ),
+    behavior_case(
+        "rules-down-outdated-events-two-policies",
+        "TestScalingWithRules: events outdated for two different policies for down",
+        100,
+        5,
+        ROOM,
+        (None, scaling_rules(1000, 30, 100, 60, 300)),
+        ([], uniform([8, 12, 9, 11], 120)),
+        (5, "DesiredWithinRange"),
+    ),
+    # TestNormalizeDesiredReplicasWithBehavior, where the default policies
+    # leave the stabilized count alone.
+    behavior_case(
+        "stabilize-simple-scale-down",
+        "TestNormalizeDesiredReplicasWithBehavior: simple scale down stabilization",
+        100,
+        3,
+        ROOM,
+        window(0, 180),
+        NO_EVENTS,
+        (5, "DesiredWithinRange"),
+        recommendations=[(4, 120), (5, 60)],
+        stabilized=5,
+    ),
+    behavior_case(
+        "stabilize-simple-scale-up",
+        "TestNormalizeDesiredReplicasWithBehavior: simple scale up stabilization",
+        1,
+        7,
+        ROOM,
+        window(300, 0),
+        NO_EVENTS,
+        (4, "DesiredWithinRange"),
+        recommendations=[(4, 120), (5, 60)],
+        stabilized=4,
+    ),
+    behavior_case(
+        "stabilize-no-scale-down-stabilization",
+        "TestNormalizeDesiredReplicasWithBehavior: no scale down stabilization",
+        100,
+        3,
+        ROOM,
+        window(300, 0),
+        NO_EVENTS,
+        (3, "DesiredWithinRange"),
+        recommendations=[(1, 120), (2, 60)],
+    ),
+    behavior_case(
+        "stabilize-no-scale-up-stabilization",
+        "TestNormalizeDesiredReplicasWithBehavior: no scale up stabilization",
+        1,
+        3,
+        ROOM,
+        window(0, 300),
+        NO_EVENTS,
+        (3, "DesiredWithinRange"),
+        recommendations=[(4, 120), (5, 60)],
+    ),
+    behavior_case(
+        "stabilize-scale-down-reuse-obsolete",
+        "TestNormalizeDesiredReplicasWithBehavior: scale down stabilization, reuse one of obsolete recommendation element",
+        100,
+        3,
+        ROOM,
+        window(0, 180),
+        NO_EVENTS,
+        (5, "DesiredWithinRange"),
+        recommendations=[(10, 600), (4, 60), (5, 120), (9, 540)],
+        stabilized=5,
+    ),
+    behavior_case(
+        "stabilize-scale-up-reuse-obsolete",
+        "TestNormalizeDesiredReplicasWithBehavior: scale up stabilization, reuse one of obsolete recommendation element",
+        1,
+        100,
+        ROOM,
+        window(300, 300),
+        NO_EVENTS,
+        (5, "DesiredWithinRange"),
+        recommendations=[(10, 6000), (6, 60), (5, 120), (9, 180)],
+        stabilized=5,
+    ),
+    behavior_case(
+        "stabilize-no-up-when-going-down",
+        "TestNormalizeDesiredReplicasWithBehavior: scale up and down stabilization, do not scale up when prenormalized rec goes down",
+        2,
+        1,
+        ROOM,
+        window(300, 300),
+        NO_EVENTS,
+        (2, "DesiredWithinRange"),
+        recommendations=[(2, 6000), (3, 180)],
+        stabilized=2,
+    ),
+    behavior_case(
+        "stabilize-no-down-when-going-up",
+        "TestNormalizeDesiredReplicasWithBehavior: scale up and down stabilization, do not scale down when prenormalized rec goes up",
+        2,
+        3,
+        ROOM,
+        window(300, 300),
+        NO_EVENTS,
+        (2, "DesiredWithinRange"),
+        recommendations=[(2, 6000), (1, 180)],
+        stabilized=2,
+    ),
+    # TestPartialBehaviors: one direction given, the other left to the defaults.
+    Case(
+        "partial-behavior-no-scale-down-rules",
+        "TestPartialBehaviors: ensure no panic if scaleDown rules are missing",
+        2,
+        6,
+        3,
+        5,
+        metrics=[cpu_metric(30)],
+        levels=[300, 500, 700],
+        scale_up={},
+        utilization=50,
+    ),
+    Case(
+        "partial-behavior-no-scale-up-rules",
+        "TestPartialBehaviors: ensure no panic if scaleUp rules are missing",
+        2,
+        6,
+        5,
+        3,
+        metrics=[cpu_metric(50)],
+        levels=[100, 300, 500, 250, 250],
+        recommendations=[],
+        scale_down={},
+        utilization=28,
+    ),
     # replica_calculator_test.go: the metric's own result.
     resource_case("calc-scale-up", 3, 30, ["1"] * 3, both(300, 500, 700), (5, 50, "1")),
     resource_case(
@@ -1410,6 +1862,244 @@ CASES: list[Case] = [
 ]
 
 
+@dataclass
+class ProportionalCase:
+    """A cluster-proportional-autoscaler case: the nodes, the parameters, and CPA's replica count.
+
+    The figures come from CPA's linear and ladder controller tests and its
+    README examples; `hpa` adds a CPU metric (levels per pod against a 50 %
+    target) so the HPA and CPA results combine by max.
+    """
+
+    name: str
+    source: str
+    spec: dict[str, Any]
+    nodes: list[tuple[str, bool, dict[str, str]]]
+    current: int
+    cpa: int
+    expected: int
+    bounds: tuple[int, int] = (1, 100)
+    levels: list[int] | None = None
+    config_maps: list[dict[str, Any]] = field(default_factory=list)
+
+
+def _node(name: str, cpu: str, unschedulable: bool, labels: dict[str, str]) -> dict[str, Any]:
+    return {
+        "apiVersion": "v1",
+        "kind": "Node",
+        "metadata": {"name": name, "labels": labels},
+        "spec": {"unschedulable": True} if unschedulable else {},
+        "status": {
+            "allocatable": {"cpu": cpu, "memory": "8Gi", "pods": "110"},
+            "capacity": {"cpu": cpu, "memory": "8Gi", "pods": "110"},
+            "conditions": [{"type": "Ready", "status": "True"}],
+        },
+    }
+
+
+def render_proportional(case: ProportionalCase) -> tuple[dict[str, Any], dict[str, Any]]:
+    minimum, maximum = case.bounds
+    template: dict[str, Any] = {"minReplicas": minimum, "maxReplicas": maximum}
+    base = Case(
+        name=case.name,
+        source=case.source,
+        min_replicas=minimum,
+        max_replicas=maximum,
+        spec_replicas=case.current,
+        expected_replicas=case.expected,
+        metrics=[cpu_metric(50)] if case.levels else [],
+        levels=case.levels or [],
+        requests=["1"] * len(case.levels) if case.levels else [],
+        recommendations=[],
+        conditions=(),
+    )
+    scenario, _ = render(base)
+    if not case.levels:
+        scenario["hvpa"]["spec"]["hpa"]["template"]["spec"] = template
+    scenario["hvpa"]["spec"]["clusterProportional"] = case.spec
+    scenario["nodes"] = [
+        _node(f"node-{i}", cpu, unschedulable, labels)
+        for i, (cpu, unschedulable, labels) in enumerate(case.nodes)
+    ]
+    if case.config_maps:
+        scenario["configMaps"] = case.config_maps
+    expected = {
+        "replicas": {"current": case.current, "desired": case.expected},
+        "horizontal": {"clusterProportional": case.cpa},
+    }
+    return scenario, expected
+
+
+def nodes(
+    count: int, cpu: str = "4", unschedulable: bool = False, **labels: str
+) -> list[tuple[str, bool, dict[str, str]]]:
+    return [(cpu, unschedulable, dict(labels))] * count
+
+
+def linear(**params: Any) -> dict[str, Any]:
+    return {"linear": params}
+
+
+def ladder(**params: Any) -> dict[str, Any]:
+    return {"ladder": params}
+
+
+PROPORTIONAL_CASES: list[ProportionalCase] = [
+    ProportionalCase(
+        "cpa-linear-cores-and-nodes",
+        "CPA linear_controller_test.go TestScaleFromMultipleParams (cores 4 per replica, nodes 2)",
+        linear(coresPerReplica=4, nodesPerReplica=2),
+        nodes(4, "4"),
+        1,
+        4,
+        4,
+    ),
+    ProportionalCase(
+        "cpa-linear-prevent-single-point-failure",
+        "CPA README: preventSinglePointFailure asks for 2 with more than one node",
+        linear(coresPerReplica=256, nodesPerReplica=16, preventSinglePointFailure=True),
+        nodes(2, "4"),
+        1,
+        2,
+        2,
+    ),
+    ProportionalCase(
+        "cpa-linear-single-node-single-replica",
+        "CPA linear_controller_test.go: one node, one replica even with preventSinglePointFailure",
+        linear(coresPerReplica=256, nodesPerReplica=16, preventSinglePointFailure=True),
+        nodes(1, "4"),
+        1,
+        1,
+        1,
+    ),
+    ProportionalCase(
+        "cpa-linear-unschedulable-left-out",
+        "CPA k8sclient: cordoned nodes are not schedulable",
+        linear(nodesPerReplica=1),
+        nodes(3) + nodes(2, unschedulable=True),
+        1,
+        3,
+        3,
+    ),
+    ProportionalCase(
+        "cpa-linear-unschedulable-included",
+        "CPA linear_controller_test.go: includeUnschedulableNodes counts every node",
+        linear(nodesPerReplica=1, includeUnschedulableNodes=True),
+        nodes(3) + nodes(2, unschedulable=True),
+        1,
+        5,
+        5,
+    ),
+    ProportionalCase(
+        "cpa-linear-cores-rounded-up",
+        "CPA k8sclient: allocatable CPU summed, then rounded up (3 x 1500m = 4.5 -> 5 cores)",
+        linear(coresPerReplica=1),
+        nodes(3, "1500m"),
+        1,
+        5,
+        5,
+    ),
+    ProportionalCase(
+        "cpa-linear-node-selector",
+        "CPA k8sclient: --nodelabels selects the nodes counted",
+        {**linear(nodesPerReplica=1), "nodeSelector": {"pool": "dns"}},
+        nodes(2, pool="dns") + nodes(4, pool="other"),
+        1,
+        2,
+        2,
+    ),
+    ProportionalCase(
+        "cpa-linear-own-min-and-max",
+        "CPA linear_controller_test.go: min and max of the parameters bound the result",
+        linear(nodesPerReplica=1, min=2, max=3),
+        nodes(10),
+        2,
+        3,
+        3,
+    ),
+    ProportionalCase(
+        "cpa-ladder-cores",
+        "CPA ladder_controller_test.go TestControllerWithCoresAndNodes (cores 10 -> step 8)",
+        ladder(
+            coresToReplicas=[[1, 1], [3, 3], [256, 4], [512, 5], [1024, 7]],
+            nodesToReplicas=[[1, 1], [2, 2]],
+        ),
+        nodes(1, "300"),
+        1,
+        4,
+        4,
+    ),
+    ProportionalCase(
+        "cpa-ladder-zero-without-hpa-metrics",
+        "CPA ladder_controller_test.go: a ladder may ask for zero replicas (both ladders at 0)",
+        ladder(coresToReplicas=[[0, 0], [16, 1], [64, 3]], nodesToReplicas=[[0, 0], [4, 1]]),
+        nodes(2, "4"),
+        2,
+        0,
+        0,
+    ),
+    ProportionalCase(
+        "cpa-ladder-missing-ladder-asks-one",
+        "CPA ladder controller: an absent ladder yields 1, and the larger of the two wins",
+        ladder(coresToReplicas=[[0, 0], [16, 1], [64, 3]]),
+        nodes(2, "4"),
+        2,
+        1,
+        1,
+    ),
+    ProportionalCase(
+        "cpa-ladder-from-configmap",
+        "CPA plugin: parameters read from the ConfigMap's single key",
+        {"configMapRef": {"name": "dns-autoscaler"}},
+        nodes(5),
+        1,
+        3,
+        3,
+        config_maps=[
+            {
+                "apiVersion": "v1",
+                "kind": "ConfigMap",
+                "metadata": {"name": "dns-autoscaler", "namespace": NAMESPACE},
+                "data": {"ladder": '{"nodesToReplicas": [[1, 1], [3, 2], [5, 3], [10, 5]]}'},
+            }
+        ],
+    ),
+    ProportionalCase(
+        "cpa-above-hpa",
+        "CPA with the HPA: the larger result wins, unbounded by the HPA scale-up limit",
+        linear(nodesPerReplica=1),
+        nodes(20),
+        2,
+        20,
+        20,
+        bounds=(1, 50),
+        levels=[500, 500],
+    ),
+    ProportionalCase(
+        "cpa-below-hpa",
+        "CPA with the HPA: the HPA's scale-up (2 pods at 100 % of a 50 % target) wins",
+        linear(nodesPerReplica=1),
+        nodes(3),
+        2,
+        3,
+        4,
+        bounds=(1, 50),
+        levels=[1000, 1000],
+    ),
+    ProportionalCase(
+        "cpa-clamped-to-hvpa-max",
+        "CPA with the HPA: the combined result is clamped to maxReplicas",
+        linear(nodesPerReplica=1),
+        nodes(30),
+        2,
+        30,
+        10,
+        bounds=(1, 10),
+        levels=[500, 500],
+    ),
+]
+
+
 def main() -> None:
     names = set()
     for case in CASES:
@@ -1421,6 +2111,17 @@ def main() -> None:
             header + yaml.safe_dump(scenario, sort_keys=False, default_flow_style=None, width=100)
         )
         (HERE / f"{case.name}.expected.json").write_text(json.dumps(expected, indent=2) + "\n")
+    for proportional in PROPORTIONAL_CASES:
+        assert proportional.name not in names, proportional.name
+        names.add(proportional.name)
+        scenario, expected = render_proportional(proportional)
+        (HERE / f"{proportional.name}.yaml").write_text(
+            f"# {proportional.source}\n"
+            + yaml.safe_dump(scenario, sort_keys=False, default_flow_style=None, width=100)
+        )
+        (HERE / f"{proportional.name}.expected.json").write_text(
+            json.dumps(expected, indent=2) + "\n"
+        )
 
 
 if __name__ == "__main__":
