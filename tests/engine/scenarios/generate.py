@@ -108,12 +108,15 @@ def object_metric(target_type: str, quantity: str) -> dict[str, Any]:
     }
 
 
-def external_metric(target_type: str, quantity: str) -> dict[str, Any]:
+def external_metric(
+    target_type: str, quantity: str, labels: dict[str, str] | None = None
+) -> dict[str, Any]:
     key = "value" if target_type == "Value" else "averageValue"
+    selector = {"matchLabels": labels} if labels else {}
     return {
         "type": "External",
         "external": {
-            "metric": {"name": "qps", "selector": {}},
+            "metric": {"name": "qps", "selector": selector},
             "target": {"type": target_type, key: quantity},
         },
     }
@@ -178,6 +181,8 @@ class Case:
     # replica_calculator_test.go's fixture: each container requests the full
     # amount and reports its own level.
     per_container: list[list[int]] | None = None
+    # Labels of the external metric's series, which its selector matches.
+    metric_labels: dict[str, str] = field(default_factory=dict)
 
 
 def ok(*overrides: tuple[str, str, str]) -> tuple[tuple[str, str, str], ...]:
@@ -364,7 +369,12 @@ def render(case: Case) -> tuple[dict[str, Any], dict[str, Any]]:
         scenario["customMetrics"] = custom
     if "External" in kinds and not case.omit_external_metrics:
         scenario["externalMetrics"] = [
-            {"metricName": "qps", "metricLabels": {}, "timestamp": NOW, "value": milli(level)}
+            {
+                "metricName": "qps",
+                "metricLabels": case.metric_labels,
+                "timestamp": NOW,
+                "value": milli(level),
+            }
             for level in case.levels
         ]
 
@@ -492,6 +502,56 @@ def window(up: int, down: int) -> tuple[dict[str, Any], dict[str, Any]]:
 
 NO_EVENTS: Final[tuple[list[dict[str, Any]], list[dict[str, Any]]]] = ([], [])
 ROOM: Final = (1, 1000)
+
+
+LABELS: Final = {"label": "value"}
+_USAGE_KEY: Final = {
+    ("Pods", "AverageValue"): "currentAverageValue",
+    ("Object", "Value"): "currentValue",
+    ("Object", "AverageValue"): "currentAverageValue",
+    ("External", "Value"): "currentValue",
+    ("External", "AverageValue"): "currentAverageValue",
+}
+
+
+def metric_case(
+    name: str,
+    source: str,
+    current: int,
+    expected: int,
+    metric: dict[str, Any],
+    levels: list[int],
+    usage: int,
+    up_tolerance: str | None = None,
+    **fixture: Any,
+) -> Case:
+    """A GetMetricReplicas / GetObject* / GetExternal* case, checked on the metric's own result.
+
+    `levels` and `usage` are in milli-units, as replica_calculator_test.go
+    gives them; an `up_tolerance` is the case's scale-up tolerance (its
+    scale-down one stays at the default), set in behavior as the API allows.
+    """
+    kind = metric["type"]
+    source_spec = metric[kind[0].lower() + kind[1:]]
+    key = _USAGE_KEY[(kind, source_spec["target"]["type"])]
+    return Case(
+        name=name,
+        source=source,
+        min_replicas=1,
+        max_replicas=100,
+        spec_replicas=current,
+        expected_replicas=expected,
+        metrics=[metric],
+        levels=levels,
+        recommendations=[],
+        scale_up=None if up_tolerance is None else {"tolerance": up_tolerance},
+        conditions=(),
+        metric_labels=LABELS if kind == "External" else {},
+        metric_results=[
+            {"type": kind, "name": "qps", "desiredReplicas": expected, key: milli(usage)}
+        ],
+        **fixture,
+    )
 
 
 JITTERED: Final = [f"{300 + j}m" for j in (100, -100, 10, -10, 2, -2, 1, -1, 0, 0)]
@@ -1746,6 +1806,244 @@ CASES: list[Case] = [
         recommendations=[],
         scale_down={},
         utilization=28,
+    ),
+    # replica_calculator_test.go: custom, object and external metrics.
+    metric_case(
+        "calc-scale-up-cm",
+        "TestReplicaCalcScaleUpCM",
+        3,
+        4,
+        pods_metric("15"),
+        [20000, 10000, 30000],
+        20000,
+    ),
+    metric_case(
+        "calc-scale-up-cm-unready-hot-cpu-no-less-scale",
+        "TestReplicaCalcScaleUpCMUnreadyHotCpuNoLessScale",
+        3,
+        6,
+        pods_metric("15"),
+        [50000, 10000, 30000],
+        30000,
+        readiness=["True", "True", "False"],
+        start=[COOL, COOL, HOT],
+    ),
+    metric_case(
+        "calc-scale-up-cm-unready-hot-cpu-scale-would-scale-down",
+        "TestReplicaCalcScaleUpCMUnreadyHotCpuScaleWouldScaleDown",
+        3,
+        7,
+        pods_metric("15"),
+        [50000, 15000, 30000],
+        31666,
+        readiness=["False", "True", "False"],
+        start=[HOT, COOL, HOT],
+    ),
+    metric_case(
+        "calc-scale-up-cm-object",
+        "TestReplicaCalcScaleUpCMObject",
+        3,
+        4,
+        object_metric("Value", "15"),
+        [20000],
+        20000,
+    ),
+    metric_case(
+        "calc-scale-up-cm-per-pod-object",
+        "TestReplicaCalcScaleUpCMPerPodObject",
+        3,
+        4,
+        object_metric("AverageValue", "5"),
+        [20000],
+        6667,
+    ),
+    metric_case(
+        "calc-scale-up-cm-object-ignores-unready-pods",
+        "TestReplicaCalcScaleUpCMObjectIgnoresUnreadyPods",
+        3,
+        5,
+        object_metric("Value", "10"),
+        [50000],
+        50000,
+        readiness=["False", "True", "False"],
+    ),
+    metric_case(
+        "calc-scale-up-cm-external-ignores-unready-pods",
+        "TestReplicaCalcScaleUpCMExternalIgnoresUnreadyPods",
+        3,
+        2,
+        external_metric("Value", "4400m", LABELS),
+        [8600],
+        8600,
+        readiness=["False", "True", "False"],
+    ),
+    metric_case(
+        "calc-scale-up-per-pod-cm-external",
+        "TestReplicaCalcScaleUpPerPodCMExternal",
+        3,
+        4,
+        external_metric("AverageValue", "2150m", LABELS),
+        [8600],
+        2867,
+    ),
+    metric_case(
+        "calc-scale-down-cm",
+        "TestReplicaCalcScaleDownCM",
+        5,
+        3,
+        pods_metric("20"),
+        [12000] * 5,
+        12000,
+    ),
+    metric_case(
+        "calc-scale-down-per-pod-cm-object",
+        "TestReplicaCalcScaleDownPerPodCMObject",
+        5,
+        3,
+        object_metric("AverageValue", "2"),
+        [6000],
+        1200,
+    ),
+    metric_case(
+        "calc-scale-down-cm-object",
+        "TestReplicaCalcScaleDownCMObject",
+        5,
+        3,
+        object_metric("Value", "20"),
+        [12000],
+        12000,
+    ),
+    metric_case(
+        "calc-scale-down-cm-external",
+        "TestReplicaCalcScaleDownCMExternal",
+        5,
+        3,
+        external_metric("Value", "14334m", LABELS),
+        [8600],
+        8600,
+    ),
+    metric_case(
+        "calc-scale-down-per-pod-cm-external",
+        "TestReplicaCalcScaleDownPerPodCMExternal",
+        5,
+        3,
+        external_metric("AverageValue", "2867m", LABELS),
+        [8600],
+        1720,
+    ),
+    metric_case(
+        "calc-tolerance-cm",
+        "TestReplicaCalcToleranceCM",
+        3,
+        3,
+        pods_metric("20"),
+        [20000, 21000, 21000],
+        20666,
+    ),
+    metric_case(
+        "calc-tolerance-cm-object",
+        "TestReplicaCalcToleranceCMObject",
+        3,
+        3,
+        object_metric("Value", "20"),
+        [20666],
+        20666,
+    ),
+    metric_case(
+        "calc-tolerance-per-pod-cm-object",
+        "TestReplicaCalcTolerancePerPodCMObject",
+        4,
+        4,
+        object_metric("AverageValue", "5"),
+        [20166],
+        5042,
+    ),
+    metric_case(
+        "calc-tolerance-cm-external",
+        "TestReplicaCalcToleranceCMExternal",
+        3,
+        3,
+        external_metric("Value", "8888m", LABELS),
+        [8600],
+        8600,
+    ),
+    metric_case(
+        "calc-tolerance-per-pod-cm-external",
+        "TestReplicaCalcTolerancePerPodCMExternal",
+        3,
+        3,
+        external_metric("AverageValue", "2900m", LABELS),
+        [8600],
+        2867,
+    ),
+    metric_case(
+        "calc-configurable-tolerance-cm",
+        "TestReplicaCalcConfigurableToleranceCM",
+        3,
+        4,
+        pods_metric("20"),
+        [20000, 21000, 21000],
+        20666,
+        up_tolerance="0.01",
+    ),
+    metric_case(
+        "calc-configurable-tolerance-cm-object",
+        "TestReplicaCalcConfigurableToleranceCMObject",
+        3,
+        4,
+        object_metric("Value", "20"),
+        [20666],
+        20666,
+        up_tolerance="0.01",
+    ),
+    metric_case(
+        "calc-configurable-tolerance-per-pod-cm-object",
+        "TestReplicaCalcConfigurableTolerancePerPodCMObject",
+        4,
+        5,
+        object_metric("AverageValue", "5"),
+        [20208],
+        5052,
+        up_tolerance="0.01",
+    ),
+    metric_case(
+        "calc-configurable-tolerance-cm-external",
+        "TestReplicaCalcConfigurableToleranceCMExternal",
+        3,
+        4,
+        external_metric("Value", "8800m", LABELS),
+        [8900],
+        8900,
+        up_tolerance="0.01",
+    ),
+    metric_case(
+        "calc-configurable-tolerance-per-pod-cm-external",
+        "TestReplicaCalcConfigurableTolerancePerPodCMExternal",
+        3,
+        4,
+        external_metric("AverageValue", "2800m", LABELS),
+        [8600],
+        2867,
+        up_tolerance="0.01",
+    ),
+    metric_case(
+        "calc-plain-missing-metrics-no-change-eq",
+        "TestPlainMetricReplicaCalcMissingMetricsNoChangeEq",
+        5,
+        5,
+        pods_metric("20"),
+        [20000, 19000, 21000],
+        20000,
+    ),
+    metric_case(
+        "calc-rolling-update-with-max-surge-cm",
+        "TestReplicaCalcDuringRollingUpdateWithMaxSurgeCM",
+        2,
+        2,
+        pods_metric("17"),
+        [10000, 10000],
+        10000,
+        phases=["Running", "Running", "Running"],
     ),
     # replica_calculator_test.go: the metric's own result.
     resource_case("calc-scale-up", 3, 30, ["1"] * 3, both(300, 500, 700), (5, 50, "1")),
