@@ -183,6 +183,7 @@ class Case:
     per_container: list[list[int]] | None = None
     # Labels of the external metric's series, which its selector matches.
     metric_labels: dict[str, str] = field(default_factory=dict)
+    kind: str = "Deployment"
 
 
 def ok(*overrides: tuple[str, str, str]) -> tuple[tuple[str, str, str], ...]:
@@ -277,7 +278,7 @@ def render(case: Case) -> tuple[dict[str, Any], dict[str, Any]]:
         "kind": "Hvpa",
         "metadata": {"name": "test-hpa", "namespace": NAMESPACE},
         "spec": {
-            "targetRef": {"apiVersion": "apps/v1", "kind": "Deployment", "name": "test-dep"},
+            "targetRef": {"apiVersion": "apps/v1", "kind": case.kind, "name": "test-dep"},
             "hpa": {"deploy": True, "template": {"spec": template_spec}},
             "vpa": {"deploy": False},
         },
@@ -311,7 +312,7 @@ def render(case: Case) -> tuple[dict[str, Any], dict[str, Any]]:
         target_spec["selector"] = {"matchLabels": {"name": "test-pod"}}
     target = {
         "apiVersion": "apps/v1",
-        "kind": "Deployment",
+        "kind": case.kind,
         "metadata": {"name": "test-dep", "namespace": NAMESPACE, "generation": 1},
         "spec": target_spec,
         "status": {
@@ -572,6 +573,30 @@ CASES: list[Case] = [
         metrics=[cpu_metric(30)],
         levels=[300, 500, 700],
         utilization=50,
+    ),
+    Case(
+        "scale-up-replica-set",
+        "TestScaleUpReplicaSet",
+        2,
+        6,
+        3,
+        5,
+        metrics=[cpu_metric(30)],
+        levels=[300, 500, 700],
+        utilization=50,
+        kind="ReplicaSet",
+    ),
+    Case(
+        "scale-up-stateful-set",
+        "TestScaleUp on a StatefulSet (the scale subresource is the same)",
+        2,
+        6,
+        3,
+        5,
+        metrics=[cpu_metric(30)],
+        levels=[300, 500, 700],
+        utilization=50,
+        kind="StatefulSet",
     ),
     Case(
         "scale-up-container",
