@@ -240,7 +240,10 @@ def _settings(raw: Any) -> Settings:
             if not isinstance(value, int | float):
                 raise ScenarioError(f"settings.{key}: {value!r} is not a number")
             values[field] = float(value)
-    return Settings(**values)
+    try:
+        return Settings(**values)
+    except ValueError as error:
+        raise ScenarioError(f"settings.{error}") from error
 
 
 # ---------------------------------------------------------------------------

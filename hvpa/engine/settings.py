@@ -33,6 +33,21 @@ class Settings:
     scale_up_limit_factor: float = 2.0
     scale_up_limit_minimum: int = 4
 
+    def __post_init__(self) -> None:
+        """Refuse values no flag could sensibly carry, so `hvpa run` and scenarios fail alike and early.
+
+        A negative duration or tolerance would silently disable a rule, and a
+        factor below 1 would turn the scale-up limit into a scale-down.
+        """
+        for key, field in SETTING_KEYS.items():
+            value = getattr(self, field)
+            if value < 0:
+                raise ValueError(f"{key}: must not be negative (got {value:g})")
+        if self.scale_up_limit_factor < 1:
+            raise ValueError(
+                f"scaleUpLimitFactor: must be at least 1 (got {self.scale_up_limit_factor:g})"
+            )
+
 
 # Scenario/flag spelling -> field name.
 SETTING_KEYS: Final = {

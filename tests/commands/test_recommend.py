@@ -125,6 +125,10 @@ def _broken(change: str) -> Any:
         scenario["settings"] = {"tolerence": 0.2}
     elif change == "bad duration":
         scenario["settings"] = {"cpuInitializationPeriod": "soon"}
+    elif change == "negative duration":
+        scenario["settings"] = {"initialReadinessDelay": "-30s"}
+    elif change == "shrinking limit factor":
+        scenario["settings"] = {"scaleUpLimitFactor": 0.5}
     elif change == "target mismatch":
         scenario["target"]["metadata"]["name"] = "api"
     elif change == "not a list":
@@ -147,6 +151,16 @@ def _broken(change: str) -> Any:
             "unknown setting", "settings.tolerence: unknown setting", id="unknown setting"
         ),
         pytest.param("bad duration", "settings.cpuInitializationPeriod", id="bad duration"),
+        pytest.param(
+            "negative duration",
+            "settings.initialReadinessDelay: must not be negative",
+            id="negative duration",
+        ),
+        pytest.param(
+            "shrinking limit factor",
+            "settings.scaleUpLimitFactor: must be at least 1",
+            id="scale-up limit factor below 1",
+        ),
         pytest.param("target mismatch", "does not match hvpa spec.targetRef", id="target mismatch"),
         pytest.param("not a list", "pods: must be a list of objects", id="not a list"),
         pytest.param("bad metric value", "externalMetrics[0].value", id="bad metric value"),
