@@ -35,9 +35,15 @@ __all__ = [
 ]
 
 BlockingReason = Literal[
-    "StabilizationWindow", "MaintenanceWindow", "UpdatePolicy", "Weight", "MinChange", "Rollout"
+    "StabilizationWindow",
+    "MaintenanceWindow",
+    "UpdatePolicy",
+    "Weight",
+    "MinChange",
+    "Rollout",
+    "ConflictingAutoscaler",
 ]
-# Gardener's five, plus Rollout (ENGINE.md §4).
+# Gardener's five, plus Rollout and ConflictingAutoscaler (ENGINE.md §4).
 BLOCKING_REASONS: Final[tuple[str, ...]] = get_args(BlockingReason)
 ConditionStatus = Literal["True", "False", "Unknown"]
 
