@@ -19,7 +19,7 @@ from __future__ import annotations
 import sys
 import time
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, Final, TypeVar
 
@@ -31,6 +31,7 @@ from hvpa.api import InvalidHvpa, apply_defaults, parse_hvpa
 from hvpa.api.resource import Hvpa
 from hvpa.durations import DurationError, parse_duration
 from hvpa.engine.decision import Snapshot
+from hvpa.engine.guards import Writer, decode_writer
 from hvpa.engine.metrics import (
     ExternalMetricQuery,
     ExternalMetricValue,
@@ -99,9 +100,6 @@ class Scenario:
     settings: Settings
     hvpa: Hvpa
     snapshot: Snapshot
-    # Other autoscalers and Hvpas in the namespace, as written (for conflict checks).
-    autoscalers: tuple[Mapping[str, Any], ...] = ()
-    other_hvpas: tuple[Mapping[str, Any], ...] = ()
 
 
 class _Loader(getattr(yaml, "CSafeLoader", yaml.SafeLoader)):  # type: ignore[misc]
@@ -450,7 +448,12 @@ def parse_scenario(raw: Any, name: str = "scenario") -> Scenario:
     custom = _custom_values(_list(raw, "customMetrics"))
     external = _external_values(_list(raw, "externalMetrics"))
     template = hvpa.spec.hpa.template.spec
-    queries = metric_queries(template.metrics if template else (), namespace, target.selector)
+    queries = metric_queries(
+        template.metrics if template else (),
+        namespace,
+        target.selector,
+        pod_usage=hvpa.spec.vpa.deploy,
+    )
     readings = {q: _answer(q, pod_metrics, pod_names, custom, external) for q in queries}
 
     vpa = raw.get("vpa")
@@ -463,13 +466,18 @@ def parse_scenario(raw: Any, name: str = "scenario") -> Scenario:
         config_maps=tuple(_decoded(_list(raw, "configMaps"), "configMaps", decode_configmap)),
         metrics=readings,
         vpa=_one(vpa, "vpa", decode_vpa) if vpa is not None else None,
+        writers=tuple(
+            writer
+            for key in ("autoscalers", "otherHvpas")
+            for writer in _writers(_list(raw, key), key, namespace)
+        ),
     )
-    return Scenario(
-        name=name,
-        now=now,
-        settings=settings,
-        hvpa=hvpa,
-        snapshot=snapshot,
-        autoscalers=tuple(_list(raw, "autoscalers")),
-        other_hvpas=tuple(_list(raw, "otherHvpas")),
-    )
+    return Scenario(name=name, now=now, settings=settings, hvpa=hvpa, snapshot=snapshot)
+
+
+def _writers(items: Sequence[Mapping[str, Any]], key: str, namespace: str) -> list[Writer]:
+    """Other autoscalers as conflict checks see them; an object without a namespace is in the Hvpa's."""
+    return [
+        writer if writer.namespace else replace(writer, namespace=namespace)
+        for writer in _decoded(items, key, decode_writer)
+    ]

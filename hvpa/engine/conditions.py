@@ -17,6 +17,7 @@ __all__ = [
     "ABLE_TO_SCALE",
     "SCALING_ACTIVE",
     "SCALING_LIMITED",
+    "VERTICAL_SCALING_ACTIVE",
     "Condition",
     "Conditions",
 ]
@@ -24,6 +25,8 @@ __all__ = [
 ABLE_TO_SCALE: Final = "AbleToScale"
 SCALING_ACTIVE: Final = "ScalingActive"
 SCALING_LIMITED: Final = "ScalingLimited"
+# hvpa's own: whether the vertical axis may act, and if not, what holds it.
+VERTICAL_SCALING_ACTIVE: Final = "VerticalScalingActive"
 
 
 @dataclass(frozen=True, slots=True)

@@ -2,20 +2,30 @@
 
 The order of a decision: read the history and conditions the last decision
 wrote; compute the horizontal recommendation (upstream HPA semantics plus
-cluster-proportional replicas); combine the axes into the count to apply;
-record the rescale (condition, scale event); write the status back. The
-vertical axis, the strategies and the gates plug in at `_combine`; until they
-do, the count follows the horizontal recommendation as the Weighted strategy
-does at vpaWeight 0, and every container keeps its resources.
+cluster-proportional replicas); read the vertical one from the VPA under the
+Hvpa's container policies; find what holds an axis (another writer, missing
+data); combine the two (strategy, starvation guard, gates, limits:
+strategies/combine.py); record the rescale (conditions, scale event); write
+the status back. The explanation follows the same order.
+
+Conditions this module adds to upstream's: `VerticalScalingActive` (True,
+ValidRecommendation; False with the reason that holds the vertical axis:
+NoVerticalPodAutoscaler, NoRecommendation, RecommendationNotProvided,
+ConfigUnsupported, LowConfidence, ConflictingAutoscaler, TargetNotFound),
+`AbleToScale=False, reason=ConflictingAutoscaler` when another writer holds
+the replica count, and `ScalingActive=False, reason=InvalidSpec` when the
+spec cannot be applied at all.
 """
 
 from __future__ import annotations
 
 from datetime import UTC, datetime
+from typing import cast
 
 from msgspec.structs import replace
 
 from hvpa.api import apply_defaults
+from hvpa.api.autoscaling import Quantity
 from hvpa.api.base import plain
 from hvpa.api.proportional import (
     ClusterProportionalSpec,
@@ -24,27 +34,56 @@ from hvpa.api.proportional import (
 )
 from hvpa.api.resource import Hvpa
 from hvpa.api.status import (
-    Condition as StatusCondition,
-)
-from hvpa.api.status import (
+    BLOCKING_REASONS,
+    BlockedScaling,
+    BlockingReason,
     History,
     HpaStatus,
     HvpaStatus,
+    RecommendedContainerResources,
+    RecommendedPodResources,
     ReplicaRecommendation,
     ScalingStatus,
+    VerticalPodAutoscalerStatus,
+)
+from hvpa.api.status import (
+    Condition as StatusCondition,
 )
 from hvpa.api.status import (
     ScaleEvent as StatusScaleEvent,
 )
-from hvpa.engine.conditions import ABLE_TO_SCALE, Condition, Conditions
+from hvpa.durations import DurationError
+from hvpa.engine.conditions import (
+    ABLE_TO_SCALE,
+    SCALING_ACTIVE,
+    VERTICAL_SCALING_ACTIVE,
+    Condition,
+    Conditions,
+)
 from hvpa.engine.decision import (
     Decision,
     HorizontalDecision,
     Snapshot,
+    VerticalContainer,
     VerticalDecision,
+    format_amount,
 )
 from hvpa.engine.explain import Explanation
+from hvpa.engine.gates import (
+    SCALE_KEYS,
+    GateSettings,
+    MaintenanceWindowError,
+    gate_settings,
+    last_scale_times,
+    scale_times_from_status,
+)
 from hvpa.engine.gomath import MAX_INT32
+from hvpa.engine.guards import (
+    TARGET_NOT_FOUND,
+    find_conflicts,
+    missing_data_holds,
+    writer_from_hvpa,
+)
 from hvpa.engine.history import HorizontalHistory, Recommendation, ScaleEvent
 from hvpa.engine.horizontal.controller import (
     HorizontalRecommendation,
@@ -52,9 +91,20 @@ from hvpa.engine.horizontal.controller import (
     recommend_horizontal,
     record_rescale,
 )
+from hvpa.engine.metrics import PodMetricsList
 from hvpa.engine.settings import Settings
-from hvpa.engine.vertical import ContainerResources
-from hvpa.records import format_time
+from hvpa.engine.strategies import STRATEGIES, Hold, HorizontalInput
+from hvpa.engine.strategies.combine import Outcome, combine
+from hvpa.engine.strategies.weights import FULL_WEIGHT
+from hvpa.engine.vertical import (
+    ContainerResources,
+    ContainerTarget,
+    VerticalRecommendation,
+    describe,
+    policies_from_spec,
+    read_recommendation,
+)
+from hvpa.records import ContainerSpec, PodMetricsRecord, TargetRecord, VpaRecord, format_time
 
 __all__ = ["decide"]
 
@@ -112,13 +162,22 @@ def _events(
 def _write_status(
     hvpa: Hvpa,
     conditions: tuple[Condition, ...],
-    recommendations: tuple[Recommendation, ...] | None,
-    scale_up: tuple[ScaleEvent, ...],
-    scale_down: tuple[ScaleEvent, ...],
+    horizontal_history: tuple[
+        tuple[Recommendation, ...] | None, tuple[ScaleEvent, ...], tuple[ScaleEvent, ...]
+    ],
     current: int,
-    desired: int,
+    replicas: int,
+    outcome: Outcome | None,
+    targets: tuple[ContainerTarget, ...],
     now: float,
 ) -> HvpaStatus:
+    """The status Gardener's controller would write, plus conditions and the history.
+
+    `lastBlockedScaling` is this decision's blocks, empty when nothing was
+    blocked (Gardener kept a stale list); `lastScaling` changes only when
+    something was applied, each half only when its axis moved.
+    """
+    recommendations, scale_up, scale_down = horizontal_history
     status = hvpa.status or HvpaStatus()
     history = status.history or History()
     if recommendations is not None:
@@ -134,8 +193,11 @@ def _write_status(
         scale_up_events=_events(scale_up, history.scale_up_events),
         scale_down_events=_events(scale_down, history.scale_down_events),
     )
+    if outcome is not None and outcome.scale_times:
+        history = replace(history, last_scale_times=last_scale_times(outcome.scale_times))
     # An empty history object would read back as "not a new Hvpa": write none until there is one.
     kept = history if history != History() else status.history
+    spec = hvpa.spec
     written = replace(
         status,
         conditions=tuple(
@@ -153,17 +215,109 @@ def _write_status(
         ),
         history=kept,
         observed_generation=hvpa.generation,
+        hpa_scale_up_update_policy=spec.hpa.scale_up.update_policy if spec.hpa.scale_up else None,
+        hpa_scale_down_update_policy=spec.hpa.scale_down.update_policy
+        if spec.hpa.scale_down
+        else None,
+        vpa_scale_up_update_policy=spec.vpa.scale_up.update_policy if spec.vpa.scale_up else None,
+        vpa_scale_down_update_policy=spec.vpa.scale_down.update_policy
+        if spec.vpa.scale_down
+        else None,
+        last_blocked_scaling=() if outcome is None else _blocked_scalings(outcome, targets),
     )
-    if desired != current:
+    resized = () if outcome is None else tuple(c for c in outcome.containers if c.changed)
+    if replicas == current and not resized:
+        return written
+    last = status.last_scaling or ScalingStatus()
+    written = replace(
+        written,
+        last_scaling=ScalingStatus(
+            last_scale_time=_moment(now),
+            hpa_status=HpaStatus(current_replicas=current, desired_replicas=replicas)
+            if replicas != current
+            else last.hpa_status,
+            vpa_status=_applied(resized) if resized else last.vpa_status,
+        ),
+    )
+    if outcome is not None and outcome.vpa_weight is not None:
         written = replace(
-            written,
-            last_scaling=ScalingStatus(
-                last_scale_time=_moment(now),
-                hpa_status=HpaStatus(current_replicas=current, desired_replicas=desired),
-                vpa_status=status.last_scaling.vpa_status if status.last_scaling else None,
-            ),
+            written, hpa_weight=FULL_WEIGHT - outcome.vpa_weight, vpa_weight=outcome.vpa_weight
         )
+    if resized:
+        # Gardener's OOMKill mark is answered by a vertical change.
+        written = replace(written, override_scale_up_stabilization=False)
     return written
+
+
+def _applied(resized: tuple[ContainerResources, ...]) -> VerticalPodAutoscalerStatus:
+    """`lastScaling.vpaStatus`: the new requests of the resources that changed, as Gardener wrote them."""
+    return VerticalPodAutoscalerStatus(
+        recommendation=RecommendedPodResources(
+            container_recommendations=tuple(
+                RecommendedContainerResources(
+                    container_name=c.name,
+                    target={
+                        change.resource: format_amount(
+                            change.resource, c.requests.get(change.resource) or 0
+                        )
+                        for change in c.applied
+                    },
+                )
+                for c in resized
+            )
+        )
+    )
+
+
+def _blocked_scalings(
+    outcome: Outcome, targets: tuple[ContainerTarget, ...]
+) -> tuple[BlockedScaling, ...]:
+    """`lastBlockedScaling` in Gardener's shape: per reason, the replicas or VPA targets held back.
+
+    One entry per axis, direction and reason, in the order of the Decision's
+    `blocked`; a vertical entry lists each container with the targets of the
+    resources that were held.
+    """
+    plan = outcome.plan
+    current = plan.current_replicas
+    wanted = plan.replicas if plan.replicas != current else plan.horizontal.wants
+    by_name = {c.name: c for c in targets}
+    entries: list[BlockedScaling] = []
+    for entry in outcome.blocked:
+        if entry.reason not in BLOCKING_REASONS:
+            continue
+        reason = cast(BlockingReason, entry.reason)
+        if entry.axis == "horizontal":
+            scaling = ScalingStatus(
+                hpa_status=HpaStatus(current_replicas=current, desired_replicas=wanted)
+            )
+        else:
+            held: dict[str, dict[str, Quantity]] = {}
+            for item in outcome.blocked_items:
+                if (item.axis, item.direction, item.reason) != (
+                    entry.axis,
+                    entry.direction,
+                    entry.reason,
+                ):
+                    continue
+                target = by_name.get(item.container)
+                amount = target.target.get(item.resource) if target else None
+                if amount is not None:
+                    held.setdefault(item.container, {})[item.resource] = format_amount(
+                        item.resource, amount
+                    )
+            scaling = ScalingStatus(
+                vpa_status=VerticalPodAutoscalerStatus(
+                    recommendation=RecommendedPodResources(
+                        container_recommendations=tuple(
+                            RecommendedContainerResources(container_name=name, target=resources)
+                            for name, resources in held.items()
+                        )
+                    )
+                )
+            )
+        entries.append(BlockedScaling(reason=reason, scaling_status=scaling))
+    return tuple(entries)
 
 
 def _horizontal_spec(hvpa: Hvpa, explain: Explanation) -> HorizontalSpec:
@@ -186,21 +340,108 @@ def _horizontal_spec(hvpa: Hvpa, explain: Explanation) -> HorizontalSpec:
     )
 
 
-def _combine(
-    hvpa: Hvpa, horizontal: HorizontalRecommendation | None, current: int, explain: Explanation
-) -> int:
-    """The count to apply: for now, the horizontal recommendation (Weighted at vpaWeight 0)."""
-    weights = [i.vpa_weight for i in hvpa.spec.weight_based_scaling_intervals if i.vpa_weight]
-    if weights:
-        explain.add(
-            f"weightBasedScalingIntervals give vpaWeight {max(weights)}: not applied by this "
-            "engine yet, the count follows the horizontal recommendation"
-        )
-    if hvpa.spec.vpa.deploy:
-        explain.add("vpa.deploy is true: vertical scaling is not applied by this engine yet")
+def _horizontal_input(
+    hvpa: Hvpa, horizontal: HorizontalRecommendation | None, current: int
+) -> HorizontalInput:
+    """What the strategies read of the horizontal axis.
+
+    The recommendation already lies within its own bounds; cluster-proportional
+    replicas without HPA metrics follow the CPA's min/max, which may be below
+    minReplicas (a ladder may ask for 0), so the bounds given to the
+    strategies widen to include it rather than undo it.
+    """
     if horizontal is None:
-        return current
-    return horizontal.wants
+        template = hvpa.spec.hpa.template.spec
+        low = (template.min_replicas if template.min_replicas is not None else 1) if template else 1
+        high = template.max_replicas if template else current
+        return HorizontalInput(current, low, high, enabled=False)
+    low, high = horizontal.min_replicas, horizontal.max_replicas
+    desired = horizontal.desired_replicas
+    if desired is not None:
+        low, high = min(low, desired), max(high, desired)
+    return HorizontalInput(current, low, high, desired, horizontal.unclamped)
+
+
+def _vertical(hvpa: Hvpa, snapshot: Snapshot, target: TargetRecord) -> VerticalRecommendation:
+    """The VPA's recommendation under the policies of `vpa.template`, which hvpa's VPA is made from."""
+    template = hvpa.spec.vpa.template.spec
+    policy = template.resource_policy if template else None
+    return read_recommendation(
+        snapshot.vpa,
+        target.containers,
+        policies_from_spec(policy.container_policies) if policy else None,
+    )
+
+
+def _scale_times(status: HvpaStatus | None) -> dict[str, float | None] | None:
+    """`status.history.lastScaleTimes`, or Gardener's one `lastScaleTime` for all four.
+
+    Gardener's time stands in only where hvpa never wrote lastScaleTimes: it
+    seeds all four, and from then on hvpa keeps each one itself, so a time
+    missing there means that axis and direction never scaled.
+    `lastScaling.lastScaleTime`, which hvpa also writes on every scaling,
+    must not stand in then, or a vertical change would restart the
+    horizontal windows as in Gardener.
+    """
+    times, legacy = scale_times_from_status(status)
+    if times is None and legacy is not None:
+        return dict.fromkeys(SCALE_KEYS, legacy)
+    return times
+
+
+def _pod_metrics(snapshot: Snapshot) -> tuple[PodMetricsRecord, ...]:
+    """The target's PodMetrics, once per pod, for the starvation guard."""
+    found: dict[str, PodMetricsRecord] = {}
+    for reading in snapshot.metrics.values():
+        if isinstance(reading, PodMetricsList):
+            for item in reading.items:
+                found.setdefault(item.name, item)
+    return tuple(found.values())
+
+
+def _not_decidable(hvpa: Hvpa) -> str:
+    """Why nothing can be scaled at all (a strategy this engine lacks), or ''."""
+    strategy = hvpa.spec.strategy or "Weighted"
+    if strategy not in STRATEGIES:
+        return f"strategy {strategy} is not available in this version of the engine"
+    return ""
+
+
+def _set_hold_conditions(
+    hvpa: Hvpa,
+    holds: tuple[Hold, ...],
+    recommendation: VerticalRecommendation | None,
+    vpa: VpaRecord | None,
+    conditions: Conditions,
+    explain: Explanation,
+) -> None:
+    """What holds an axis, as conditions: AbleToScale for the replicas, VerticalScalingActive for the pods."""
+    horizontal = [hold for hold in holds if hold.axis == "horizontal"]
+    if horizontal:
+        message = "; ".join(hold.message for hold in horizontal)
+        conditions.set(ABLE_TO_SCALE, False, horizontal[0].reason, message)
+        explain.add(f"condition {ABLE_TO_SCALE}=False ({horizontal[0].reason}): {message}")
+    if not hvpa.spec.vpa.deploy:
+        if conditions.get(VERTICAL_SCALING_ACTIVE) is not None:
+            conditions.set(
+                VERTICAL_SCALING_ACTIVE, False, "VerticalScalingOff", "spec.vpa.deploy is false"
+            )
+        return
+    vertical = [hold for hold in holds if hold.axis == "vertical"]
+    if vertical:
+        status, reason = False, vertical[0].reason
+        message = "; ".join(hold.message for hold in vertical)
+    else:
+        status, reason = True, "ValidRecommendation"
+        message = (
+            "the recommendation of "
+            + (f"VerticalPodAutoscaler {vpa.namespace}/{vpa.name}" if vpa else "the VPA")
+            + " is used"
+        )
+        if recommendation is not None and recommendation.warnings:
+            message += " (" + "; ".join(recommendation.warnings) + ")"
+    conditions.set(VERTICAL_SCALING_ACTIVE, status, reason, message)
+    explain.add(f"condition {VERTICAL_SCALING_ACTIVE}={status} ({reason}): {message}")
 
 
 def decide(
@@ -216,20 +457,27 @@ def decide(
     target = snapshot.target
     if target is None:
         ref = hvpa.spec.target_ref
+        message = f"{ref.kind} {hvpa.namespace}/{ref.name} not found"
         conditions.set(
             ABLE_TO_SCALE,
             False,
             "FailedGetScale",
-            f"the HPA controller was unable to get the target's current scale: "
-            f"{ref.kind} {hvpa.namespace}/{ref.name} not found",
+            f"the HPA controller was unable to get the target's current scale: {message}",
         )
+        if hvpa.spec.vpa.deploy:
+            conditions.set(VERTICAL_SCALING_ACTIVE, False, TARGET_NOT_FOUND, message)
         explain.add(f"target {ref.kind} {ref.name} not found: nothing to scale")
-        return _decision(hvpa, 0, 0, (), None, history, conditions, now, explain)
+        return _decision(hvpa, history, conditions, now, explain)
 
     current = target.spec_replicas
     explain.add(
         f"target {target.kind} {target.key}: {current} replicas, {len(snapshot.pods)} pods selected"
     )
+    for container in target.containers:
+        explain.add(
+            f"container {container.name}: requests {describe(container.requests)}; "
+            f"limits {describe(container.limits)}"
+        )
     horizontal: HorizontalRecommendation | None = None
     if hvpa.spec.hpa.deploy:
         spec = _horizontal_spec(hvpa, explain)
@@ -255,27 +503,132 @@ def decide(
             )
     else:
         explain.add("horizontal scaling is off (spec.hpa.deploy is false)")
+    if not hvpa.spec.vpa.deploy:
+        explain.add("vertical scaling is off (spec.vpa.deploy is false)")
 
-    replicas = _combine(hvpa, horizontal, current, explain)
-    containers = tuple(
-        ContainerResources(c.name, c.requests, c.limits, ()) for c in target.containers
-    )
+    problem = _not_decidable(hvpa)
+    try:
+        gates = gate_settings(hvpa.spec)
+    except (DurationError, MaintenanceWindowError) as error:
+        problem = f"the spec cannot be applied: {error}"
+    if problem:
+        conditions.set(SCALING_ACTIVE, False, "InvalidSpec", problem)
+        explain.add(f"{problem}: nothing is scaled")
+        return _decision(
+            hvpa,
+            history,
+            conditions,
+            now,
+            explain,
+            current=current,
+            containers=target.containers,
+            horizontal=horizontal,
+        )
+
+    outcome, recommendation = _combine(hvpa, snapshot, target, horizontal, gates, now, explain)
     return _decision(
-        hvpa, current, replicas, containers, horizontal, history, conditions, now, explain
+        hvpa,
+        history,
+        conditions,
+        now,
+        explain,
+        current=current,
+        containers=target.containers,
+        horizontal=horizontal,
+        outcome=outcome,
+        recommendation=recommendation,
+        vpa=snapshot.vpa,
     )
+
+
+def _combine(
+    hvpa: Hvpa,
+    snapshot: Snapshot,
+    target: TargetRecord,
+    horizontal: HorizontalRecommendation | None,
+    gates: GateSettings,
+    now: float,
+    explain: Explanation,
+) -> tuple[Outcome, VerticalRecommendation | None]:
+    """Both axes through strategies/combine.py: strategy, starvation guard, gates, limits."""
+    spec = hvpa.spec
+    strategy = spec.strategy or "Weighted"
+    h = _horizontal_input(hvpa, horizontal, target.spec_replicas)
+    recommendation = _vertical(hvpa, snapshot, target) if spec.vpa.deploy else None
+    holds = find_conflicts(
+        writer_from_hvpa(hvpa), snapshot.writers, horizontal=h.enabled, vertical=spec.vpa.deploy
+    ) + missing_data_holds(vertical=recommendation)
+    status = hvpa.status
+    outcome = combine(
+        strategy,
+        h,
+        target.containers,
+        recommendation,
+        gates,
+        now=now,
+        intervals=spec.weight_based_scaling_intervals,
+        mixed=spec.mixed,
+        limits_gap=spec.vpa.limits_requests_gap_scale_params,
+        scale_times=_scale_times(status),
+        rollout=target.rollout_in_progress(),
+        holds=holds,
+        pods=snapshot.pods,
+        metrics=_pod_metrics(snapshot),
+        override_oom=bool(status and status.override_scale_up_stabilization),
+    )
+    explain.add(f"combined ({strategy}):")
+    with explain.indented():
+        for line in outcome.explanation:
+            explain.add(line)
+    return outcome, recommendation
+
+
+def _summary(
+    current: int,
+    replicas: int,
+    before: tuple[ContainerSpec, ...],
+    after: tuple[ContainerResources, ...],
+) -> list[str]:
+    """The closing lines: each resized container, then the replica count."""
+    old = {c.name: c for c in before}
+    lines = [
+        f"decision: {result.name} requests {describe(old[result.name].requests)} -> "
+        f"{describe(result.requests)}; limits {describe(old[result.name].limits)} -> "
+        f"{describe(result.limits)}"
+        for result in after
+        if result.changed
+    ]
+    lines.append(
+        f"decision: {current} -> {replicas} replicas"
+        if replicas != current
+        else f"decision: keep {current} replicas"
+    )
+    return lines
 
 
 def _decision(
     hvpa: Hvpa,
-    current: int,
-    replicas: int,
-    containers: tuple[ContainerResources, ...],
-    horizontal: HorizontalRecommendation | None,
     history: HorizontalHistory,
     conditions: Conditions,
     now: float,
     explain: Explanation,
+    *,
+    current: int = 0,
+    containers: tuple[ContainerSpec, ...] = (),
+    horizontal: HorizontalRecommendation | None = None,
+    outcome: Outcome | None = None,
+    recommendation: VerticalRecommendation | None = None,
+    vpa: VpaRecord | None = None,
 ) -> Decision:
+    """The Decision and the status to write; `outcome` None: nothing is scaled."""
+    replicas = current if outcome is None else outcome.replicas
+    results = (
+        tuple(ContainerResources(c.name, c.requests, c.limits, ()) for c in containers)
+        if outcome is None
+        else outcome.containers
+    )
+    if outcome is not None:
+        _set_hold_conditions(hvpa, outcome.holds, recommendation, vpa, conditions, explain)
     scale_up, scale_down = history.scale_up_events, history.scale_down_events
     recommendations = history.recommendations
     if horizontal is not None:
@@ -290,27 +643,39 @@ def _decision(
             "SucceededRescale",
             f"the HPA controller was able to update the target scale to {replicas}",
         )
-    explain.add(
-        f"decision: {current} -> {replicas} replicas"
-        if replicas != current
-        else f"decision: keep {current} replicas"
-    )
+    for line in _summary(current, replicas, containers, results):
+        explain.add(line)
+    usable = recommendation is not None and recommendation.usable
+    targets = recommendation.containers if recommendation is not None and usable else ()
+    applied = {c.container for c in outcome.applied} if outcome is not None else set()
     final = conditions.items()
     return Decision(
         current_replicas=current,
         desired_replicas=replicas,
-        containers=containers,
+        containers=results,
         horizontal=HorizontalDecision(
             enabled=horizontal is not None,
             desired_replicas=current if horizontal is None else horizontal.wants,
             metrics=() if horizontal is None else horizontal.metrics,
             cluster_proportional=None if horizontal is None else horizontal.cluster_proportional,
         ),
-        vertical=VerticalDecision(enabled=hvpa.spec.vpa.deploy),
-        blocked=(),
+        vertical=VerticalDecision(
+            enabled=hvpa.spec.vpa.deploy,
+            containers=tuple(
+                VerticalContainer(t.name, t.target, t.name in applied) for t in targets
+            ),
+        ),
+        blocked=() if outcome is None else outcome.blocked,
         conditions=final,
         status=_write_status(
-            hvpa, final, recommendations, scale_up, scale_down, current, replicas, now
+            hvpa,
+            final,
+            (recommendations, scale_up, scale_down),
+            current,
+            replicas,
+            outcome,
+            targets,
+            now,
         ),
         explanation=tuple(explain.lines),
     )

@@ -16,6 +16,7 @@ from typing import Any
 from hvpa.api.base import plain
 from hvpa.api.status import HvpaStatus
 from hvpa.engine.conditions import Condition
+from hvpa.engine.guards import Writer
 from hvpa.engine.horizontal.controller import MetricResult
 from hvpa.engine.metrics import MetricQuery, MetricReading
 from hvpa.engine.strategies.plan import Blocked
@@ -37,6 +38,7 @@ __all__ = [
     "VerticalContainer",
     "VerticalDecision",
     "decision_to_dict",
+    "format_amount",
 ]
 
 
@@ -48,6 +50,8 @@ class Snapshot:
     selector, in the Hvpa's namespace. `metrics` answers the reads that
     `hvpa.engine.metrics.metric_queries` asked for; a query without an answer
     counts as a failed read. `target` None: the target was not found.
+    `writers` are the other autoscalers that may write the same target (HPAs,
+    VPAs, other Hvpas in the namespace), for the conflict guard.
     """
 
     target: TargetRecord | None
@@ -56,6 +60,7 @@ class Snapshot:
     config_maps: tuple[ConfigMapRecord, ...] = ()
     metrics: Mapping[MetricQuery, MetricReading] = field(default_factory=dict)
     vpa: VpaRecord | None = None
+    writers: tuple[Writer, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -106,11 +111,20 @@ class Decision:
         )
 
 
-def _amount(resource: str, milli: int) -> str:
-    """CPU in millicores' canonical form; memory in bytes, with binary suffixes when exact."""
+def format_amount(resource: str, milli: int) -> str:
+    """A resource amount (milli-units) as a quantity string.
+
+    CPU in millicores' canonical form. Memory in whole bytes, in the suffix
+    family that spells it shorter: `1600M` rather than `1562500Ki` for the
+    multiples of 1000 bytes Gardener's rounding produces, `2Gi` rather than
+    `2147483648` for a binary amount; DecimalSI on a tie. The spelling the
+    target's author used is not kept by the records, and the shorter one is
+    the one a person would have written.
+    """
     if resource == "memory" and milli % 1000 == 0:
         count = milli // 1000
-        return format_bytes(count, binary=count % 1024 == 0)
+        decimal, binary = format_bytes(count), format_bytes(count, binary=True)
+        return binary if len(binary) < len(decimal) else decimal
     return format_milli(milli)
 
 
@@ -119,7 +133,7 @@ def _resources(resources: Resources) -> dict[str, str]:
     for name in ("cpu", "memory"):
         milli = resources.get(name)
         if milli is not None:
-            out[name] = _amount(name, milli)
+            out[name] = format_amount(name, milli)
     return out
 
 

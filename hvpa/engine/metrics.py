@@ -2,7 +2,8 @@
 
 The engine does no I/O. `metric_queries` says which reads the horizontal
 recommendation needs (metrics.k8s.io pod metrics, custom metrics per Pods or
-Object metric, external metrics); the live controller performs them against
+Object metric, external metrics), plus the pod metrics the vertical axis'
+starvation guard reads; the live controller performs them against
 the metrics APIs and `hvpa recommend` answers them from the scenario, and
 both hand `decide` the same mapping from query to reading (or read error).
 
@@ -196,14 +197,26 @@ def query_for(
 
 
 def metric_queries(
-    metrics: Sequence[MetricSpec], namespace: str, pod_selector: LabelSelector
+    metrics: Sequence[MetricSpec],
+    namespace: str,
+    pod_selector: LabelSelector,
+    *,
+    pod_usage: bool = False,
 ) -> tuple[MetricQuery, ...]:
-    """Every read the metrics need, each once, in spec order."""
+    """Every read the metrics need, each once, in spec order.
+
+    `pod_usage` (pass the Hvpa's `vpa.deploy`) adds the target's PodMetrics
+    even when no HPA metric reads them: the starvation guard compares each
+    container's CPU usage with its request, and without that reading it
+    cannot tell a throttled container from an idle one.
+    """
     queries: dict[MetricQuery, None] = {}
     for metric in metrics:
         query = query_for(metric, namespace, pod_selector)
         if query is not None:
             queries.setdefault(query, None)
+    if pod_usage:
+        queries.setdefault(ResourceMetricsQuery(namespace, pod_selector), None)
     return tuple(queries)
 
 
