@@ -14,6 +14,7 @@ from __future__ import annotations
 import copy
 from collections.abc import Callable
 from decimal import InvalidOperation
+from functools import lru_cache
 from typing import Any, Final
 
 from hvpa.quantity import QuantityError, parse
@@ -69,9 +70,14 @@ def _qos_class(spec: dict[str, Any]) -> str:
 
 def _quantity(value: Any, path: str) -> str:
     try:
-        return str(parse(value))
+        return _canonical(value)
     except (QuantityError, InvalidOperation, TypeError) as error:
         raise BadRequest(f"{path}: {_QUANTITY_MESSAGE}") from error
+
+
+@lru_cache(maxsize=8192)
+def _canonical(value: str | int | float) -> str:
+    return str(parse(value))
 
 
 def _canonical_map(values: Any, path: str) -> Any:

@@ -49,7 +49,7 @@ class Objects:
         """Create `obj`. `keep_status` keeps the status given (the server would reset it):
         the simulator plays controllers that write status right after creating."""
         rtype = self.resource(resource)
-        body = _copy(obj)
+        body = dict(obj)
         entry = self._registry.create(
             rtype, self._namespace(rtype, namespace, body), body, keep_status=keep_status
         )
@@ -96,7 +96,7 @@ class Objects:
     ) -> dict[str, Any]:
         """PUT semantics: a metadata.resourceVersion in `obj` is a precondition."""
         rtype = self.resource(resource)
-        body = _copy(obj)
+        body = dict(obj)
         ns = self._namespace(rtype, None, body)
         name = str((body.get("metadata") or {}).get("name", ""))
         if subresource == "scale":
@@ -117,10 +117,9 @@ class Objects:
         rtype = self.resource(resource)
         ns = self._namespace(rtype, namespace, None)
         kind = _PATCH_TYPES[patch_type]
-        body = _copy(patch)
         if subresource == "scale":
-            return self._registry.patch_scale(rtype, ns, name, body, kind)
-        return self._registry.patch(rtype, ns, name, body, kind, subresource=subresource).load()
+            return self._registry.patch_scale(rtype, ns, name, patch, kind)
+        return self._registry.patch(rtype, ns, name, patch, kind, subresource=subresource).load()
 
     def delete(
         self,
@@ -164,12 +163,3 @@ class Objects:
             if given:
                 return str(given)
         return "default"
-
-
-def _copy(value: Any) -> Any:
-    """A private deep copy, so the caller's dict is never aliased by the store."""
-    if isinstance(value, Mapping):
-        return {str(k): _copy(v) for k, v in value.items()}
-    if isinstance(value, list | tuple):
-        return [_copy(item) for item in value]
-    return value

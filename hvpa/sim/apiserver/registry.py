@@ -20,6 +20,8 @@ from __future__ import annotations
 
 import random
 import uuid
+
+import orjson
 from collections.abc import Callable, Mapping
 from typing import Any, Final
 
@@ -129,7 +131,7 @@ class Registry:
 
         - unset: most recent; paginated at the first page's version.
         - "0": any version; like the watch cache, `limit` is ignored.
-        - "N" with NotOlderThan (or unset match and no limit): now, if now >= N.
+        - "N" with NotOlderThan (or unset match and no limit): now (paginated), if now >= N.
         - "N" with Exact (or unset match with a limit): the state at N, 410 once compacted.
         """
         store = self.storage.store(rtype)
@@ -189,7 +191,7 @@ class Registry:
         )
         if not exact:
             return store.page(
-                namespace=namespace, predicate=predicate, limit=None, after=None, at_rv=latest
+                namespace=namespace, predicate=predicate, limit=limit, after=None, at_rv=latest
             )
         store.check_readable(requested, LIST_EXPIRED)
         return store.page(
@@ -587,7 +589,7 @@ class Registry:
             raise BadRequest(
                 f"the kind in the data ({kind}) does not match the expected kind ({rtype.kind})"
             )
-        obj: dict[str, Any] = _without_nulls(body)
+        obj = _private_copy(body)
         metadata = obj.setdefault("metadata", {})
         if not isinstance(metadata, dict):
             raise BadRequest("metadata must be an object")
@@ -629,8 +631,18 @@ def _strategic_unsupported() -> UnsupportedMediaType:
     )
 
 
+def _private_copy(body: dict[str, Any]) -> dict[str, Any]:
+    """A copy the registry owns (callers keep theirs), without nulls: nulls decode to
+    nothing in typed objects and are pruned from custom ones."""
+    try:
+        raw = orjson.dumps(body)
+    except TypeError as error:
+        raise BadRequest(f"the object is not JSON: {error}") from error
+    copied: dict[str, Any] = orjson.loads(raw)
+    return _without_nulls(copied) if b"null" in raw else copied
+
+
 def _without_nulls(value: Any) -> Any:
-    """Nulls decode to nothing in typed objects (and are pruned from custom ones)."""
     if isinstance(value, dict):
         return {k: _without_nulls(v) for k, v in value.items() if v is not None}
     if isinstance(value, list):

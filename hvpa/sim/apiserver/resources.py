@@ -39,8 +39,11 @@ class ScalePaths:
     selector_is_string: bool = False
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, eq=False)
 class ResourceType:
+    """One served resource. Compared and hashed by identity: each is a singleton of the table,
+    and stores are looked up by it on every request."""
+
     group: str
     version: str
     plural: str
@@ -62,6 +65,12 @@ class ResourceType:
     field_labels: frozenset[str] = field(default_factory=frozenset)
     # Not stored: answered from the metrics the simulator sets.
     metrics: bool = False
+    # field_labels split at dots, computed once: field values are read on every write.
+    field_paths: tuple[tuple[str, tuple[str, ...]], ...] = field(init=False, repr=False)
+
+    def __post_init__(self) -> None:
+        paths = tuple((label, tuple(label.split("."))) for label in sorted(self.field_labels))
+        object.__setattr__(self, "field_paths", paths)
 
     @property
     def api_version(self) -> str:

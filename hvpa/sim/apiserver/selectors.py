@@ -131,13 +131,13 @@ def field_values(rtype: ResourceType, obj: Mapping[str, Any]) -> dict[str, str]:
         "metadata.name": str(metadata.get("name", "")),
         "metadata.namespace": str(metadata.get("namespace", "")),
     }
-    for label in rtype.field_labels:
+    for label, parts in rtype.field_paths:
         if label == "source" and rtype.group == "":
             value: Any = (obj.get("source") or {}).get("component", "")
         else:
             value = obj
-            for part in label.split("."):
-                value = value.get(part) if isinstance(value, Mapping) else None
+            for part in parts:
+                value = value.get(part) if isinstance(value, dict) else None
         if isinstance(value, bool):
             values[label] = "true" if value else "false"
         else:

@@ -68,6 +68,7 @@ class Watch:
         self._bookmark_interval = bookmark_interval_seconds
         self._closed = False
         self._waiter: asyncio.Future[None] | None = None
+        self._timer: asyncio.TimerHandle | None = None
         prefix = f"{request.namespace}/" if request.namespace and request.rtype.namespaced else None
         self._prefix = prefix
 
@@ -78,6 +79,13 @@ class Watch:
             self._waiter.set_result(None)
 
     async def run(self, write: Write) -> None:
+        try:
+            await self._run(write)
+        finally:
+            if self._timer is not None:
+                self._timer.cancel()
+
+    async def _run(self, write: Write) -> None:
         request, store = self._request, self._store
         loop = asyncio.get_running_loop()
         deadline = loop.time() + request.timeout_seconds
@@ -130,17 +138,28 @@ class Watch:
             await self._wait(deadline if next_bookmark is None else min(deadline, next_bookmark))
 
     async def _wait(self, wake_at: float) -> None:
-        waiter: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        """Sleep until the next write, `wake_at`, or close().
+
+        One timer per watch, moved only when `wake_at` changes (a bookmark or the end),
+        rather than a timeout per wait: waits happen once per write per watcher."""
+        loop = asyncio.get_running_loop()
+        if self._timer is None or self._timer.when() != wake_at:
+            if self._timer is not None:
+                self._timer.cancel()
+            self._timer = loop.call_at(wake_at, self._wake)
+        waiter: asyncio.Future[None] = loop.create_future()
         self._waiter = waiter
         self._store.add_waiter(waiter)
         try:
-            async with asyncio.timeout_at(wake_at):
-                await waiter
-        except TimeoutError:
-            pass
+            await waiter
         finally:
             self._store.discard_waiter(waiter)
             self._waiter = None
+
+    def _wake(self) -> None:
+        self._timer = None
+        if self._waiter is not None and not self._waiter.done():
+            self._waiter.set_result(None)
 
     def _lines(self, events: list[WatchEvent]) -> list[bytes]:
         prefix, predicate = self._prefix, self._request.predicate

@@ -121,6 +121,13 @@ async def test_resource_version_semantics(http: Http) -> None:
         await http.get(CONFIGMAPS, resourceVersion=at, resourceVersionMatch="NotOlderThan")
     ).body
     assert names(not_older) == ["c1", "c2"]
+    paged = (
+        await http.get(
+            CONFIGMAPS, resourceVersion=at, resourceVersionMatch="NotOlderThan", limit="1"
+        )
+    ).body
+    assert names(paged) == ["c1"]
+    assert paged["metadata"]["continue"]
 
 
 @pytest.mark.parametrize(

@@ -44,6 +44,16 @@ spec:
         image: busybox:1.36
 """
 
+HVPA = """\
+apiVersion: autoscaling.k8s.io/v1alpha1
+kind: Hvpa
+metadata:
+  name: web
+spec:
+  replicas: 1
+  targetRef: {apiVersion: apps/v1, kind: Deployment, name: web}
+"""
+
 
 async def kubectl(server: ApiServer, home: Path, *args: str) -> str:
     command = [
@@ -83,3 +93,17 @@ async def test_apply_get_scale(server: ApiServer, tmp_path: Path) -> None:
     assert "scaled" in await kubectl(server, tmp_path, "scale", "deployment/web", "--replicas=5")
     assert server.objects.get("deployments", "web")["spec"]["replicas"] == 5
     assert any(r.subresource == "scale" for r in server.requests)
+
+
+async def test_apply_a_custom_resource_uses_merge_patch(server: ApiServer, tmp_path: Path) -> None:
+    manifest = tmp_path / "hvpa.yaml"
+    manifest.write_text(HVPA)
+    assert "created" in await kubectl(
+        server, tmp_path, "apply", "--validate=false", "-f", str(manifest)
+    )
+    manifest.write_text(HVPA.replace("replicas: 1", "replicas: 2"))
+    assert "configured" in await kubectl(
+        server, tmp_path, "apply", "--validate=false", "-f", str(manifest)
+    )
+    assert server.objects.get("hvpas", "web")["spec"]["replicas"] == 2
+    assert "web" in await kubectl(server, tmp_path, "get", "hvpas")

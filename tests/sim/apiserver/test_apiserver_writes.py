@@ -370,6 +370,17 @@ async def test_namespace_deletion_removes_its_objects(http: Http) -> None:
     assert (await http.get("/api/v1/namespaces/team/configmaps/c")).status == 404
 
 
+async def test_delete_collection_by_label(http: Http) -> None:
+    for name, app in (("a", "web"), ("b", "web"), ("c", "db")):
+        await http.post(PODS, pod(name, app=app))
+    reply = await http.delete(PODS, labelSelector="app=web")
+    assert reply.status == 200
+    assert reply.body["kind"] == "PodList"
+    assert [p["metadata"]["name"] for p in reply.body["items"]] == ["a", "b"]
+    remaining = (await http.get(PODS)).body["items"]
+    assert [p["metadata"]["name"] for p in remaining] == ["c"]
+
+
 async def test_dry_run_writes_nothing(http: Http, server: ApiServer) -> None:
     before = server.resource_version
     reply = await http.call("POST", DEPLOYMENTS, deployment(), params={"dryRun": "All"})
