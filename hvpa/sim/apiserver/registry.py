@@ -20,10 +20,10 @@ from __future__ import annotations
 
 import random
 import uuid
-
-import orjson
 from collections.abc import Callable, Mapping
 from typing import Any, Final
+
+import orjson
 
 from hvpa.labels import LabelSelector
 from hvpa.records import format_time
