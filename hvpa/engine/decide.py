@@ -272,51 +272,48 @@ def _applied(resized: tuple[ContainerResources, ...]) -> VerticalPodAutoscalerSt
 def _blocked_scalings(
     outcome: Outcome, targets: tuple[ContainerTarget, ...]
 ) -> tuple[BlockedScaling, ...]:
-    """`lastBlockedScaling` in Gardener's shape: per reason, the replicas or VPA targets held back.
+    """`lastBlockedScaling` in Gardener's shape: one entry per reason, in the Decision's order.
 
-    One entry per axis, direction and reason, in the order of the Decision's
-    `blocked`; a vertical entry lists each container with the targets of the
-    resources that were held.
+    As Gardener's getWeightedReplicas and getWeightedRequests fill it, an
+    entry holds the replica count held back (`hpaStatus`) and the VPA target
+    of every container resource held back (`vpaStatus`), whichever the reason
+    stopped; direction is not part of Gardener's shape.
     """
     plan = outcome.plan
     current = plan.current_replicas
     wanted = plan.replicas if plan.replicas != current else plan.horizontal.wants
     by_name = {c.name: c for c in targets}
+    reasons = dict.fromkeys(entry.reason for entry in outcome.blocked)
     entries: list[BlockedScaling] = []
-    for entry in outcome.blocked:
-        if entry.reason not in BLOCKING_REASONS:
+    for reason in reasons:
+        if reason not in BLOCKING_REASONS:
             continue
-        reason = cast(BlockingReason, entry.reason)
-        if entry.axis == "horizontal":
-            scaling = ScalingStatus(
-                hpa_status=HpaStatus(current_replicas=current, desired_replicas=wanted)
-            )
-        else:
-            held: dict[str, dict[str, Quantity]] = {}
-            for item in outcome.blocked_items:
-                if (item.axis, item.direction, item.reason) != (
-                    entry.axis,
-                    entry.direction,
-                    entry.reason,
-                ):
-                    continue
-                target = by_name.get(item.container)
-                amount = target.target.get(item.resource) if target else None
-                if amount is not None:
-                    held.setdefault(item.container, {})[item.resource] = format_amount(
-                        item.resource, amount
-                    )
-            scaling = ScalingStatus(
-                vpa_status=VerticalPodAutoscalerStatus(
-                    recommendation=RecommendedPodResources(
-                        container_recommendations=tuple(
-                            RecommendedContainerResources(container_name=name, target=resources)
-                            for name, resources in held.items()
-                        )
+        items = [item for item in outcome.blocked_items if item.reason == reason]
+        held: dict[str, dict[str, Quantity]] = {}
+        for item in items:
+            target = by_name.get(item.container)
+            amount = target.target.get(item.resource) if target else None
+            if item.axis == "vertical" and amount is not None:
+                held.setdefault(item.container, {})[item.resource] = format_amount(
+                    item.resource, amount
+                )
+        horizontal = any(item.axis == "horizontal" for item in items)
+        scaling = ScalingStatus(
+            hpa_status=HpaStatus(current_replicas=current, desired_replicas=wanted)
+            if horizontal
+            else None,
+            vpa_status=VerticalPodAutoscalerStatus(
+                recommendation=RecommendedPodResources(
+                    container_recommendations=tuple(
+                        RecommendedContainerResources(container_name=name, target=resources)
+                        for name, resources in held.items()
                     )
                 )
             )
-        entries.append(BlockedScaling(reason=reason, scaling_status=scaling))
+            if held
+            else None,
+        )
+        entries.append(BlockedScaling(reason=cast(BlockingReason, reason), scaling_status=scaling))
     return tuple(entries)
 
 
@@ -387,6 +384,21 @@ def _scale_times(status: HvpaStatus | None) -> dict[str, float | None] | None:
     if times is None and legacy is not None:
         return dict.fromkeys(SCALE_KEYS, legacy)
     return times
+
+
+def _rollout(target: TargetRecord, explain: Explanation) -> str | None:
+    """Whether a rollout of the target is under way (the Rollout gate).
+
+    An object read from the API server always has a `metadata.generation`;
+    a target without one and without any status (a hand-written scenario)
+    says nothing about its rollout, and is taken as settled rather than
+    forever rolling out.
+    """
+    described = target.generation or target.observed_generation or target.status_replicas
+    if not described and not target.updated_replicas:
+        explain.add("the target has no generation and no status: taken as not rolling out")
+        return None
+    return target.rollout_in_progress()
 
 
 def _pod_metrics(snapshot: Snapshot) -> tuple[PodMetricsRecord, ...]:
@@ -570,7 +582,7 @@ def _combine(
         mixed=spec.mixed,
         limits_gap=spec.vpa.limits_requests_gap_scale_params,
         scale_times=_scale_times(status),
-        rollout=target.rollout_in_progress(),
+        rollout=_rollout(target, explain),
         holds=holds,
         pods=snapshot.pods,
         metrics=_pod_metrics(snapshot),

@@ -2,6 +2,9 @@
 
 tests/engine/scenarios/ holds upstream HPA test cases rendered as real
 objects (see its generate.py) with upstream's expected results;
+tests/engine/scenarios/gardener/ holds Gardener hvpa-controller's test
+cases the same way (its own generate.py), with Gardener's expected results
+or, where those are a documented Gardener fault, the corrected ones;
 examples/scenarios/ holds the worked examples of the design, of which those
 whose parts the engine implements are checked here (Capacity is a later
 issue). An expected file pins a subset of the
@@ -24,6 +27,7 @@ from hvpa.quantity import QuantityError, parse
 
 ROOT = Path(__file__).parents[2]
 SCENARIOS = Path(__file__).parent / "scenarios"
+GARDENER = SCENARIOS / "gardener"
 EXAMPLES = ROOT / "examples" / "scenarios"
 # The examples whose strategy the engine implements (capacity-multiplicative needs Capacity).
 IMPLEMENTED_EXAMPLES = ("hpa-cpu-scale-up", "cpa-linear", "weighted-vertical")
@@ -93,6 +97,11 @@ def _check(scenario: Path, capsys: pytest.CaptureFixture[str]) -> None:
 
 @pytest.mark.parametrize("scenario", _cases(SCENARIOS))
 def test_upstream_scenario(scenario: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    _check(scenario, capsys)
+
+
+@pytest.mark.parametrize("scenario", _cases(GARDENER))
+def test_gardener_scenario(scenario: Path, capsys: pytest.CaptureFixture[str]) -> None:
     _check(scenario, capsys)
 
 
