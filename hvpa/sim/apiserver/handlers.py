@@ -32,7 +32,7 @@ from hvpa.sim.apiserver.errors import (
 from hvpa.sim.apiserver.faults import Faults
 from hvpa.sim.apiserver.metrics import Metrics
 from hvpa.sim.apiserver.patching import PatchType
-from hvpa.sim.apiserver.registry import Registry, parse_resource_version
+from hvpa.sim.apiserver.registry import LIST_OPTIONS, Registry, parse_resource_version
 from hvpa.sim.apiserver.requestlog import (
     TRUE_WORDS,
     RequestLog,
@@ -127,7 +127,7 @@ class HttpApi:
             if len(parts) == 1:
                 return _json(self._discovery.api_versions(request.host))
             if parts[1] != "v1":
-                raise NotFound(_NOT_FOUND)
+                raise NotFound(_NOT_FOUND, details={})
             return await self._group_version(request, record, "", "v1", parts[2:])
         if head == "apis":
             if len(parts) == 1:
@@ -135,7 +135,7 @@ class HttpApi:
             if len(parts) == 2:
                 return _json(_found(self._discovery.group(parts[1])))
             return await self._group_version(request, record, parts[1], parts[2], parts[3:])
-        raise NotFound(_NOT_FOUND)
+        raise NotFound(_NOT_FOUND, details={})
 
     async def _group_version(
         self,
@@ -176,14 +176,14 @@ class HttpApi:
             if inner is not None and inner.namespaced:
                 namespace, rest = rest[1], rest[2:]
         if not rest or len(rest) > 3:
-            raise NotFound(_NOT_FOUND)
+            raise NotFound(_NOT_FOUND, details={})
         rtype = table.at(group, version, rest[0])
         if rtype is None or (rtype.namespaced and namespace is None and len(rest) > 1):
-            raise NotFound(_NOT_FOUND)
+            raise NotFound(_NOT_FOUND, details={})
         name = rest[1] if len(rest) > 1 else None
         subresource = rest[2] if len(rest) > 2 else None
         if subresource is not None and subresource not in rtype.subresources:
-            raise NotFound(_NOT_FOUND)
+            raise NotFound(_NOT_FOUND, details={})
         return _Target(rtype, namespace, name, subresource, watch)
 
     # ================================================================ resources
@@ -360,7 +360,7 @@ class HttpApi:
                     )
                 )
             if errors:
-                raise Invalid.of(rtype, "", errors)
+                raise Invalid.of(LIST_OPTIONS, "", errors)
         timeout = _int(query.get("timeoutSeconds"), "timeoutSeconds")
         if timeout is None or timeout <= 0:
             low = self._min_request_timeout
@@ -400,7 +400,7 @@ class HttpApi:
         if request.method != "GET" or target.watch or request.query.get("watch") in TRUE_WORDS:
             raise _not_allowed()
         if target.subresource is not None:
-            raise NotFound(_NOT_FOUND)
+            raise NotFound(_NOT_FOUND, details={})
         selector = parse_label_selector(request.query.get("labelSelector", ""))
         if target.rtype.namespaced:
             items = self._metrics.pod_metrics(target.namespace, target.name, selector)
@@ -427,7 +427,7 @@ class HttpApi:
         elif len(rest) == 3:
             namespace, resource, name, metric = None, rest[0], rest[1], rest[2]
         else:
-            raise NotFound(_NOT_FOUND)
+            raise NotFound(_NOT_FOUND, details={})
         query = request.query
         items = self._metrics.custom_metric_values(
             resource,
@@ -451,7 +451,7 @@ class HttpApi:
         if request.method != "GET":
             raise _not_allowed()
         if len(rest) != 3 or rest[0] != "namespaces":
-            raise NotFound(_NOT_FOUND)
+            raise NotFound(_NOT_FOUND, details={})
         items = self._metrics.external_metric_values(
             rest[1], rest[2], parse_label_selector(request.query.get("labelSelector", ""))
         )
@@ -471,7 +471,7 @@ class HttpApi:
 
 def _found(document: dict[str, Any] | None) -> dict[str, Any]:
     if document is None:
-        raise NotFound(_NOT_FOUND)
+        raise NotFound(_NOT_FOUND, details={})
     return document
 
 

@@ -53,10 +53,12 @@ from hvpa.sim.apiserver.storage import (
 )
 from hvpa.sim.apiserver.validation import validate, validate_name
 
-__all__ = ["Registry"]
+__all__ = ["LIST_OPTIONS", "Registry", "parse_resource_version"]
 
 _NAME_SUFFIX_ALPHABET: Final = "bcdfghjklmnpqrstvwxz2456789"
 _SCALE_KIND: Final = ResourceType("autoscaling", "v1", "scale", "scale", "Scale")
+# What 422s about list and watch parameters name, as upstream's ValidateListOptions does.
+LIST_OPTIONS: Final = ResourceType("meta.k8s.io", "v1", "listoptions", "", "ListOptions")
 _SYSTEM_METADATA: Final = (
     "uid",
     "creationTimestamp",
@@ -151,7 +153,7 @@ class Registry:
             )
         if resource_version_match and not resource_version:
             raise Invalid.of(
-                rtype,
+                LIST_OPTIONS,
                 "",
                 [
                     FieldError.forbidden(

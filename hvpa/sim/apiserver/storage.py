@@ -33,6 +33,7 @@ from hvpa.sim.apiserver.resources import ResourceTable, ResourceType
 from hvpa.sim.apiserver.selectors import field_values
 
 __all__ = [
+    "Behind",
     "Entry",
     "ListPage",
     "Storage",
