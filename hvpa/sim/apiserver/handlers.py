@@ -41,7 +41,7 @@ from hvpa.sim.apiserver.requestlog import (
 )
 from hvpa.sim.apiserver.resources import ResourceType
 from hvpa.sim.apiserver.selectors import parse_label_selector
-from hvpa.sim.apiserver.storage import Entry
+from hvpa.sim.apiserver.storage import Entry, ListPage
 from hvpa.sim.apiserver.watching import Watch, Watches, WatchRequest
 
 __all__ = ["HttpApi"]
@@ -277,11 +277,9 @@ class HttpApi:
             return _entry(entry)
         raise _not_allowed()
 
-    def _list(
-        self, request: web.Request, rtype: ResourceType, namespace: str | None
-    ) -> web.Response:
+    def _page(self, request: web.Request, rtype: ResourceType, namespace: str | None) -> ListPage:
         query = request.query
-        page = self._registry.list(
+        return self._registry.list(
             rtype,
             namespace=namespace,
             label_selector=query.get("labelSelector", ""),
@@ -291,6 +289,12 @@ class HttpApi:
             resource_version=query.get("resourceVersion"),
             resource_version_match=query.get("resourceVersionMatch") or None,
         )
+
+    def _list(
+        self, request: web.Request, rtype: ResourceType, namespace: str | None
+    ) -> web.Response:
+        page = self._page(request, rtype, namespace)
+        query = request.query
         if _wants_table(request):
             return _json(
                 _table(rtype, page.entries, page.resource_version, query.get("includeObject"))
@@ -306,12 +310,7 @@ class HttpApi:
         self, request: web.Request, rtype: ResourceType, namespace: str | None, dry_run: bool
     ) -> web.Response:
         query = request.query
-        page = self._registry.list(
-            rtype,
-            namespace=namespace,
-            label_selector=query.get("labelSelector", ""),
-            field_selector=query.get("fieldSelector", ""),
-        )
+        page = self._page(request, rtype, namespace)
         grace = _int(query.get("gracePeriodSeconds"), "gracePeriodSeconds")
         deleted: list[Entry] = []
         for entry in page.entries:

@@ -142,7 +142,23 @@ _EVENTS_V1_FIELDS: Final = frozenset(
         "type",
     }
 )
-_WORKLOAD_SCALE: Final = ScalePaths()
+
+
+def _workload(plural: str, kind: str, short_name: str) -> ResourceType:
+    """apps/v1 workloads differ only in names: all have /status, /scale and generations."""
+    return ResourceType(
+        "apps",
+        "v1",
+        plural,
+        kind.lower(),
+        kind,
+        short_names=(short_name,),
+        categories=("all",),
+        status=True,
+        scale=ScalePaths(),
+        generation=True,
+    )
+
 
 RESOURCES: Final[tuple[ResourceType, ...]] = (
     ResourceType(
@@ -192,42 +208,9 @@ RESOURCES: Final[tuple[ResourceType, ...]] = (
         create_on_update=True,
         field_labels=_CORE_EVENT_FIELDS,
     ),
-    ResourceType(
-        "apps",
-        "v1",
-        "deployments",
-        "deployment",
-        "Deployment",
-        short_names=("deploy",),
-        categories=("all",),
-        status=True,
-        scale=_WORKLOAD_SCALE,
-        generation=True,
-    ),
-    ResourceType(
-        "apps",
-        "v1",
-        "statefulsets",
-        "statefulset",
-        "StatefulSet",
-        short_names=("sts",),
-        categories=("all",),
-        status=True,
-        scale=_WORKLOAD_SCALE,
-        generation=True,
-    ),
-    ResourceType(
-        "apps",
-        "v1",
-        "replicasets",
-        "replicaset",
-        "ReplicaSet",
-        short_names=("rs",),
-        categories=("all",),
-        status=True,
-        scale=_WORKLOAD_SCALE,
-        generation=True,
-    ),
+    _workload("deployments", "Deployment", "deploy"),
+    _workload("statefulsets", "StatefulSet", "sts"),
+    _workload("replicasets", "ReplicaSet", "rs"),
     ResourceType(
         "events.k8s.io",
         "v1",
