@@ -389,14 +389,22 @@ def _scale_times(status: HvpaStatus | None) -> dict[str, float | None] | None:
 def _rollout(target: TargetRecord, explain: Explanation) -> str | None:
     """Whether a rollout of the target is under way (the Rollout gate).
 
-    An object read from the API server always has a `metadata.generation`;
-    a target without one and without any status (a hand-written scenario)
-    says nothing about its rollout, and is taken as settled rather than
-    forever rolling out.
+    A target that reports no status at all (none of the counts, generations
+    or revisions a workload controller writes: a hand-written scenario, or an
+    object no controller has picked up yet) says nothing about a rollout; it
+    is taken as settled rather than as rolling out for ever.
     """
-    described = target.generation or target.observed_generation or target.status_replicas
-    if not described and not target.updated_replicas:
-        explain.add("the target has no generation and no status: taken as not rolling out")
+    reported = (
+        target.observed_generation,
+        target.status_replicas,
+        target.updated_replicas,
+        target.ready_replicas,
+        target.available_replicas,
+        target.current_revision,
+        target.update_revision,
+    )
+    if not any(reported):
+        explain.add("the target reports no status: no rollout is taken to be in progress")
         return None
     return target.rollout_in_progress()
 
