@@ -11,6 +11,8 @@ __all__ = ["main"]
 
 # Subcommands in the order `hvpa --help` lists them: name -> module in hvpa.commands.
 COMMANDS: Final = {
+    "run": "run",
+    "explain": "explain",
     "recommend": "recommend",
     "validate": "validate",
     "version": "version",

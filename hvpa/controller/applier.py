@@ -1,0 +1,258 @@
+"""The one place the controller writes to the API server.
+
+Every write checks leadership first (`is_leader`, when leader election is
+on): the moment the lease is lost, writes stop, even in the middle of a
+reconcile (`NotLeader`). Every write is conditional on the resourceVersion
+the decision was made from, so a decision taken on a stale cache cannot land:
+the server answers 409 and the reconcile runs again on fresh data.
+
+The writes, in the order a reconcile makes them:
+
+- the child VPA (`vpa.deploy`): POST when missing; a JSON merge patch with
+  `metadata.resourceVersion` when it differs from its template;
+- replicas: PUT of the target's `/scale` subresource (autoscaling/v1 Scale)
+  carrying the target's resourceVersion;
+- container resources: a strategic-merge PATCH of the target naming only
+  the changed containers' `resources` (init containers that are sidecars
+  under `initContainers`), with `metadata.resourceVersion` as precondition;
+  it chains on the resourceVersion the /scale write returned;
+- the Hvpa status: PUT of `/status` with the Hvpa's resourceVersion, only
+  when the status changed;
+- Events (core/v1), through the correlator (`hvpa.controller.events`).
+
+Dry run: `write_target_*` and `*_vpa` log what they would write and write
+nothing; the status and Events are still written (they are how a dry run
+reports). Event writes are best effort, as client-go's recorder: a failure
+is logged and never fails the reconcile; every other failure is raised for
+the queue to retry with backoff.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, Final
+
+import msgspec
+
+from hvpa.api import API_VERSION as HVPA_API_VERSION
+from hvpa.api import KIND as HVPA_KIND
+from hvpa.controller.events import EventCorrelator, RecordedEvent, WriteKind
+from hvpa.controller.resources import HVPAS, OWNED_VPAS, VpaObject
+from hvpa.kube.client import KubeClient, PatchType
+from hvpa.kube.errors import AlreadyExists, KubeError, NotFound
+from hvpa.kube.resources import DEPLOYMENTS, REPLICASETS, STATEFULSETS, Resource, api_path
+from hvpa.kube.wire import MetaOnly
+from hvpa.logs import fields
+from hvpa.records import TargetRecord
+
+__all__ = ["Applier", "ContainerResources", "NotLeader"]
+
+_logger = logging.getLogger(__name__)
+
+_TARGETS: Final[Mapping[str, Resource[Any, Any]]] = {
+    "Deployment": DEPLOYMENTS,
+    "StatefulSet": STATEFULSETS,
+    "ReplicaSet": REPLICASETS,
+}
+_decode_meta: Final = msgspec.json.Decoder(MetaOnly).decode
+
+
+class NotLeader(Exception):
+    """This instance does not hold the lease (any more): it must not write."""
+
+
+@dataclass(frozen=True, slots=True)
+class ContainerResources:
+    """A container's new resources, as quantity strings; `sidecar`: an init container."""
+
+    name: str
+    sidecar: bool
+    requests: Mapping[str, str]
+    limits: Mapping[str, str]
+
+
+def resources_patch(
+    resource_version: str, containers: Sequence[ContainerResources]
+) -> dict[str, Any]:
+    """The strategic merge patch for the changed containers only (merged by name)."""
+    spec: dict[str, Any] = {}
+    for container in containers:
+        resources: dict[str, Any] = {}
+        if container.requests:
+            resources["requests"] = dict(container.requests)
+        if container.limits:
+            resources["limits"] = dict(container.limits)
+        field = "initContainers" if container.sidecar else "containers"
+        spec.setdefault(field, []).append({"name": container.name, "resources": resources})
+    return {
+        "metadata": {"resourceVersion": resource_version},
+        "spec": {"template": {"spec": spec}},
+    }
+
+
+class Applier:
+    def __init__(
+        self,
+        *,
+        client: KubeClient,
+        correlator: EventCorrelator,
+        identity: str,
+        dry_run: bool,
+        is_leader: Callable[[], bool] | None = None,
+    ) -> None:
+        """`is_leader` None: no leader election, this instance always writes."""
+        self._client = client
+        self._correlator = correlator
+        self._identity = identity
+        self.dry_run = dry_run
+        self._is_leader = is_leader
+
+    def _check_leader(self, what: str) -> None:
+        if self._is_leader is not None and not self._is_leader():
+            raise NotLeader(f"not the leader: {what} not written")
+
+    # -- the target ------------------------------------------------------------
+
+    async def write_target_replicas(self, target: TargetRecord, replicas: int) -> str | None:
+        """PUT /scale with the target's resourceVersion; the target's new resourceVersion."""
+        what = f"{target.kind} {target.key} replicas {target.spec_replicas} -> {replicas}"
+        if self.dry_run:
+            _logger.info("dry run: not scaling", extra=fields(target=target.key, replicas=replicas))
+            return None
+        self._check_leader(what)
+        resource = _TARGETS[target.kind]
+        path = resource.path(namespace=target.namespace, name=target.name, subresource="scale")
+        body = {
+            "apiVersion": "autoscaling/v1",
+            "kind": "Scale",
+            "metadata": {
+                "name": target.name,
+                "namespace": target.namespace,
+                "resourceVersion": target.resource_version,
+            },
+            "spec": {"replicas": replicas},
+        }
+        answer = _decode_meta(await self._client.update(path, body))
+        _logger.info(
+            "scaled", extra=fields(target=target.key, replicas=replicas, was=target.spec_replicas)
+        )
+        return answer.metadata.resource_version
+
+    async def write_target_resources(
+        self, target: TargetRecord, resource_version: str, containers: Sequence[ContainerResources]
+    ) -> str | None:
+        """PATCH the changed containers' resources; the target's new resourceVersion."""
+        names = ",".join(c.name for c in containers)
+        if self.dry_run:
+            _logger.info("dry run: not resizing", extra=fields(target=target.key, containers=names))
+            return None
+        self._check_leader(f"{target.kind} {target.key} resources of {names}")
+        resource = _TARGETS[target.kind]
+        path = resource.path(namespace=target.namespace, name=target.name)
+        patch = resources_patch(resource_version, containers)
+        answer = _decode_meta(await self._client.patch(path, patch, patch_type=PatchType.STRATEGIC))
+        _logger.info("resized", extra=fields(target=target.key, containers=names))
+        return answer.metadata.resource_version
+
+    # -- the child VPA -----------------------------------------------------------
+
+    async def create_vpa(self, body: Mapping[str, Any]) -> None:
+        metadata = body["metadata"]
+        key = f"{metadata['namespace']}/{metadata['name']}"
+        if self.dry_run:
+            _logger.info("dry run: not creating VPA", extra=fields(vpa=key))
+            return
+        self._check_leader(f"VerticalPodAutoscaler {key}")
+        try:
+            await self._client.create(OWNED_VPAS.path(namespace=metadata["namespace"]), body)
+        except AlreadyExists:
+            # Created by an earlier attempt whose answer was lost; the watch brings it.
+            _logger.info("VPA already exists", extra=fields(vpa=key))
+            return
+        _logger.info("created VPA", extra=fields(vpa=key))
+
+    async def update_vpa(self, vpa: VpaObject, patch: Mapping[str, Any]) -> None:
+        key = f"{vpa.namespace}/{vpa.name}"
+        if self.dry_run:
+            _logger.info("dry run: not updating VPA", extra=fields(vpa=key))
+            return
+        self._check_leader(f"VerticalPodAutoscaler {key}")
+        path = OWNED_VPAS.path(namespace=vpa.namespace, name=vpa.name)
+        await self._client.patch(path, patch, patch_type=PatchType.MERGE)
+        _logger.info("updated VPA", extra=fields(vpa=key))
+
+    async def delete_vpa(self, vpa: VpaObject) -> None:
+        """Delete a VPA the Hvpa owns but no longer deploys (precondition: its resourceVersion)."""
+        key = f"{vpa.namespace}/{vpa.name}"
+        if self.dry_run:
+            _logger.info("dry run: not deleting VPA", extra=fields(vpa=key))
+            return
+        self._check_leader(f"deletion of VerticalPodAutoscaler {key}")
+        path = OWNED_VPAS.path(namespace=vpa.namespace, name=vpa.name)
+        body = {
+            "apiVersion": "v1",
+            "kind": "DeleteOptions",
+            "preconditions": {"resourceVersion": vpa.resource_version},
+        }
+        try:
+            await self._client.delete(path, body=body)
+        except NotFound:
+            return
+        _logger.info("deleted VPA", extra=fields(vpa=key))
+
+    # -- the Hvpa ------------------------------------------------------------------
+
+    async def write_status(
+        self, *, namespace: str, name: str, resource_version: str, status: Mapping[str, Any]
+    ) -> str:
+        """PUT /status with the Hvpa's resourceVersion; the Hvpa's new resourceVersion."""
+        self._check_leader(f"status of Hvpa {namespace}/{name}")
+        path = HVPAS.path(namespace=namespace, name=name, subresource="status")
+        body = {
+            "apiVersion": HVPA_API_VERSION,
+            "kind": HVPA_KIND,
+            "metadata": {"name": name, "namespace": namespace, "resourceVersion": resource_version},
+            "status": dict(status),
+        }
+        answer = _decode_meta(await self._client.update(path, body))
+        return answer.metadata.resource_version
+
+    # -- Events --------------------------------------------------------------------
+
+    async def record(self, event: RecordedEvent) -> None:
+        """Write an Event, deduplicated and rate-limited; a failure is logged, not raised."""
+        write = self._correlator.correlate(event, reporting_instance=self._identity)
+        involved = event.involved
+        if write is None:
+            _logger.info(
+                "event dropped by the spam filter",
+                extra=fields(object=f"{involved.namespace}/{involved.name}", reason=event.reason),
+            )
+            return
+        self._check_leader(f"Event {event.reason} for {involved.namespace}/{involved.name}")
+        collection = api_path(group="", version="v1", plural="events", namespace=write.namespace)
+        try:
+            if write.kind is WriteKind.PATCH:
+                try:
+                    await self._client.patch(
+                        f"{collection}/{write.name}", write.body, patch_type=PatchType.STRATEGIC
+                    )
+                except NotFound:
+                    self._correlator.lost(write)
+                    await self.record(event)
+                    return
+            else:
+                await self._client.create(collection, write.body)
+        except KubeError as error:
+            _logger.warning(
+                "event not written",
+                extra=fields(
+                    object=f"{involved.namespace}/{involved.name}",
+                    reason=event.reason,
+                    error=str(error),
+                ),
+            )
+            return
+        self._correlator.written(write)

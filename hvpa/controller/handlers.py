@@ -1,0 +1,163 @@
+"""Event handlers: each maps a change of one object to the keys of the Hvpas it concerns.
+
+Handlers only map; they never read the API, decide or write, so they are
+quick enough to run in the informers' tasks. The reconcile that follows is
+level-triggered: it reads everything afresh, so a handler that maps too
+widely costs a spare reconcile, and one that misses is caught by the
+periodic resync.
+
+- pod -> the targets whose selector selects it (old and new labels) -> their Hvpas
+- target (Deployment, StatefulSet, ReplicaSet) -> its Hvpas
+- VPA -> the Hvpa owning it, and the Hvpas of the target it points at (a VPA
+  in a mode other than Off is a conflicting writer)
+- HPA -> the Hvpas of its scale target (a conflicting writer)
+- node -> every cluster-proportional Hvpa, when schedulability, readiness,
+  allocatable or labels change (not on every heartbeat)
+- ConfigMap -> the Hvpas whose configMapRef names it
+- Hvpa -> itself when its spec or deletion changes (not on its own status
+  writes), and the other Hvpas of its target (the older one acts)
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+
+from msgspec.structs import replace
+
+from hvpa.api import KIND as HVPA_KIND
+from hvpa.controller.cache import Cache
+from hvpa.controller.resources import HpaRecord, HvpaRecord, VpaObject
+from hvpa.kube.informer import EventHandler
+from hvpa.records import ConfigMapRecord, NodeRecord, PodRecord, TargetRecord
+
+__all__ = ["Handlers"]
+
+
+class Handlers:
+    """One EventHandler per resource, all feeding `enqueue`."""
+
+    def __init__(
+        self,
+        *,
+        cache: Cache,
+        enqueue: Callable[[str], None],
+        on_hvpa_change: Callable[[], None] | None = None,
+    ) -> None:
+        """`on_hvpa_change` runs after any Hvpa add, update or delete (ConfigMap watches follow it)."""
+        self._cache = cache
+        self._enqueue = enqueue
+        self._on_hvpa_change = on_hvpa_change
+
+    def _add_all(self, keys: Iterable[str]) -> None:
+        for key in sorted(set(keys)):
+            self._enqueue(key)
+
+    # -- pods ------------------------------------------------------------------
+
+    def _pod_keys(self, pod: PodRecord) -> list[str]:
+        keys: list[str] = []
+        for target in self._cache.targets_selecting(pod):
+            keys.extend(
+                self._cache.hvpa_keys_for_target(target.namespace, target.kind, target.name)
+            )
+        return keys
+
+    def pods(self) -> EventHandler[PodRecord]:
+        def changed(old: PodRecord, new: PodRecord) -> None:
+            keys = self._pod_keys(new)
+            if old.labels != new.labels:
+                keys += self._pod_keys(old)
+            self._add_all(keys)
+
+        return EventHandler(
+            on_add=lambda pod: self._add_all(self._pod_keys(pod)),
+            on_update=changed,
+            on_delete=lambda pod: self._add_all(self._pod_keys(pod)),
+        )
+
+    # -- targets ---------------------------------------------------------------
+
+    def _target_keys(self, target: TargetRecord) -> list[str]:
+        return self._cache.hvpa_keys_for_target(target.namespace, target.kind, target.name)
+
+    def targets(self) -> EventHandler[TargetRecord]:
+        return EventHandler(
+            on_add=lambda target: self._add_all(self._target_keys(target)),
+            on_update=lambda old, new: self._add_all(self._target_keys(new)),
+            on_delete=lambda target: self._add_all(self._target_keys(target)),
+        )
+
+    # -- VPAs and HPAs -----------------------------------------------------------
+
+    def _vpa_keys(self, vpa: VpaObject) -> list[str]:
+        keys = [f"{vpa.namespace}/{owner.name}" for owner in vpa.owners if owner.kind == HVPA_KIND]
+        keys += self._cache.hvpa_keys_for_target(*vpa.target)
+        return keys
+
+    def vpas(self) -> EventHandler[VpaObject]:
+        return EventHandler(
+            on_add=lambda vpa: self._add_all(self._vpa_keys(vpa)),
+            on_update=lambda old, new: self._add_all(self._vpa_keys(old) + self._vpa_keys(new)),
+            on_delete=lambda vpa: self._add_all(self._vpa_keys(vpa)),
+        )
+
+    def _hpa_keys(self, hpa: HpaRecord) -> list[str]:
+        return self._cache.hvpa_keys_for_target(*hpa.target)
+
+    def hpas(self) -> EventHandler[HpaRecord]:
+        return EventHandler(
+            on_add=lambda hpa: self._add_all(self._hpa_keys(hpa)),
+            on_update=lambda old, new: self._add_all(self._hpa_keys(old) + self._hpa_keys(new)),
+            on_delete=lambda hpa: self._add_all(self._hpa_keys(hpa)),
+        )
+
+    # -- nodes and ConfigMaps ----------------------------------------------------
+
+    def nodes(self) -> EventHandler[NodeRecord]:
+        def changed(old: NodeRecord, new: NodeRecord) -> None:
+            if replace(old, resource_version="") != replace(new, resource_version=""):
+                self._add_all(self._cache.cluster_proportional_keys())
+
+        return EventHandler(
+            on_add=lambda node: self._add_all(self._cache.cluster_proportional_keys()),
+            on_update=changed,
+            on_delete=lambda node: self._add_all(self._cache.cluster_proportional_keys()),
+        )
+
+    def _config_map_keys(self, config_map: ConfigMapRecord) -> list[str]:
+        return self._cache.hvpa_keys_for_config_map(config_map.namespace, config_map.name)
+
+    def config_maps(self) -> EventHandler[ConfigMapRecord]:
+        return EventHandler(
+            on_add=lambda cm: self._add_all(self._config_map_keys(cm)),
+            on_update=lambda old, new: self._add_all(self._config_map_keys(new)),
+            on_delete=lambda cm: self._add_all(self._config_map_keys(cm)),
+        )
+
+    # -- Hvpas -------------------------------------------------------------------
+
+    def _siblings(self, hvpa: HvpaRecord) -> list[str]:
+        """The Hvpa and every other Hvpa of its target (which of them acts may change)."""
+        target = hvpa.target
+        siblings = [] if target is None else self._cache.hvpa_keys_for_target(*target)
+        return [hvpa.key, *siblings]
+
+    def _hvpa_changed(self) -> None:
+        if self._on_hvpa_change is not None:
+            self._on_hvpa_change()
+
+    def hvpas(self) -> EventHandler[HvpaRecord]:
+        def added(hvpa: HvpaRecord) -> None:
+            self._hvpa_changed()
+            self._add_all(self._siblings(hvpa))
+
+        def changed(old: HvpaRecord, new: HvpaRecord) -> None:
+            self._hvpa_changed()
+            if old.generation != new.generation or old.deleting != new.deleting:
+                self._add_all(self._siblings(old) + self._siblings(new))
+
+        def deleted(hvpa: HvpaRecord) -> None:
+            self._hvpa_changed()
+            self._add_all(self._siblings(hvpa))
+
+        return EventHandler(on_add=added, on_update=changed, on_delete=deleted)

@@ -1,0 +1,466 @@
+"""The Manager: informers -> handlers -> work queue -> workers -> reconciler, and their lifecycle.
+
+How to run the controller in-process (what `hvpa run` and the simulator do)::
+
+    kube_metrics = KubeMetrics(registry)
+    client = await client_from_kubeconfig(metrics=kube_metrics, path=kubeconfig)
+    manager = Manager(
+        client=client,
+        kube_metrics=kube_metrics,
+        settings=ControllerSettings(dry_run=False),
+        engine=EngineSettings(),
+        leader_election=None,           # or LeaderElectionSettings(...): only the leader writes
+        clock=virtual_clock,            # POSIX seconds; time.time by default
+    )
+    task = asyncio.create_task(manager.run())
+    await manager.wait_synced()
+    ...
+    manager.stop()                      # workers finish, the lease is released
+    await task                          # returns; raises LeadershipLost if the lease was lost
+
+Order of events in `run`: every informer starts at once (standbys keep warm
+caches too), and the elector if there is one; once every cache has synced
+and this instance leads (at once without leader election), the workers
+start, every Hvpa is queued, and a resync task queues every Hvpa again each
+`sync_period_seconds` (metrics change without events). `run` returns after
+`stop()`; it raises when a background task fails, or LeadershipLost when the
+lease is lost (the process should exit non-zero: a fresh start is the only
+way to be sure nothing of the old term writes).
+
+Stopping: the queue shuts down, each worker finishes the reconcile it is in
+(up to `shutdown_grace_seconds`, then it is cancelled) and takes no more;
+then the elector is cancelled, which releases the lease so a standby takes
+over at its next retry; then the informers stop. The client is the caller's
+to close.
+
+Timers (resync, retries, the elector's periods) use the running loop's
+clock and `clock` gives decisions their `now`, so the whole controller runs
+in a simulator's virtual time.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import random
+import socket
+import time
+import uuid
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+from hvpa.aio import Tasks
+from hvpa.controller.applier import Applier, NotLeader
+from hvpa.controller.cache import (
+    TARGET_KINDS,
+    Cache,
+    Partitioned,
+    hpa_indexers,
+    hvpa_indexers,
+    pod_indexers,
+    target_indexers,
+    vpa_indexers,
+)
+from hvpa.controller.configmaps import ConfigMapWatches
+from hvpa.controller.events import EventCorrelator
+from hvpa.controller.handlers import Handlers
+from hvpa.controller.metricsapi import MetricsReader
+from hvpa.controller.observability import ControllerMetrics, Observations
+from hvpa.controller.reconciler import Reconciler
+from hvpa.controller.resources import HPAS, HVPAS, OWNED_VPAS
+from hvpa.engine.settings import Settings as EngineSettings
+from hvpa.kube.client import KubeClient
+from hvpa.kube.errors import Conflict, KubeError
+from hvpa.kube.informer import EventHandler, Informer
+from hvpa.kube.leader import LeaderElector
+from hvpa.kube.metrics import KubeMetrics
+from hvpa.kube.queue import QueueShutDown, WorkQueue
+from hvpa.kube.resources import DEPLOYMENTS, NODES, PODS, REPLICASETS, STATEFULSETS, Resource
+from hvpa.kube.settings import LeaderElectionSettings
+from hvpa.kube.store import Store, freeze_heap
+from hvpa.logs import fields
+from hvpa.records import NodeRecord
+from hvpa.settings import ControllerSettings
+
+__all__ = ["Manager", "default_identity"]
+
+_logger = logging.getLogger(__name__)
+
+_TARGET_RESOURCES: dict[str, Resource[Any, Any]] = {
+    "Deployment": DEPLOYMENTS,
+    "StatefulSet": STATEFULSETS,
+    "ReplicaSet": REPLICASETS,
+}
+
+
+def default_identity() -> str:
+    """client-go's leader-election identity: the host name and a random suffix."""
+    return f"{socket.gethostname()}_{uuid.uuid4()}"
+
+
+class Manager:
+    def __init__(
+        self,
+        *,
+        client: KubeClient,
+        kube_metrics: KubeMetrics,
+        settings: ControllerSettings | None = None,
+        engine: EngineSettings | None = None,
+        leader_election: LeaderElectionSettings | None = None,
+        identity: str | None = None,
+        clock: Callable[[], float] = time.time,
+        rng: random.Random | None = None,
+    ) -> None:
+        """`kube_metrics` must be the one `client` counts requests on; its registry gets the
+        controller's metrics too. `leader_election` None: no election, this instance writes."""
+        self.settings = settings = settings or ControllerSettings()
+        self.identity = identity or default_identity()
+        self.registry = kube_metrics.registry
+        self._client = client
+        self._clock = clock
+        self._rng = rng or random.Random()
+        self._stop_requested = asyncio.Event()
+        self._started = False
+        self._stopping = False
+        self._workers_running = False
+        self._background = Tasks(name="informers", logger=_logger)
+        self._workers = Tasks(name="workers", logger=_logger)
+        self._elector_task: asyncio.Task[None] | None = None
+        self._pending: dict[str, str] = {}  # key -> "queued" | "waiting", for /debug/state
+
+        self.queue: WorkQueue[str] = WorkQueue(
+            name=settings.name, metrics=kube_metrics, settings=settings.queue
+        )
+        self.metrics = ControllerMetrics(
+            self.registry, controller=settings.name, max_workers=settings.concurrency
+        )
+        self.observations = Observations()
+        if self.registry is not None:
+            self.registry.register(self.observations)
+
+        self.elector: LeaderElector | None = None
+        if leader_election is not None:
+            self.elector = LeaderElector(
+                client=client,
+                identity=self.identity,
+                metrics=kube_metrics,
+                settings=leader_election,
+                clock=clock,
+                rng=self._rng,
+            )
+
+        # -- informers and the cache ---------------------------------------------
+        self.informers: list[Informer[Any, Any]] = []
+        hvpas = self._partitioned(HVPAS, hvpa_indexers())
+        pods = self._partitioned(PODS, pod_indexers())
+        targets = {
+            kind: self._partitioned(_TARGET_RESOURCES[kind], target_indexers())
+            for kind in TARGET_KINDS
+        }
+        vpas = self._partitioned(OWNED_VPAS, vpa_indexers())
+        hpas = self._partitioned(HPAS, hpa_indexers())
+        self._node_informer: Informer[Any, NodeRecord] = self._informer(NODES, None, None)
+        self.config_maps = ConfigMapWatches(
+            client=client,
+            tasks=self._background,
+            settings=settings.watch,
+            allowed=self._watches_namespace,
+            rng=self._rng,
+        )
+        self.cache = Cache(
+            hvpas=hvpas[0],
+            pods=pods[0],
+            nodes=self._node_informer.store,
+            targets={kind: partitioned for kind, (partitioned, _) in targets.items()},
+            vpas=vpas[0],
+            hpas=hpas[0],
+            config_maps=self.config_maps,
+        )
+        handlers = Handlers(
+            cache=self.cache, enqueue=self._enqueue, on_hvpa_change=self._follow_config_maps
+        )
+        self.config_maps.add_handler(handlers.config_maps())
+        self._register(hvpas[1], handlers.hvpas())
+        self._register(pods[1], handlers.pods())
+        for _, informers in targets.values():
+            self._register(informers, handlers.targets())
+        self._register(vpas[1], handlers.vpas())
+        self._register(hpas[1], handlers.hpas())
+        self._node_informer.add_handler(handlers.nodes())
+
+        # -- the write path ----------------------------------------------------------
+        self.applier = Applier(
+            client=client,
+            correlator=EventCorrelator(clock=clock),
+            identity=self.identity,
+            dry_run=settings.dry_run,
+            is_leader=self.elector.is_leader if self.elector is not None else None,
+        )
+        self.reconciler = Reconciler(
+            cache=self.cache,
+            reader=MetricsReader(client=client, timeout_seconds=settings.metrics_timeout_seconds),
+            applier=self.applier,
+            observations=self.observations,
+            clock=clock,
+            engine=engine or EngineSettings(),
+            settings=settings,
+        )
+
+    # -- construction helpers ------------------------------------------------------
+
+    def _watches_namespace(self, namespace: str) -> bool:
+        return not self.settings.namespaces or namespace in self.settings.namespaces
+
+    def _informer(
+        self, resource: Resource[Any, Any], namespace: str | None, indexers: Any
+    ) -> Informer[Any, Any]:
+        informer: Informer[Any, Any] = Informer(
+            client=self._client,
+            resource=resource,
+            namespace=namespace,
+            indexers=indexers,
+            settings=self.settings.watch,
+            rng=self._rng,
+        )
+        self.informers.append(informer)
+        return informer
+
+    def _partitioned(
+        self, resource: Resource[Any, Any], indexers: Any
+    ) -> tuple[Partitioned[Any], list[Informer[Any, Any]]]:
+        """One informer over all namespaces, or one per watched namespace."""
+        namespaces: tuple[str | None, ...] = self.settings.namespaces or (None,)
+        informers = [self._informer(resource, namespace, indexers) for namespace in namespaces]
+        stores: dict[str | None, Store[Any]] = {
+            namespace: informer.store
+            for namespace, informer in zip(namespaces, informers, strict=True)
+        }
+        return Partitioned(stores), informers
+
+    @staticmethod
+    def _register(informers: list[Informer[Any, Any]], handler: EventHandler[Any]) -> None:
+        for informer in informers:
+            informer.add_handler(handler)
+
+    # -- the queue -----------------------------------------------------------------
+
+    def _enqueue(self, key: str) -> None:
+        self._pending.setdefault(key, "queued")
+        self.queue.add(key)
+
+    def _follow_config_maps(self) -> None:
+        wanted = {
+            ref
+            for key in self.cache.hvpa_keys()
+            if (record := self.cache.hvpas.get(key)) is not None
+            and (ref := record.config_map) is not None
+        }
+        self.config_maps.sync(wanted)
+
+    # -- state -----------------------------------------------------------------------
+
+    @property
+    def synced(self) -> bool:
+        return all(informer.has_synced for informer in self.informers)
+
+    def leading(self) -> bool:
+        return self.elector is None or self.elector.is_leader()
+
+    def ready(self) -> bool:
+        """Caches synced, and leading or a healthy standby (its elector still running)."""
+        if not self.synced or self._background.error is not None:
+            return False
+        if self.elector is None:
+            return True
+        return self.leading() or (self._elector_task is not None and not self._elector_task.done())
+
+    def healthy(self) -> bool:
+        return self._background.error is None and self._workers.error is None
+
+    async def wait_synced(self) -> None:
+        """Until every informer has listed once (`run` must be running)."""
+        await asyncio.gather(*(informer.wait_synced() for informer in self.informers))
+
+    def state(self) -> dict[str, Any]:
+        """/debug/state: caches, queue, leader, and the last decision of each Hvpa (bounded)."""
+        settings = self.settings
+        pending = sorted(self._pending)
+        shown = pending[: settings.debug_max_queue_keys]
+        retries = {key: self.queue.num_requeues(key) for key in self.cache.hvpa_keys()}
+        leader: dict[str, Any] = {"enabled": self.elector is not None, "identity": self.identity}
+        if self.elector is not None:
+            leader.update(self.elector.state())
+            leader["is_leader"] = self.elector.is_leader()
+        return {
+            "identity": self.identity,
+            "dryRun": settings.dry_run,
+            "namespaces": list(settings.namespaces) or None,
+            "syncPeriodSeconds": settings.sync_period_seconds,
+            "informers": [i.state() for i in [*self.informers, *self.config_maps.informers]],
+            "queue": {
+                "name": self.queue.name,
+                "depth": len(self.queue),
+                "processing": self.queue.processing,
+                "waiting": self.queue.waiting,
+                "keys": shown,
+                "keysTruncated": len(pending) > len(shown),
+                "retries": {key: count for key, count in retries.items() if count},
+            },
+            "workers": {"running": self._workers_running, "concurrency": settings.concurrency},
+            "leader": leader,
+            "hvpas": self.observations.state(
+                max_hvpas=settings.debug_max_hvpas, max_lines=settings.debug_max_explanation_lines
+            ),
+        }
+
+    # -- running ---------------------------------------------------------------------
+
+    async def run(self) -> None:
+        """Run until `stop()` (returns) or a failure (raises; LeadershipLost included); once."""
+        if self._started:
+            raise RuntimeError("a Manager runs once; build a new one")
+        self._started = True
+        for informer in self.informers:
+            self._background.start(informer.run(), name=f"informer {informer.name}")
+        if self.elector is not None:
+            self._elector_task = self._background.start(self.elector.run(), name="leader-election")
+        try:
+            if not await self._until(self._wait_synced()):
+                return
+            if self.elector is not None and not await self._until(self.elector.leading.wait()):
+                return
+            self._start_workers()
+            await self._until(self._stop_requested.wait())
+        finally:
+            await self._shut_down()
+
+    async def _wait_synced(self) -> None:
+        await self.wait_synced()
+        freeze_heap()
+        _logger.info("caches synced", extra=fields(informers=len(self.informers)))
+
+    async def _until(self, awaitable: Awaitable[object]) -> bool:
+        """Wait for `awaitable`; False when a stop came first; raise when a background task failed."""
+        goal = asyncio.ensure_future(awaitable)
+        stop = asyncio.ensure_future(self._stop_requested.wait())
+        failure = asyncio.ensure_future(self._background.join())
+        try:
+            done, _ = await asyncio.wait({goal, stop, failure}, return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            for future in (goal, stop, failure):
+                future.cancel()
+            for future in (goal, stop, failure):
+                with contextlib.suppress(asyncio.CancelledError):
+                    await future
+        if failure in done:
+            failure.result()  # raises the failed task's error
+            raise RuntimeError("every background task ended")
+        return goal in done
+
+    def _start_workers(self) -> None:
+        _logger.info(
+            "starting workers",
+            extra=fields(concurrency=self.settings.concurrency, dry_run=self.settings.dry_run),
+        )
+        for index in range(self.settings.concurrency):
+            self._workers.start(self._work(), name=f"worker {index}")
+        self._background.start(self._resync(), name="resync")
+        self._workers_running = True
+        for key in self.cache.hvpa_keys():
+            self._enqueue(key)
+
+    def stop(self) -> None:
+        """Ask `run` to stop; it returns once workers, elector and informers are down."""
+        self._stop_requested.set()
+
+    async def _shut_down(self) -> None:
+        self._stopping = True
+        self.queue.shut_down()
+        if self._workers_running:
+            await self._drain_workers()
+        self._workers_running = False
+        if self._elector_task is not None and not self._elector_task.done():
+            self._elector_task.cancel()
+            with contextlib.suppress(asyncio.CancelledError, Exception):
+                await self._elector_task
+        await self._background.stop()
+        _logger.info("controller stopped", extra=fields(identity=self.identity))
+
+    async def _drain_workers(self) -> None:
+        """Let each worker finish its reconcile (up to the grace period), then cancel the rest."""
+        grace = self.settings.shutdown_grace_seconds
+        try:
+            async with asyncio.timeout(grace):
+                await self._workers.join()
+        except TimeoutError:
+            _logger.warning("workers did not finish in time", extra=fields(grace_seconds=grace))
+        except Exception:
+            # A worker that failed was logged by its task group; the shutdown goes on.
+            _logger.debug("a worker had failed before the shutdown")
+        await self._workers.stop()
+
+    async def _resync(self) -> None:
+        while True:
+            await asyncio.sleep(self.settings.sync_period_seconds)
+            for key in self.cache.hvpa_keys():
+                self._enqueue(key)
+
+    async def _work(self) -> None:
+        loop = asyncio.get_running_loop()
+        while True:
+            try:
+                key = await self.queue.get()
+            except QueueShutDown:
+                return
+            self._pending.pop(key, None)
+            if self._stopping:
+                self.queue.done(key)
+                continue
+            self.metrics.worker_started()
+            started = loop.time()
+            try:
+                result = await self._process(key)
+            finally:
+                self.metrics.worker_finished()
+                self.queue.done(key)
+            self.metrics.reconciled(result, loop.time() - started)
+
+    async def _process(self, key: str) -> str:
+        """One reconcile and its consequence for the queue; the result label."""
+        error = ""
+        try:
+            after = await self.reconciler.reconcile(key)
+        except Conflict as conflict:
+            _logger.info("conflict; reconciling again", extra=fields(hvpa=key, error=str(conflict)))
+            self._enqueue(key)
+            result, error = "requeue", str(conflict)
+        except NotLeader as lost:
+            _logger.warning(
+                "not the leader; nothing written", extra=fields(hvpa=key, error=str(lost))
+            )
+            result, error = "error", str(lost)
+        except KubeError as failed:
+            _logger.warning("reconcile failed", extra=fields(hvpa=key, error=str(failed)))
+            self._retry(key)
+            result, error = "error", str(failed)
+        except Exception as failed:
+            _logger.exception("reconcile failed", extra=fields(hvpa=key))
+            self._retry(key)
+            result, error = "error", f"{type(failed).__name__}: {failed}"
+        else:
+            self.queue.forget(key)
+            if after is None:
+                result = "success"
+            else:
+                self._pending[key] = "waiting"
+                self.queue.add_after(key, after)
+                result = "requeue_after"
+        if key in self.cache.hvpas:
+            observation = self.observations.get(key)
+            observation.result, observation.error = result, error
+        return result
+
+    def _retry(self, key: str) -> None:
+        self._pending[key] = "waiting"
+        self.queue.add_rate_limited(key)

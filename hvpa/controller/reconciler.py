@@ -1,0 +1,426 @@
+"""Reconcile one Hvpa: snapshot, metric reads, `decide`, apply, report.
+
+Level-triggered: a reconcile reads the current state from the cache and
+converges; it never depends on which event queued it. The steps:
+
+1. gone: forget its series and debug entry; being deleted: nothing (the
+   garbage collector removes the child VPA); invalid: the InvalidSpec
+   condition and a Warning Event, no scaling.
+2. The cache still shows an object this controller has just overwritten
+   (the watch has not delivered the write yet): try again shortly instead of
+   deciding on what is known to be stale ("expectations", as client-go's
+   ReplicaSet controller keeps them).
+3. The child VPA, when `vpa.deploy` (created or brought back to its template).
+4. The snapshot (`hvpa.controller.snapshot`), the metric reads
+   (`hvpa.controller.metricsapi`; a failed read is a reading, not an
+   exception), and `decide` at the injected clock's `now`.
+5. Apply through the applier: replicas, then container resources, then the
+   status (only when it changed); Events for each scaling (right after it
+   landed), for each newly blocked change and each condition that newly
+   turned False (after the status that records them landed, so a retried
+   reconcile does not announce them twice).
+
+Errors are raised to the worker, which retries with backoff (a 409 at once).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from typing import Final
+
+from hvpa.api import API_VERSION as HVPA_API_VERSION
+from hvpa.api import KIND as HVPA_KIND
+from hvpa.api.base import plain
+from hvpa.api.status import BlockedScaling, HvpaStatus
+from hvpa.controller.applier import Applier, ContainerResources
+from hvpa.controller.cache import Cache
+from hvpa.controller.events import InvolvedObject, RecordedEvent
+from hvpa.controller.metricsapi import MetricsReader
+from hvpa.controller.observability import Observations
+from hvpa.controller.resources import HvpaRecord
+from hvpa.controller.snapshot import (
+    Prepared,
+    complete,
+    describe_query,
+    describe_reading,
+    prepare,
+)
+from hvpa.controller.status import DRY_RUN, invalid_status, status_to_write
+from hvpa.controller.vpa import vpa_body, vpa_changes, vpa_name
+from hvpa.engine.conditions import ABLE_TO_SCALE, SCALING_ACTIVE, VERTICAL_SCALING_ACTIVE
+from hvpa.engine.decide import decide
+from hvpa.engine.decision import Decision, Snapshot, decision_to_dict
+from hvpa.engine.settings import Settings as EngineSettings
+from hvpa.logs import fields
+from hvpa.records import TargetRecord
+from hvpa.settings import ControllerSettings
+
+__all__ = ["Reconciler"]
+
+_logger = logging.getLogger(__name__)
+
+# Conditions whose turning False a person should notice (a Warning Event), and
+# the reasons that are a choice rather than a problem.
+_WATCHED_CONDITIONS: Final = (ABLE_TO_SCALE, SCALING_ACTIVE, VERTICAL_SCALING_ACTIVE)
+_QUIET_REASONS: Final = frozenset({"ScalingDisabled", "VerticalScalingOff"})
+
+
+@dataclass(slots=True)
+class _Expectation:
+    superseded: set[str] = field(default_factory=set)
+    until: float = 0.0
+
+
+def _involved(record: HvpaRecord) -> InvolvedObject:
+    return InvolvedObject(HVPA_API_VERSION, HVPA_KIND, record.namespace, record.name, record.uid)
+
+
+def _block_keys(entries: Iterable[BlockedScaling] | None) -> set[tuple[str, str]]:
+    """(reason, axis) of each block a status records."""
+    keys: set[tuple[str, str]] = set()
+    for entry in entries or ():
+        scaling = entry.scaling_status
+        if entry.reason is None or scaling is None:
+            continue
+        if scaling.hpa_status is not None:
+            keys.add((entry.reason, "horizontal"))
+        if scaling.vpa_status is not None:
+            keys.add((entry.reason, "vertical"))
+    return keys
+
+
+class Reconciler:
+    def __init__(
+        self,
+        *,
+        cache: Cache,
+        reader: MetricsReader,
+        applier: Applier,
+        observations: Observations,
+        clock: Callable[[], float],
+        engine: EngineSettings,
+        settings: ControllerSettings,
+    ) -> None:
+        self._cache = cache
+        self._reader = reader
+        self._applier = applier
+        self._observations = observations
+        self._clock = clock
+        self._engine = engine
+        self._settings = settings
+        self._expectations: dict[str, dict[str, _Expectation]] = {}
+
+    @property
+    def dry_run(self) -> bool:
+        return self._applier.dry_run
+
+    # -- expectations ------------------------------------------------------------
+
+    def _expect(self, key: str, what: str, before: str, after: str | None) -> None:
+        """After writing `what` (was `before`, now `after`), distrust a cache that still shows `before`."""
+        if not after or after == before:
+            return
+        expectation = self._expectations.setdefault(key, {}).setdefault(what, _Expectation())
+        expectation.superseded.add(before)
+        expectation.until = (
+            asyncio.get_running_loop().time() + self._settings.expectation_timeout_seconds
+        )
+
+    def _stale(self, key: str, seen: dict[str, str]) -> bool:
+        expectations = self._expectations.get(key)
+        if not expectations:
+            return False
+        now = asyncio.get_running_loop().time()
+        for what in list(expectations):
+            expectation = expectations[what]
+            current = seen.get(what)
+            if now >= expectation.until or current is None:
+                del expectations[what]
+            elif current in expectation.superseded:
+                return True
+            else:
+                del expectations[what]
+        if not expectations:
+            del self._expectations[key]
+        return False
+
+    def _seen(self, record: HvpaRecord) -> dict[str, str]:
+        seen = {"hvpa": record.resource_version}
+        target = record.target
+        if target is not None:
+            found = self._cache.target(*target)
+            if found is not None:
+                seen["target"] = found.resource_version
+        return seen
+
+    # -- the reconcile -------------------------------------------------------------
+
+    async def reconcile(self, key: str) -> float | None:
+        """Converge one Hvpa; returns seconds after which to look again, or None."""
+        record = self._cache.hvpas.get(key)
+        if record is None:
+            self._observations.forget(key)
+            self._expectations.pop(key, None)
+            return None
+        if record.deleting:
+            return None
+        if self._stale(key, self._seen(record)):
+            _logger.debug("cache behind our last write; waiting", extra=fields(hvpa=key))
+            return self._settings.stale_cache_retry_seconds
+        if record.hvpa is None:
+            await self._invalid(record)
+            return None
+        prepared = prepare(record, self._cache)
+        if prepared.unsynced_config_maps:
+            return self._settings.config_map_sync_retry_seconds
+        await self._ensure_vpa(record, prepared)
+        readings = await self._reader.read(prepared.queries)
+        snapshot = complete(prepared, readings)
+        now = self._clock()
+        decision = decide(prepared.hvpa, snapshot, now, self._engine)
+        self._observe(record, prepared, snapshot, decision, now)
+        await self._apply(record, prepared, decision, now)
+        return None
+
+    def _observe(
+        self,
+        record: HvpaRecord,
+        prepared: Prepared,
+        snapshot: Snapshot,
+        decision: Decision,
+        now: float,
+    ) -> None:
+        observation = self._observations.get(record.key)
+        observation.time = now
+        observation.invalid = ()
+        observation.dry_run = self.dry_run
+        observation.decision = decision
+        target = snapshot.target
+        observation.inputs = {
+            "target": None
+            if target is None
+            else {
+                "kind": target.kind,
+                "name": target.name,
+                "resourceVersion": target.resource_version,
+                "replicas": target.spec_replicas,
+            },
+            "pods": len(snapshot.pods),
+            "nodes": len(snapshot.nodes),
+            "vpa": None if prepared.vpa is None else prepared.vpa.name,
+            "configMaps": [f"{c.namespace}/{c.name}" for c in snapshot.config_maps],
+            "writers": [w.describe() for w in snapshot.writers],
+            "metrics": [
+                {"query": describe_query(query), **describe_reading(reading)}
+                for query, reading in snapshot.metrics.items()
+            ],
+        }
+
+    async def _invalid(self, record: HvpaRecord) -> None:
+        now = self._clock()
+        observation = self._observations.get(record.key)
+        observation.time = now
+        observation.invalid = record.problems
+        observation.decision = None
+        observation.inputs = {}
+        status = invalid_status(record.raw_status, record.problems, record.generation, now)
+        if status == record.raw_status:
+            return
+        _logger.warning(
+            "invalid Hvpa", extra=fields(hvpa=record.key, problems="; ".join(record.problems))
+        )
+        written = await self._applier.write_status(
+            namespace=record.namespace,
+            name=record.name,
+            resource_version=record.resource_version,
+            status=status,
+        )
+        self._expect(record.key, "hvpa", record.resource_version, written)
+        await self._applier.record(
+            RecordedEvent(
+                _involved(record),
+                "Warning",
+                "InvalidSpec",
+                "the spec is invalid, nothing is scaled: " + "; ".join(record.problems),
+            )
+        )
+
+    async def _ensure_vpa(self, record: HvpaRecord, prepared: Prepared) -> None:
+        hvpa = prepared.hvpa
+        owned = prepared.vpa or self._cache.owned_vpa(record, None)
+        if not hvpa.spec.vpa.deploy:
+            if owned is not None:
+                await self._applier.delete_vpa(owned)
+            return
+        target_api_version = prepared.target.api_version if prepared.target else "apps/v1"
+        if owned is not None:
+            patch = vpa_changes(hvpa, owned, target_api_version)
+            if patch is not None:
+                await self._applier.update_vpa(owned, patch)
+            return
+        name = vpa_name(hvpa)
+        squatter = self._cache.vpas.get(f"{record.namespace}/{name}")
+        if squatter is not None:
+            _logger.warning(
+                "a VPA of that name exists and is not this Hvpa's; not taking it over",
+                extra=fields(hvpa=record.key, vpa=name),
+            )
+            return
+        await self._applier.create_vpa(vpa_body(hvpa, record.uid, target_api_version))
+
+    async def _apply(
+        self, record: HvpaRecord, prepared: Prepared, decision: Decision, now: float
+    ) -> None:
+        hvpa = prepared.hvpa
+        target = prepared.target
+        key = record.key
+        involved = _involved(record)
+        if target is not None and not self.dry_run:
+            await self._apply_target(key, target, decision, involved)
+        status = status_to_write(
+            hvpa=hvpa, decision=decision, target=target, dry_run=self.dry_run, now=now
+        )
+        previous = hvpa.status or HvpaStatus()
+        if status == previous:
+            return
+        written = await self._applier.write_status(
+            namespace=record.namespace,
+            name=record.name,
+            resource_version=record.resource_version,
+            status=plain(status),
+        )
+        self._expect(key, "hvpa", record.resource_version, written)
+        await self._report(key, involved, decision, previous, status)
+
+    async def _apply_target(
+        self, key: str, target: TargetRecord, decision: Decision, involved: InvolvedObject
+    ) -> None:
+        resource_version = target.resource_version
+        current, desired = decision.current_replicas, decision.desired_replicas
+        if desired != current:
+            written = await self._applier.write_target_replicas(target, desired)
+            self._expect(key, "target", resource_version, written)
+            resource_version = written or resource_version
+            direction = "up" if desired > current else "down"
+            self._observations.count_scaling(key, "horizontal", direction)
+            await self._applier.record(
+                RecordedEvent(
+                    involved,
+                    "Normal",
+                    "SuccessfulRescale",
+                    f"New size: {desired} (was {current}); {target.kind} {target.name}",
+                )
+            )
+        changed = self._changed_containers(target, decision)
+        if not changed:
+            return
+        written = await self._applier.write_target_resources(target, resource_version, changed)
+        self._expect(key, "target", resource_version, written)
+        for direction in self._vertical_directions(target, decision):
+            self._observations.count_scaling(key, "vertical", direction)
+        await self._applier.record(
+            RecordedEvent(
+                involved,
+                "Normal",
+                "SuccessfulResize",
+                "; ".join(
+                    f"container {c.name}: requests {_show(c.requests)}, limits {_show(c.limits)}"
+                    for c in changed
+                ),
+            )
+        )
+
+    @staticmethod
+    def _changed_containers(target: TargetRecord, decision: Decision) -> list[ContainerResources]:
+        sidecars = {c.name for c in target.containers if c.sidecar}
+        shown = {c["name"]: c for c in decision_to_dict(decision)["containers"]}
+        return [
+            ContainerResources(
+                name=c.name,
+                sidecar=c.name in sidecars,
+                requests=shown[c.name]["requests"],
+                limits=shown[c.name]["limits"],
+            )
+            for c in decision.containers
+            if c.changed
+        ]
+
+    @staticmethod
+    def _vertical_directions(target: TargetRecord, decision: Decision) -> list[str]:
+        before = {c.name: c.requests for c in target.containers}
+        directions: set[str] = set()
+        for container in decision.containers:
+            if not container.changed:
+                continue
+            old = before.get(container.name)
+            for resource in ("cpu", "memory"):
+                new_amount = container.requests.get(resource)
+                old_amount = old.get(resource) if old is not None else None
+                if new_amount is not None and old_amount is not None and new_amount != old_amount:
+                    directions.add("up" if new_amount > old_amount else "down")
+        return sorted(directions)
+
+    async def _report(
+        self,
+        key: str,
+        involved: InvolvedObject,
+        decision: Decision,
+        previous: HvpaStatus,
+        status: HvpaStatus,
+    ) -> None:
+        """Events for what is new in the status just written: blocks, failures, a dry run's plan."""
+        before = _block_keys(previous.last_blocked_scaling)
+        recorded = _block_keys(status.last_blocked_scaling)
+        announced: set[tuple[str, str, str]] = set()
+        for block in decision.blocked:
+            block_key = (block.reason, block.axis)
+            if block_key not in recorded or block_key in before:
+                continue
+            if (block.axis, block.direction, block.reason) in announced:
+                continue
+            announced.add((block.axis, block.direction, block.reason))
+            self._observations.count_block(key, block.axis, block.direction, block.reason)
+            await self._applier.record(
+                RecordedEvent(
+                    involved,
+                    "Normal",
+                    "ScalingBlocked",
+                    f"{block.axis} scale-{block.direction} blocked by {block.reason}: {block.message}",
+                )
+            )
+        old_conditions = {c.type: c for c in previous.conditions or ()}
+        for condition in status.conditions or ():
+            old = old_conditions.get(condition.type)
+            if condition.type == DRY_RUN:
+                if old is None or old.message != condition.message:
+                    if decision.scales:
+                        self._count_dry_run(key, decision)
+                    await self._applier.record(
+                        RecordedEvent(involved, "Normal", "DryRun", condition.message)
+                    )
+                continue
+            if condition.type not in _WATCHED_CONDITIONS or condition.status != "False":
+                continue
+            if condition.reason in _QUIET_REASONS:
+                continue
+            if old is not None and (old.status, old.reason) == ("False", condition.reason):
+                continue
+            await self._applier.record(
+                RecordedEvent(involved, "Warning", condition.reason, condition.message)
+            )
+
+    def _count_dry_run(self, key: str, decision: Decision) -> None:
+        current, desired = decision.current_replicas, decision.desired_replicas
+        if desired != current:
+            self._observations.count_scaling(
+                key, "horizontal", "up" if desired > current else "down"
+            )
+
+
+def _show(amounts: dict[str, str] | object) -> str:
+    if not isinstance(amounts, dict) or not amounts:
+        return "none"
+    return ", ".join(f"{resource} {value}" for resource, value in sorted(amounts.items()))

@@ -1,0 +1,304 @@
+"""The resources the controller watches beyond `hvpa.kube.resources`, and their records.
+
+- `HVPAS`: the Hvpa itself. Its record carries the parsed Hvpa, or, for a
+  spec that does not parse, the problems and the status as written: an
+  invalid Hvpa must reach the reconciler (to get its InvalidSpec condition),
+  so conversion never raises, or the informer would skip the object.
+- `HPAS`: HorizontalPodAutoscalers, read only to see who else scales a target.
+- `OWNED_VPAS`: VerticalPodAutoscalers with what the controller needs to own
+  one: labels (for `vpa.selector`), owner references, and the spec as
+  written (to tell whether the child VPA matches its template).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any, Final
+
+import msgspec
+
+from hvpa.api import KIND as HVPA_KIND
+from hvpa.api import PLURAL as HVPA_PLURAL
+from hvpa.api import VERSION as HVPA_VERSION
+from hvpa.api import InvalidHvpa, parse_hvpa
+from hvpa.api.resource import GROUP as HVPA_GROUP
+from hvpa.api.resource import Hvpa
+from hvpa.kube.resources import Resource
+from hvpa.labels import LabelSelector, SelectorError
+from hvpa.records import VpaRecord, decode_vpa
+
+__all__ = [
+    "HPAS",
+    "HVPAS",
+    "OWNED_VPAS",
+    "HpaRecord",
+    "HvpaRecord",
+    "OwnerRef",
+    "VpaObject",
+    "hvpa_from_wire",
+    "vpa_selector",
+]
+
+
+class _Meta(msgspec.Struct, rename="camel"):
+    name: str = ""
+    namespace: str = ""
+    uid: str = ""
+    resource_version: str = ""
+    generation: int = 0
+    creation_timestamp: str | None = None
+    deletion_timestamp: str | None = None
+    labels: dict[str, str] | None = None
+    owner_references: list[dict[str, Any]] | None = None
+
+
+# ---------------------------------------------------------------------------
+# Hvpa
+
+
+class HvpaWire(msgspec.Struct, rename="camel"):
+    api_version: str = ""
+    kind: str = ""
+    metadata: _Meta = msgspec.field(default_factory=_Meta)
+    spec: Any = None
+    status: Any = None
+
+
+@dataclass(frozen=True, slots=True)
+class HvpaRecord:
+    """One Hvpa as cached: parsed (`hvpa`), or not (`problems`, with its raw status)."""
+
+    namespace: str
+    name: str
+    uid: str
+    resource_version: str
+    generation: int
+    deleting: bool
+    hvpa: Hvpa | None
+    problems: tuple[str, ...] = ()
+    raw_status: Mapping[str, Any] | None = None
+
+    @property
+    def key(self) -> str:
+        return f"{self.namespace}/{self.name}"
+
+    @property
+    def target(self) -> tuple[str, str, str] | None:
+        """(namespace, kind, name) of the target; None for an invalid Hvpa."""
+        if self.hvpa is None:
+            return None
+        ref = self.hvpa.spec.target_ref
+        return (self.namespace, ref.kind, ref.name)
+
+    @property
+    def config_map(self) -> tuple[str, str] | None:
+        """(namespace, name) of the ConfigMap `clusterProportional.configMapRef` names."""
+        if self.hvpa is None or self.hvpa.spec.cluster_proportional is None:
+            return None
+        ref = self.hvpa.spec.cluster_proportional.config_map_ref
+        if ref is None:
+            return None
+        return (ref.namespace or self.namespace, ref.name)
+
+    @property
+    def cluster_proportional(self) -> bool:
+        return self.hvpa is not None and self.hvpa.spec.cluster_proportional is not None
+
+
+def hvpa_from_wire(wire: HvpaWire) -> HvpaRecord:
+    """Never raises: a spec that does not parse becomes a record with its problems."""
+    meta = wire.metadata
+    metadata: dict[str, Any] = {
+        "name": meta.name,
+        "namespace": meta.namespace,
+        "uid": meta.uid,
+        "resourceVersion": meta.resource_version,
+        "generation": meta.generation,
+    }
+    if meta.creation_timestamp is not None:
+        metadata["creationTimestamp"] = meta.creation_timestamp
+    raw: dict[str, Any] = {
+        "apiVersion": wire.api_version or f"{HVPA_GROUP}/{HVPA_VERSION}",
+        "kind": wire.kind or HVPA_KIND,
+        "metadata": metadata,
+        "spec": wire.spec,
+    }
+    if wire.status is not None:
+        raw["status"] = wire.status
+    common: dict[str, Any] = {
+        "namespace": meta.namespace,
+        "name": meta.name,
+        "uid": meta.uid,
+        "resource_version": meta.resource_version,
+        "generation": meta.generation,
+        "deleting": meta.deletion_timestamp is not None,
+    }
+    try:
+        hvpa = parse_hvpa(raw)
+    except InvalidHvpa as error:
+        status = wire.status if isinstance(wire.status, Mapping) else None
+        return HvpaRecord(
+            **common, hvpa=None, problems=tuple(str(p) for p in error.problems), raw_status=status
+        )
+    return HvpaRecord(**common, hvpa=hvpa)
+
+
+HVPAS: Final[Resource[HvpaWire, HvpaRecord]] = Resource(
+    HVPA_GROUP, HVPA_VERSION, HVPA_PLURAL, HVPA_KIND, True, HvpaWire, hvpa_from_wire
+)
+
+
+# ---------------------------------------------------------------------------
+# HorizontalPodAutoscaler
+
+
+class _ScaleTargetRef(msgspec.Struct):
+    kind: str = ""
+    name: str = ""
+
+
+class _HpaSpec(msgspec.Struct, rename="camel"):
+    scale_target_ref: _ScaleTargetRef = msgspec.field(default_factory=_ScaleTargetRef)
+
+
+class HpaWire(msgspec.Struct):
+    metadata: _Meta = msgspec.field(default_factory=_Meta)
+    spec: _HpaSpec = msgspec.field(default_factory=_HpaSpec)
+
+
+@dataclass(frozen=True, slots=True)
+class HpaRecord:
+    namespace: str
+    name: str
+    target_kind: str
+    target_name: str
+    creation_timestamp: str | None
+    resource_version: str = ""
+
+    @property
+    def target(self) -> tuple[str, str, str]:
+        return (self.namespace, self.target_kind, self.target_name)
+
+
+def hpa_from_wire(wire: HpaWire) -> HpaRecord:
+    ref = wire.spec.scale_target_ref
+    return HpaRecord(
+        namespace=wire.metadata.namespace,
+        name=wire.metadata.name,
+        target_kind=ref.kind,
+        target_name=ref.name,
+        creation_timestamp=wire.metadata.creation_timestamp,
+        resource_version=wire.metadata.resource_version,
+    )
+
+
+HPAS: Final[Resource[HpaWire, HpaRecord]] = Resource(
+    "autoscaling",
+    "v2",
+    "horizontalpodautoscalers",
+    "HorizontalPodAutoscaler",
+    True,
+    HpaWire,
+    hpa_from_wire,
+)
+
+
+# ---------------------------------------------------------------------------
+# VerticalPodAutoscaler, with ownership and labels
+
+
+class VpaObjectWire(msgspec.Struct):
+    metadata: _Meta = msgspec.field(default_factory=_Meta)
+    spec: dict[str, Any] = msgspec.field(default_factory=dict)
+    status: dict[str, Any] = msgspec.field(default_factory=dict)
+
+
+@dataclass(frozen=True, slots=True)
+class OwnerRef:
+    kind: str
+    name: str
+    uid: str
+    controller: bool
+
+
+@dataclass(frozen=True, slots=True)
+class VpaObject:
+    """A VPA: the engine's record, plus labels, owners and the spec as written."""
+
+    record: VpaRecord
+    labels: Mapping[str, str]
+    owners: tuple[OwnerRef, ...]
+    spec: Mapping[str, Any]
+    resource_version: str
+
+    @property
+    def namespace(self) -> str:
+        return self.record.namespace
+
+    @property
+    def name(self) -> str:
+        return self.record.name
+
+    @property
+    def target(self) -> tuple[str, str, str]:
+        return (self.record.namespace, self.record.target_kind, self.record.target_name)
+
+    def controller_uid(self) -> str | None:
+        return next((o.uid for o in self.owners if o.controller), None)
+
+    def selected_by(self, selector: LabelSelector | None) -> bool:
+        return selector is None or selector.matches(self.labels)
+
+
+def _owner(ref: Mapping[str, Any]) -> OwnerRef:
+    return OwnerRef(
+        kind=str(ref.get("kind", "")),
+        name=str(ref.get("name", "")),
+        uid=str(ref.get("uid", "")),
+        controller=bool(ref.get("controller")),
+    )
+
+
+def vpa_object_from_wire(wire: VpaObjectWire) -> VpaObject:
+    """Raises RecordError for unreadable quantities (the informer skips that VPA)."""
+    meta = wire.metadata
+    metadata: dict[str, Any] = {
+        "name": meta.name,
+        "namespace": meta.namespace,
+        "uid": meta.uid,
+        "resourceVersion": meta.resource_version,
+        "ownerReferences": meta.owner_references or [],
+    }
+    if meta.creation_timestamp is not None:
+        metadata["creationTimestamp"] = meta.creation_timestamp
+    record = decode_vpa({"metadata": metadata, "spec": wire.spec, "status": wire.status})
+    return VpaObject(
+        record=record,
+        labels=dict(meta.labels or {}),
+        owners=tuple(_owner(ref) for ref in meta.owner_references or ()),
+        spec=wire.spec,
+        resource_version=meta.resource_version,
+    )
+
+
+OWNED_VPAS: Final[Resource[VpaObjectWire, VpaObject]] = Resource(
+    "autoscaling.k8s.io",
+    "v1",
+    "verticalpodautoscalers",
+    "VerticalPodAutoscaler",
+    True,
+    VpaObjectWire,
+    vpa_object_from_wire,
+)
+
+
+def vpa_selector(hvpa: Hvpa) -> LabelSelector | None:
+    """`spec.vpa.selector` as a selector; None when unset or unreadable (validation reports it)."""
+    selector = hvpa.spec.vpa.selector
+    if selector is None:
+        return None
+    try:
+        return selector.parse()
+    except SelectorError:
+        return None

@@ -1,0 +1,145 @@
+"""The one place a Snapshot is built: from the cache, plus the metric readings it asks for.
+
+Building is two steps because the metric reads are I/O and the rest is not:
+`prepare` reads the cache (without awaiting, so it sees one consistent
+state) and says which metric queries the decision needs; the caller reads
+them (`hvpa.controller.metricsapi`) and `complete` adds the readings. The
+live reconcile and `hvpa explain` both go through here, so they decide on
+the same inputs by the same rules as `hvpa recommend`'s scenario loader:
+the target's pods are those its selector selects in the Hvpa's namespace,
+nodes are passed only to cluster-proportional Hvpas, the VPA is the one the
+Hvpa owns (when `vpa.deploy`), and other autoscalers of the target are
+reported as writers.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, replace
+from typing import Any
+
+from hvpa.api.resource import Hvpa
+from hvpa.controller.cache import Cache
+from hvpa.controller.resources import HvpaRecord, VpaObject, vpa_selector
+from hvpa.engine.decision import Snapshot
+from hvpa.engine.guards import HORIZONTAL_POD_AUTOSCALER, Writer, writer_from_hvpa, writer_from_vpa
+from hvpa.engine.metrics import (
+    ExternalMetricQuery,
+    MetricQuery,
+    MetricReadError,
+    MetricReading,
+    ObjectMetricQuery,
+    PodsMetricQuery,
+    metric_queries,
+)
+from hvpa.records import ConfigMapRecord, TargetRecord, parse_time
+
+__all__ = ["Prepared", "complete", "describe_query", "describe_reading", "prepare"]
+
+
+@dataclass(frozen=True, slots=True)
+class Prepared:
+    """A snapshot without metrics, the queries it still needs, and what it was built from."""
+
+    hvpa: Hvpa
+    snapshot: Snapshot
+    queries: tuple[MetricQuery, ...]
+    vpa: VpaObject | None
+    # ConfigMaps the Hvpa names whose informer has not listed yet: decide later.
+    unsynced_config_maps: tuple[tuple[str, str], ...] = ()
+
+    @property
+    def target(self) -> TargetRecord | None:
+        return self.snapshot.target
+
+
+def _config_maps(
+    record: HvpaRecord, cache: Cache
+) -> tuple[tuple[ConfigMapRecord, ...], tuple[tuple[str, str], ...]]:
+    ref = record.config_map
+    if ref is None:
+        return (), ()
+    if not cache.config_maps.synced(*ref):
+        return (), (ref,)
+    found = cache.config_maps.get(*ref)
+    return ((found,) if found is not None else ()), ()
+
+
+def _writers(record: HvpaRecord, cache: Cache) -> tuple[Writer, ...]:
+    """Every other HPA, VPA and valid Hvpa that targets the same workload."""
+    target = record.target
+    if target is None:
+        return ()
+    writers = [
+        Writer(
+            HORIZONTAL_POD_AUTOSCALER,
+            hpa.namespace,
+            hpa.name,
+            hpa.target_kind,
+            hpa.target_name,
+            created=parse_time(hpa.creation_timestamp),
+        )
+        for hpa in cache.hpas_targeting(target)
+    ]
+    writers += [writer_from_vpa(vpa.record) for vpa in cache.vpas_targeting(target)]
+    writers += [
+        writer_from_hvpa(other.hvpa)
+        for other in cache.hvpas_targeting(target)
+        if other.hvpa is not None and other.key != record.key
+    ]
+    return tuple(writers)
+
+
+def prepare(record: HvpaRecord, cache: Cache) -> Prepared:
+    """Read everything but the metrics for a valid Hvpa (`record.hvpa` set)."""
+    hvpa = record.hvpa
+    if hvpa is None:
+        raise ValueError(f"Hvpa {record.key} is invalid; there is nothing to decide")
+    namespace = record.namespace
+    ref = hvpa.spec.target_ref
+    target = cache.target(namespace, ref.kind, ref.name)
+    config_maps, unsynced = _config_maps(record, cache)
+    vpa = cache.owned_vpa(record, vpa_selector(hvpa)) if hvpa.spec.vpa.deploy else None
+    queries: tuple[MetricQuery, ...] = ()
+    if target is not None:
+        template = hvpa.spec.hpa.template.spec
+        queries = metric_queries(
+            template.metrics if template is not None and hvpa.spec.hpa.deploy else (),
+            namespace,
+            target.selector,
+            pod_usage=hvpa.spec.vpa.deploy,
+        )
+    snapshot = Snapshot(
+        target=target,
+        pods=cache.pods_of(target) if target is not None else (),
+        nodes=cache.all_nodes() if hvpa.spec.cluster_proportional is not None else (),
+        config_maps=config_maps,
+        vpa=vpa.record if vpa is not None else None,
+        writers=_writers(record, cache),
+    )
+    return Prepared(hvpa, snapshot, queries, vpa, unsynced)
+
+
+def complete(prepared: Prepared, readings: Mapping[MetricQuery, MetricReading]) -> Snapshot:
+    """The snapshot with the readings of its queries."""
+    return replace(prepared.snapshot, metrics=dict(readings))
+
+
+# ---------------------------------------------------------------------------
+# Descriptions for /debug/state and logs
+
+
+def describe_query(query: MetricQuery) -> str:
+    if isinstance(query, PodsMetricQuery):
+        return f"custom.metrics.k8s.io pods/{query.metric} selector {query.selector}"
+    if isinstance(query, ObjectMetricQuery):
+        return f"custom.metrics.k8s.io {query.kind}/{query.name} {query.metric}"
+    if isinstance(query, ExternalMetricQuery):
+        return f"external.metrics.k8s.io {query.metric}"
+    return f"metrics.k8s.io pods selector {query.selector}"
+
+
+def describe_reading(reading: MetricReading) -> dict[str, Any]:
+    if isinstance(reading, MetricReadError):
+        return {"error": reading.message}
+    return {"items": len(reading.items)}

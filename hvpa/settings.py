@@ -1,0 +1,373 @@
+"""`hvpa run`'s settings: one typed object built from the flags, every default named once.
+
+The object is what the controller, the server and the leader elector are
+built from; `hvpa sim` and the integration tests build it directly (or its
+`ControllerSettings` part) instead of parsing flags. Defaults follow
+controller-runtime (`:8080` for metrics, `:8081` for probes), client-go
+(leader-election timings, in `hvpa.kube.settings`) and kube-controller-manager
+(five concurrent HPA syncs, the six HPA settings in `hvpa.engine.settings`),
+so hvpa sits beside Go controllers without surprises.
+
+What can go wrong: a flag value that cannot be read (a bad duration, a
+negative count) is an `argparse` error naming the flag, raised while parsing,
+before anything connects to a cluster.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+from dataclasses import dataclass, field, fields, replace
+from pathlib import Path
+from typing import Final
+
+from hvpa.durations import DurationError, parse_duration
+from hvpa.engine.settings import Settings as EngineSettings
+from hvpa.kube.settings import (
+    ClientSettings,
+    LeaderElectionSettings,
+    QueueSettings,
+    WatchSettings,
+)
+
+__all__ = [
+    "ControllerSettings",
+    "RunSettings",
+    "ServerSettings",
+    "add_engine_flags",
+    "add_flags",
+    "describe",
+    "engine_settings_from_args",
+    "settings_from_args",
+]
+
+DEFAULT_SYNC_PERIOD_SECONDS: Final = 15.0
+# kube-controller-manager's --concurrent-horizontal-pod-autoscaler-syncs.
+DEFAULT_CONCURRENCY: Final = 5
+DEFAULT_METRICS_BIND_ADDRESS: Final = ":8080"
+DEFAULT_HEALTH_PROBE_BIND_ADDRESS: Final = ":8081"
+DEFAULT_LEADER_ELECTION_ID: Final = "hvpa"
+# Used when the namespace of the pod cannot be read (outside a cluster).
+DEFAULT_LEADER_ELECTION_NAMESPACE: Final = "kube-system"
+SERVICE_ACCOUNT_NAMESPACE_FILE: Final = "/var/run/secrets/kubernetes.io/serviceaccount/namespace"
+LOG_FORMATS: Final = ("text", "json")
+LOG_LEVELS: Final = ("debug", "info", "warning", "error")
+
+
+@dataclass(frozen=True, slots=True)
+class ControllerSettings:
+    """How the controller watches, queues, reconciles and reports.
+
+    `namespaces` empty means every namespace. `sync_period_seconds` re-queues
+    every Hvpa that often: metrics change without events, so this is how
+    often a quiet Hvpa is decided again. `dry_run` decides and reports but
+    never writes to targets or VPAs (see `hvpa.controller.applier`).
+    """
+
+    namespaces: tuple[str, ...] = ()
+    sync_period_seconds: float = DEFAULT_SYNC_PERIOD_SECONDS
+    concurrency: int = DEFAULT_CONCURRENCY
+    dry_run: bool = False
+    # Each metrics API read is cut off after this long and becomes a read error.
+    metrics_timeout_seconds: float = 10.0
+    # On shutdown, in-flight reconciles get this long to finish before they are cancelled.
+    shutdown_grace_seconds: float = 30.0
+    # After a write, a reconcile that still sees the superseded object in the cache
+    # waits this long for the watch to catch up, instead of deciding on stale data.
+    stale_cache_retry_seconds: float = 1.0
+    # How long such an expectation is kept before the cache is trusted again.
+    expectation_timeout_seconds: float = 60.0
+    # A ConfigMap informer started for a new configMapRef gets this long to sync
+    # before the reconcile that needs it is retried.
+    config_map_sync_retry_seconds: float = 1.0
+    # Bounds of /debug/state, so a cluster with thousands of Hvpas cannot make it huge.
+    debug_max_hvpas: int = 100
+    debug_max_explanation_lines: int = 200
+    debug_max_queue_keys: int = 100
+    # Name of the controller in metrics and logs (controller-runtime's `controller` label).
+    name: str = "hvpa"
+    watch: WatchSettings = field(default_factory=WatchSettings)
+    queue: QueueSettings = field(default_factory=QueueSettings)
+
+    def __post_init__(self) -> None:
+        if self.concurrency < 1:
+            raise ValueError("concurrency must be at least 1")
+        if self.sync_period_seconds <= 0:
+            raise ValueError("the sync period must be positive")
+        if self.metrics_timeout_seconds <= 0:
+            raise ValueError("the metrics timeout must be positive")
+
+
+@dataclass(frozen=True, slots=True)
+class ServerSettings:
+    """The two listeners, as controller-runtime splits them: metrics, and health probes.
+
+    An address is `host:port`, `:port` (every interface), or `0` to turn
+    the listener off. `/debug/state` is served on the metrics listener.
+    """
+
+    metrics_bind_address: str = DEFAULT_METRICS_BIND_ADDRESS
+    health_probe_bind_address: str = DEFAULT_HEALTH_PROBE_BIND_ADDRESS
+    debug_state: bool = True
+
+
+@dataclass(frozen=True, slots=True)
+class RunSettings:
+    """Everything `hvpa run` is configured with."""
+
+    kubeconfig: str | None = None
+    leader_elect: bool = False
+    leader_election: LeaderElectionSettings = field(
+        default_factory=lambda: LeaderElectionSettings(lease_name=DEFAULT_LEADER_ELECTION_ID)
+    )
+    controller: ControllerSettings = field(default_factory=ControllerSettings)
+    server: ServerSettings = field(default_factory=ServerSettings)
+    engine: EngineSettings = field(default_factory=EngineSettings)
+    client: ClientSettings = field(default_factory=ClientSettings)
+    log_format: str = "text"
+    log_level: str = "info"
+
+
+# ---------------------------------------------------------------------------
+# Flags
+
+
+def _seconds(text: str) -> float:
+    """A Go duration (`15s`, `5m`) or a number of seconds."""
+    try:
+        value = float(text)
+    except ValueError:
+        try:
+            value = parse_duration(text)
+        except DurationError as error:
+            raise argparse.ArgumentTypeError(str(error)) from error
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"{text!r} is negative")
+    return value
+
+
+def _positive_int(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError as error:
+        raise argparse.ArgumentTypeError(f"{text!r} is not an integer") from error
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"{text!r} must be at least 1")
+    return value
+
+
+def _non_negative_int(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError as error:
+        raise argparse.ArgumentTypeError(f"{text!r} is not an integer") from error
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"{text!r} must not be negative")
+    return value
+
+
+def _fraction(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError as error:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number") from error
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"{text!r} must not be negative")
+    return value
+
+
+def _boolean(text: str) -> bool:
+    """Go's flag package spellings, so `--debug-state=false` reads as in controller-runtime."""
+    lowered = text.lower()
+    if lowered in ("1", "t", "true", "yes"):
+        return True
+    if lowered in ("0", "f", "false", "no"):
+        return False
+    raise argparse.ArgumentTypeError(f"{text!r} is not a boolean")
+
+
+def _bool_flag(parser: argparse.ArgumentParser, name: str, default: bool, help_text: str) -> None:
+    """`--flag` alone means true; `--flag=false` turns it off."""
+    parser.add_argument(
+        name, type=_boolean, nargs="?", const=True, default=default, metavar="BOOL", help=help_text
+    )
+
+
+def add_engine_flags(parser: argparse.ArgumentParser) -> None:
+    """The six HPA controller settings (`hvpa run` and `hvpa explain` take them alike)."""
+    engine = EngineSettings()
+    durations = (
+        ("--cpu-initialization-period", engine.cpu_initialization_period_seconds),
+        ("--initial-readiness-delay", engine.initial_readiness_delay_seconds),
+        ("--downscale-stabilization", engine.downscale_stabilization_seconds),
+    )
+    for name, default in durations:
+        parser.add_argument(
+            name,
+            type=_seconds,
+            default=default,
+            metavar="DURATION",
+            help=f"HPA setting (default {default:g}s)",
+        )
+    parser.add_argument(
+        "--tolerance",
+        type=_fraction,
+        default=engine.tolerance,
+        metavar="FRACTION",
+        help=f"HPA usage-ratio tolerance (default {engine.tolerance:g})",
+    )
+    parser.add_argument(
+        "--scale-up-limit-factor",
+        type=_fraction,
+        default=engine.scale_up_limit_factor,
+        metavar="FACTOR",
+        help=f"without behavior, grow at most FACTOR x current (default {engine.scale_up_limit_factor:g})",
+    )
+    parser.add_argument(
+        "--scale-up-limit-minimum",
+        type=_non_negative_int,
+        default=engine.scale_up_limit_minimum,
+        metavar="N",
+        help=f"... or to N replicas, whichever is more (default {engine.scale_up_limit_minimum})",
+    )
+
+
+def add_flags(parser: argparse.ArgumentParser) -> None:
+    """The flags of `hvpa run`; defaults come from the settings dataclasses."""
+    defaults = RunSettings()
+    controller, server = defaults.controller, defaults.server
+    parser.add_argument(
+        "--kubeconfig",
+        metavar="PATH",
+        help="kubeconfig file (default: in-cluster service account, else $KUBECONFIG or ~/.kube/config)",
+    )
+    parser.add_argument(
+        "--namespace",
+        action="append",
+        default=[],
+        metavar="NAMESPACE",
+        help="watch this namespace; repeatable (default: all namespaces)",
+    )
+    _bool_flag(
+        parser,
+        "--leader-elect",
+        defaults.leader_elect,
+        "elect a leader through a Lease; only it writes",
+    )
+    parser.add_argument(
+        "--leader-election-namespace",
+        metavar="NAMESPACE",
+        help="namespace of the Lease (default: the pod's namespace, else "
+        f"{DEFAULT_LEADER_ELECTION_NAMESPACE})",
+    )
+    parser.add_argument(
+        "--leader-election-id",
+        default=defaults.leader_election.lease_name,
+        metavar="NAME",
+        help=f"name of the Lease (default {defaults.leader_election.lease_name})",
+    )
+    parser.add_argument(
+        "--metrics-bind-address",
+        default=server.metrics_bind_address,
+        metavar="ADDRESS",
+        help=f"/metrics and /debug/state listen here; 0 turns it off (default {server.metrics_bind_address})",
+    )
+    parser.add_argument(
+        "--health-probe-bind-address",
+        default=server.health_probe_bind_address,
+        metavar="ADDRESS",
+        help=f"/healthz and /readyz listen here; 0 turns it off (default {server.health_probe_bind_address})",
+    )
+    parser.add_argument(
+        "--sync-period",
+        type=_seconds,
+        default=controller.sync_period_seconds,
+        metavar="DURATION",
+        help=f"re-decide every Hvpa this often (default {controller.sync_period_seconds:g}s)",
+    )
+    parser.add_argument(
+        "--concurrency",
+        type=_positive_int,
+        default=controller.concurrency,
+        metavar="N",
+        help=f"Hvpas reconciled at once (default {controller.concurrency})",
+    )
+    _bool_flag(
+        parser,
+        "--dry-run",
+        controller.dry_run,
+        "decide and report (logs, status, Events, /debug/state); never write to targets or VPAs",
+    )
+    parser.add_argument("--log-format", choices=LOG_FORMATS, default=defaults.log_format)
+    parser.add_argument("--log-level", choices=LOG_LEVELS, default=defaults.log_level)
+    _bool_flag(parser, "--debug-state", server.debug_state, "serve /debug/state (default true)")
+    add_engine_flags(parser)
+
+
+def _lease_namespace(flag: str | None) -> str:
+    if flag:
+        return flag
+    path = Path(SERVICE_ACCOUNT_NAMESPACE_FILE)
+    if os.environ.get("KUBERNETES_SERVICE_HOST") and path.is_file():
+        return path.read_text().strip() or DEFAULT_LEADER_ELECTION_NAMESPACE
+    return DEFAULT_LEADER_ELECTION_NAMESPACE
+
+
+def engine_settings_from_args(args: argparse.Namespace) -> EngineSettings:
+    """The engine settings of the flags `add_engine_flags` added; ValueError for a bad combination."""
+    return EngineSettings(
+        cpu_initialization_period_seconds=args.cpu_initialization_period,
+        initial_readiness_delay_seconds=args.initial_readiness_delay,
+        tolerance=args.tolerance,
+        downscale_stabilization_seconds=args.downscale_stabilization,
+        scale_up_limit_factor=args.scale_up_limit_factor,
+        scale_up_limit_minimum=args.scale_up_limit_minimum,
+    )
+
+
+def settings_from_args(args: argparse.Namespace) -> RunSettings:
+    """The RunSettings of parsed flags; a combination no setting accepts raises ValueError."""
+    namespaces = tuple(dict.fromkeys(args.namespace))
+    return RunSettings(
+        kubeconfig=args.kubeconfig,
+        leader_elect=args.leader_elect,
+        leader_election=replace(
+            LeaderElectionSettings(),
+            lease_name=args.leader_election_id,
+            lease_namespace=_lease_namespace(args.leader_election_namespace),
+        ),
+        controller=ControllerSettings(
+            namespaces=namespaces,
+            sync_period_seconds=args.sync_period,
+            concurrency=args.concurrency,
+            dry_run=args.dry_run,
+        ),
+        server=ServerSettings(
+            metrics_bind_address=args.metrics_bind_address,
+            health_probe_bind_address=args.health_probe_bind_address,
+            debug_state=args.debug_state,
+        ),
+        engine=engine_settings_from_args(args),
+        log_format=args.log_format,
+        log_level=args.log_level,
+    )
+
+
+def describe(settings: RunSettings) -> dict[str, object]:
+    """The settings as one flat mapping for the start-up log line."""
+    controller = settings.controller
+    engine = settings.engine
+    out: dict[str, object] = {
+        "kubeconfig": settings.kubeconfig or "(in-cluster or default)",
+        "namespaces": ",".join(controller.namespaces) or "(all)",
+        "leader_elect": settings.leader_elect,
+        "lease": f"{settings.leader_election.lease_namespace}/{settings.leader_election.lease_name}",
+        "sync_period_seconds": controller.sync_period_seconds,
+        "concurrency": controller.concurrency,
+        "dry_run": controller.dry_run,
+        "metrics_bind_address": settings.server.metrics_bind_address,
+        "health_probe_bind_address": settings.server.health_probe_bind_address,
+        "debug_state": settings.server.debug_state,
+    }
+    out.update({f.name: getattr(engine, f.name) for f in fields(engine)})
+    return out
