@@ -1,0 +1,107 @@
+"""Helpers for the integration tests (importable: conftest is not)."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from prometheus_client import CollectorRegistry
+
+from hvpa.controller.manager import Manager
+from hvpa.kube.client import KubeClient
+from hvpa.sim.apiserver import ApiServer, RequestRecord
+
+
+@dataclass
+class Running:
+    manager: Manager
+    task: asyncio.Task[None]
+    registry: CollectorRegistry
+    client: KubeClient
+
+    def sample(self, name: str, labels: dict[str, str] | None = None) -> float | None:
+        value: float | None = self.registry.get_sample_value(name, labels or {})
+        return value
+
+
+async def eventually(predicate: Callable[[], bool], *, within: float, step: float = 0.5) -> float:
+    """Poll until `predicate()` holds (loop time); returns how long it took."""
+    loop = asyncio.get_running_loop()
+    start = loop.time()
+    while not predicate():
+        if loop.time() - start > within:
+            raise AssertionError(f"not true within {within} s")
+        await asyncio.sleep(step)
+    return loop.time() - start
+
+
+def hvpa_manifest(
+    name: str = "web",
+    *,
+    target: str = "web",
+    min_replicas: int = 1,
+    max_replicas: int = 10,
+    utilization: int = 50,
+    hpa: bool = True,
+    vpa: bool = False,
+    vpa_weight: int = 0,
+    **spec: Any,
+) -> dict[str, Any]:
+    body: dict[str, Any] = {
+        "apiVersion": "autoscaling.k8s.io/v1alpha1",
+        "kind": "Hvpa",
+        "metadata": {"name": name, "namespace": "default"},
+        "spec": {
+            "targetRef": {"apiVersion": "apps/v1", "kind": "Deployment", "name": target},
+            "hpa": {
+                "deploy": hpa,
+                "selector": {"matchLabels": {"role": f"{name}-hpa"}},
+                "template": {
+                    "metadata": {"labels": {"role": f"{name}-hpa"}},
+                    "spec": {
+                        "minReplicas": min_replicas,
+                        "maxReplicas": max_replicas,
+                        "metrics": [
+                            {
+                                "type": "Resource",
+                                "resource": {
+                                    "name": "cpu",
+                                    "target": {
+                                        "type": "Utilization",
+                                        "averageUtilization": utilization,
+                                    },
+                                },
+                            }
+                        ],
+                    },
+                },
+            },
+            "vpa": {
+                "deploy": vpa,
+                "selector": {"matchLabels": {"role": f"{name}-vpa"}},
+                "template": {"metadata": {"labels": {"role": f"{name}-vpa"}}},
+            },
+            "weightBasedScalingIntervals": [{"vpaWeight": vpa_weight}],
+            **spec,
+        },
+    }
+    return body
+
+
+WRITE_METHODS = ("POST", "PUT", "PATCH", "DELETE")
+
+
+def writes(
+    server: ApiServer, *, resource: str, subresource: str = "", succeeded: bool = True
+) -> list[RequestRecord]:
+    """The write requests to `resource` (and subresource) in the server's request log."""
+    return [
+        r
+        for r in server.requests
+        if r.method in WRITE_METHODS
+        and r.resource == resource
+        and r.subresource == subresource
+        and (not succeeded or (r.status is not None and r.status < 300))
+    ]

@@ -1,0 +1,128 @@
+"""The controller against the in-repo API server, in virtual time: a load rise scales the
+target out (and, with a VPA recommendation, up) as its Hvpa says, and back when it falls;
+each change is one write through /scale or one resources patch, with an Event; the
+child VPA is created with updateMode Off and owned by the Hvpa; the Hvpa status records
+the decision."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from integration_cluster import Load, MiniCluster
+from integration_helpers import eventually, hvpa_manifest, writes
+
+from hvpa.sim.apiserver import ApiServer
+
+pytestmark = pytest.mark.looptime
+
+MI = 1024 * 1024
+
+
+def events(server: ApiServer, reason: str) -> list[dict[str, Any]]:
+    return [e for e in server.objects.list("events", namespace="default") if e["reason"] == reason]
+
+
+async def test_load_rise_scales_out_and_back(
+    apiserver: ApiServer, cluster: MiniCluster, start_controller: Any
+) -> None:
+    cluster.deployment(
+        "web", replicas=2, requests={"cpu": "100m", "memory": "64Mi"}, load=Load(cpu_millicores=100)
+    )
+    apiserver.objects.create("hvpas", hvpa_manifest())
+    await start_controller()
+    await eventually(lambda: bool(apiserver.objects.get("hvpas", "web").get("status")), within=30)
+    assert cluster.replicas("web") == 2
+
+    # 400m over 2 pods of 100m: 200% of a 50% target wants 8; the scale-up limit allows 4 first.
+    cluster.loads["web"].cpu_millicores = 400
+    await eventually(lambda: cluster.replicas("web") == 4, within=60)
+    await eventually(lambda: cluster.replicas("web") == 8, within=60)
+    scale_writes = writes(apiserver, resource="deployments", subresource="scale")
+    assert [w.method for w in scale_writes] == ["PUT", "PUT"]
+
+    # The load falls: down to 2 only after the 300 s downscale stabilization window.
+    cluster.loads["web"].cpu_millicores = 100
+    waited = await eventually(lambda: cluster.replicas("web") == 2, within=600, step=5)
+    assert waited >= 250
+    assert len(writes(apiserver, resource="deployments", subresource="scale")) == 3
+    assert [e["message"].split(";")[0] for e in events(apiserver, "SuccessfulRescale")] == [
+        "New size: 4 (was 2)",
+        "New size: 8 (was 4)",
+        "New size: 2 (was 8)",
+    ]
+    status = apiserver.objects.get("hvpas", "web")["status"]
+    assert status["replicas"] == 2
+    assert status["targetSelector"] == "app=web"
+    assert status["lastScaling"]["hpaStatus"] == {"currentReplicas": 8, "desiredReplicas": 2}
+
+
+async def test_vpa_recommendation_scales_up(
+    apiserver: ApiServer, cluster: MiniCluster, start_controller: Any
+) -> None:
+    cluster.deployment(
+        "web",
+        replicas=2,
+        requests={"cpu": "100m", "memory": "64Mi"},
+        limits={"cpu": "200m", "memory": "128Mi"},
+        load=Load(cpu_millicores=100),
+    )
+    apiserver.objects.create("hvpas", hvpa_manifest(vpa=True, vpa_weight=100, hpa=False))
+    running = await start_controller()
+    await eventually(
+        lambda: bool(apiserver.objects.list("verticalpodautoscalers", namespace="default")),
+        within=30,
+    )
+    (vpa,) = apiserver.objects.list("verticalpodautoscalers", namespace="default")
+    hvpa = apiserver.objects.get("hvpas", "web")
+    assert vpa["metadata"]["name"] == "web-vpa"
+    assert vpa["metadata"]["labels"] == {"role": "web-vpa"}
+    assert vpa["spec"]["updatePolicy"] == {"updateMode": "Off"}
+    assert vpa["spec"]["targetRef"] == {
+        "apiVersion": "apps/v1",
+        "kind": "Deployment",
+        "name": "web",
+    }
+    (owner,) = vpa["metadata"]["ownerReferences"]
+    assert (owner["kind"], owner["name"], owner["uid"], owner["controller"]) == (
+        "Hvpa",
+        "web",
+        hvpa["metadata"]["uid"],
+        True,
+    )
+
+    apiserver.objects.patch(
+        "verticalpodautoscalers",
+        "web-vpa",
+        {
+            "status": {
+                "conditions": [{"type": "RecommendationProvided", "status": "True"}],
+                "recommendation": {
+                    "containerRecommendations": [
+                        {
+                            "containerName": "app",
+                            "target": {"cpu": "300m", "memory": "256Mi"},
+                            "lowerBound": {"cpu": "250m", "memory": "200Mi"},
+                            "upperBound": {"cpu": "400m", "memory": "300Mi"},
+                        }
+                    ]
+                },
+            }
+        },
+        namespace="default",
+        subresource="status",
+    )
+    await eventually(lambda: cluster.requests("web").get("cpu") == "300m", within=60)
+    # Memory rounds up to a multiple of 1000 bytes, as Gardener rounds it.
+    assert cluster.requests("web") == {"cpu": "300m", "memory": "268436k"}
+    assert len(writes(apiserver, resource="deployments")) == 1
+    assert len(writes(apiserver, resource="verticalpodautoscalers")) == 1  # the create
+    (resize,) = events(apiserver, "SuccessfulResize")
+    assert "container app" in resize["message"]
+    assert (
+        running.sample(
+            "hvpa_scalings_total",
+            {"namespace": "default", "name": "web", "axis": "vertical", "direction": "up"},
+        )
+        == 1
+    )
