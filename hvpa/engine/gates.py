@@ -8,6 +8,10 @@ nothing was blocked, and never keeps an older one (Gardener kept the previous
 list whenever nothing was blocked, so a block that had long cleared stayed
 in the status).
 
+A replica move that only brings the count back within [minReplicas,
+maxReplicas] passes every gate but another writer's hold, as upstream's HPA
+applies it at once.
+
 Stabilization is per axis and direction: `status.history.lastScaleTimes`
 keeps one time for each, and where one is missing Gardener's single
 `status.lastScaling.lastScaleTime` stands in.
@@ -291,6 +295,25 @@ def _vertical_blocks(change: ResourceChange, context: _Context) -> list[tuple[st
     return blocks
 
 
+def _bounds_correction(plan: Plan) -> str:
+    """Why the replica move only brings the count back within [minReplicas, maxReplicas], or ''.
+
+    Upstream's HPA applies that move at once, outside any stabilization, and
+    the bounds are the spec's own: no update policy, maintenance window or
+    window holds the count outside them. Another writer still does.
+    """
+    horizontal = plan.horizontal
+    low, high = horizontal.min_replicas, horizontal.max_replicas
+    if not horizontal.enabled or low <= plan.current_replicas <= high:
+        return ""
+    if not low <= plan.replicas <= high:
+        return ""
+    return (
+        f" (brings the count within minReplicas {low} and maxReplicas {high}: "
+        "no update policy or window holds it outside them)"
+    )
+
+
 def apply_gates(
     plan: Plan,
     settings: GateSettings,
@@ -318,11 +341,10 @@ def apply_gates(
     if replicas != plan.current_replicas:
         direction = direction_of(plan.current_replicas, replicas)
         key = scale_key("horizontal", direction)
-        reasons = (
-            _hold_blocks("horizontal", context)
-            + _mode_blocks(key, context)
-            + _stabilization_block(key, context)
-        )
+        correction = _bounds_correction(plan)
+        reasons = _hold_blocks("horizontal", context)
+        if not correction:
+            reasons += _mode_blocks(key, context) + _stabilization_block(key, context)
         moved = f"{plan.current_replicas} -> {replicas} replicas"
         for reason, why in reasons:
             blocked.append(Blocked("horizontal", direction, reason, f"{moved}: {why}"))
@@ -330,7 +352,7 @@ def apply_gates(
         if reasons:
             replicas = plan.current_replicas
         else:
-            lines.append(f"gate: horizontal {direction} {moved} passes")
+            lines.append(f"gate: horizontal {direction} {moved} passes{correction}")
     applied: list[ResourceChange] = []
     for change in plan.changes:
         reasons = _vertical_blocks(change, context)

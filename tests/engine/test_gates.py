@@ -175,6 +175,43 @@ def test_stabilization_per_axis_and_direction(
     assert gated.replicas == (2 if blocked else 3)
 
 
+@pytest.mark.parametrize(
+    ("current", "replicas", "holds", "expected", "blocked"),
+    [
+        pytest.param(0, 1, (), 1, [], id="up-to-min-replicas-past-policy-and-window"),
+        pytest.param(8, 5, (), 5, [], id="down-to-max-replicas-past-policy-and-window"),
+        pytest.param(
+            0, 1, (Hold("horizontal", "ConflictingAutoscaler", "an HPA"),), 0,
+            [("horizontal", "up", "ConflictingAutoscaler")], id="another-writer-still-holds",
+        ),
+        pytest.param(
+            2, 3, (), 2,
+            [("horizontal", "up", "UpdatePolicy"), ("horizontal", "up", "StabilizationWindow")],
+            id="within-bounds-the-gates-apply",
+        ),
+    ],
+)  # fmt: skip
+def test_a_move_back_within_min_and_max_passes_the_gates(
+    current: int,
+    replicas: int,
+    holds: tuple[Hold, ...],
+    expected: int,
+    blocked: list[tuple[str, str, str]],
+) -> None:
+    modes = dict.fromkeys(("horizontalUp", "horizontalDown"), "Off")
+    windows = dict.fromkeys(("horizontalUp", "horizontalDown"), 300.0)
+    settings = GateSettings(update_modes=modes, stabilization_seconds=windows)
+    horizontal = HorizontalInput(current, 1, 5, desired=replicas)
+    gated = apply_gates(
+        Plan("Weighted", horizontal, replicas, ()),
+        settings,
+        now=NOW,
+        legacy_scale_time=NOW - 10,
+        holds=holds,
+    )
+    assert (gated.replicas, reasons(gated.blocked)) == (expected, blocked)
+
+
 @dataclass(frozen=True)
 class Change:
     value: str | None = None
