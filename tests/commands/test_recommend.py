@@ -18,6 +18,7 @@ from hvpa.cli import main
 
 ROOT = Path(__file__).parents[2]
 EXAMPLE = ROOT / "examples" / "scenarios" / "hpa-cpu-scale-up.yaml"
+VERTICAL = ROOT / "examples" / "scenarios" / "weighted-vertical.yaml"
 
 
 def example() -> dict[str, Any]:
@@ -52,6 +53,51 @@ def test_text_output_is_the_explanation(capsys: pytest.CaptureFixture[str]) -> N
     lines = capsys.readouterr().out.splitlines()
     assert lines[0] == "Hvpa shop/web at 2026-11-21T12:00:00Z"
     assert lines[-1] == "decision: 3 -> 5 replicas"
+
+
+def test_text_output_explains_both_axes_in_order(capsys: pytest.CaptureFixture[str]) -> None:
+    """The figures and the rules of the vertical axis, in the order they fired."""
+    assert main(["recommend", "-o", "text", "-f", str(VERTICAL)]) == 0
+    lines = [line.strip() for line in capsys.readouterr().out.splitlines()]
+    expected = [
+        "container etcd: requests cpu 500m, memory 1G; limits cpu 1, memory 2G",
+        "horizontal scaling is off (spec.hpa.deploy is false)",
+        "vertical: etcd: VPA target cpu 1, memory 2G (lowerBound cpu 800m, memory 1800M; "
+        "upperBound cpu 1500m, memory 3G)",
+        "weight: interval 1 [1..1] vpaWeight 60 contains 1 replicas",
+        "vertical: etcd cpu: 500m + trunc((1 - 500m) x 60/100) = 800m",
+        "gate: vertical up etcd cpu 500m -> 800m passes (step 300m >= minChange 200m)",
+        "vertical: etcd cpu: limit 1600m (ratio 1/500m kept)",
+        "decision: etcd requests cpu 500m, memory 1G -> cpu 800m, memory 1600M; "
+        "limits cpu 1, memory 2G -> cpu 1600m, memory 3200M",
+        "decision: keep 1 replicas",
+    ]
+    assert [line for line in lines if line in expected] == expected
+
+
+def test_other_autoscalers_in_the_scenario_hold_what_they_drive(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    scenario = example()
+    scenario["autoscalers"] = [
+        {
+            "apiVersion": "autoscaling/v2",
+            "kind": "HorizontalPodAutoscaler",
+            "metadata": {"name": "web"},
+            "spec": {
+                "scaleTargetRef": {"apiVersion": "apps/v1", "kind": "Deployment", "name": "web"}
+            },
+        }
+    ]
+    assert main(["recommend", "-f", str(write(tmp_path / "s.yaml", scenario))]) == 0
+    output = orjson.loads(capsys.readouterr().out)
+    assert output["replicas"] == {"current": 3, "desired": 3}
+    assert [(b["axis"], b["reason"]) for b in output["blocked"]] == [
+        ("horizontal", "ConflictingAutoscaler")
+    ]
+    able = next(c for c in output["conditions"] if c["type"] == "AbleToScale")
+    assert (able["status"], able["reason"]) == ("False", "ConflictingAutoscaler")
+    assert "HorizontalPodAutoscaler shop/web" in able["message"]
 
 
 @pytest.mark.parametrize("suffix", [".json", ".yaml", ".yml"])
@@ -135,6 +181,8 @@ def _broken(change: str) -> Any:
         scenario["pods"] = {"name": "web-0"}
     elif change == "bad metric value":
         scenario["externalMetrics"] = [{"metricName": "qps", "value": "many"}]
+    elif change == "bad autoscaler":
+        scenario["otherHvpas"] = [{"kind": "Hvpa", "metadata": {"creationTimestamp": "never"}}]
     return scenario
 
 
@@ -164,6 +212,7 @@ def _broken(change: str) -> Any:
         pytest.param("target mismatch", "does not match hvpa spec.targetRef", id="target mismatch"),
         pytest.param("not a list", "pods: must be a list of objects", id="not a list"),
         pytest.param("bad metric value", "externalMetrics[0].value", id="bad metric value"),
+        pytest.param("bad autoscaler", "otherHvpas[0]", id="bad autoscaler"),
     ],
 )
 def test_a_malformed_scenario_is_named_and_exits_2(
