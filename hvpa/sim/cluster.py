@@ -1,0 +1,176 @@
+"""The simulated cluster: every piece of the model around one API server, advanced tick by tick.
+
+One `step` is one tick of the cluster, in this order (each piece reads what
+the ones before it wrote, so a change ripples through in one tick at most):
+
+1. nodes follow `node_count` if the scenario scales the cluster;
+2. the workload controller converges pods to each workload's spec;
+3. the scheduler binds pending pods;
+4. the kubelet starts, readies, restarts and removes pods;
+5. the load model gives each running container its usage from the trace:
+   memory over the limit is an OOMKill (the kubelet kills, the recommender
+   gets its bump), CPU over the limit is throttled;
+6. metrics-server publishes a window every `metrics_resolution_seconds`;
+7. the recommender samples and writes VPA status every `interval_seconds`.
+
+Everything the cluster does goes through the in-process API server
+(`server.objects`, `server.metrics`), so the controller, over HTTP, sees
+watch events and metrics exactly as from a real cluster. The cluster has no
+timer of its own: the runner calls `step` once per tick in virtual time.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+
+from hvpa.sim.apiserver import ApiServer
+from hvpa.sim.kubelet import Kubelet
+from hvpa.sim.load import ContainerUsage, WorkloadLoad, spread
+from hvpa.sim.metricsserver import MetricsServer
+from hvpa.sim.nodes import NodePool
+from hvpa.sim.pods import Pods, SimPod, WorkloadKey
+from hvpa.sim.recommender import Recommender, RecommenderSettings
+from hvpa.sim.scheduler import Scheduler
+from hvpa.sim.traces import Demand, Trace
+from hvpa.sim.workloads import WorkloadController
+
+__all__ = ["Cluster", "ClusterSettings", "OomKill", "Tick", "WorkloadTick"]
+
+# A workload nobody gave a load: no demand, only its containers' bases.
+_IDLE = WorkloadLoad(Trace("idle", lambda elapsed: Demand(0.0, 0.0)))
+
+
+@dataclass(frozen=True, slots=True)
+class ClusterSettings:
+    tick_seconds: float = 5.0
+    nodes: int = 10
+    node_cpu_millicores: int = 4000
+    node_memory_bytes: int = 16 * 2**30
+    readiness_delay_seconds: float = 15.0
+    termination_seconds: float = 5.0
+    metrics_resolution_seconds: float = 15.0
+    recommender: RecommenderSettings = field(default_factory=RecommenderSettings)
+
+
+@dataclass(frozen=True, slots=True)
+class OomKill:
+    """A container the load model pushed past its memory limit."""
+
+    time: float
+    pod: str
+    container: str
+    limit_bytes: int
+
+
+@dataclass(frozen=True, slots=True)
+class WorkloadTick:
+    """One workload at one tick: its demand and its pods' usage."""
+
+    demand: Demand
+    pods: tuple[SimPod, ...]
+    usage: Mapping[str, tuple[ContainerUsage, ...]]
+    oom_kills: tuple[OomKill, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class Tick:
+    time: float
+    elapsed_seconds: float
+    workloads: Mapping[WorkloadKey, WorkloadTick]
+    unschedulable: int
+
+
+class Cluster:
+    def __init__(
+        self,
+        server: ApiServer,
+        *,
+        settings: ClusterSettings,
+        clock: Callable[[], float],
+        node_count: Callable[[float], int] | None = None,
+    ) -> None:
+        """`node_count(elapsed seconds)`, when given, sizes the node pool at every tick."""
+        self.settings = settings
+        self._clock = clock
+        self._start = clock()
+        self._node_count = node_count
+        objects = server.objects
+        self.pods = Pods(objects, clock=clock)
+        self.nodes = NodePool(
+            objects,
+            self.pods,
+            cpu_millicores=settings.node_cpu_millicores,
+            memory_bytes=settings.node_memory_bytes,
+        )
+        self.nodes.resize(node_count(0.0) if node_count is not None else settings.nodes)
+        self.workloads = WorkloadController(objects, self.pods, clock=clock)
+        self.scheduler = Scheduler(self.pods, self.nodes)
+        self.kubelet = Kubelet(
+            self.pods,
+            clock=clock,
+            readiness_delay_seconds=settings.readiness_delay_seconds,
+            termination_seconds=settings.termination_seconds,
+        )
+        self.metrics_server = MetricsServer(
+            server.metrics, resolution_seconds=settings.metrics_resolution_seconds
+        )
+        self.recommender = Recommender(
+            objects,
+            self.pods,
+            self.metrics_server,
+            settings=settings.recommender,
+            clock=clock,
+        )
+        self.loads: dict[WorkloadKey, WorkloadLoad] = {}
+        self._next_metrics = self._start + settings.metrics_resolution_seconds
+        self._next_recommendation = self._start + settings.recommender.interval_seconds
+
+    def elapsed(self) -> float:
+        return self._clock() - self._start
+
+    def step(self) -> Tick:
+        now = self._clock()
+        elapsed = now - self._start
+        if self._node_count is not None:
+            self.nodes.resize(self._node_count(elapsed))
+        self.workloads.sync()
+        unschedulable = self.scheduler.schedule()
+        self.kubelet.sync()
+        ticks = self._load(elapsed)
+        if now >= self._next_metrics:
+            self.metrics_server.publish({(p.namespace, p.name): p for p in self.pods})
+            self._next_metrics += self.settings.metrics_resolution_seconds
+        if now >= self._next_recommendation:
+            self.recommender.run_once()
+            self._next_recommendation += self.settings.recommender.interval_seconds
+        return Tick(now, elapsed, ticks, unschedulable)
+
+    def _load(self, elapsed: float) -> dict[WorkloadKey, WorkloadTick]:
+        by_workload: dict[WorkloadKey, list[SimPod]] = {}
+        for pod in self.pods:
+            by_workload.setdefault(pod.workload, []).append(pod)
+        ticks: dict[WorkloadKey, WorkloadTick] = {}
+        for key, pods in by_workload.items():
+            load = self.loads.get(key, _IDLE)
+            demand = load.trace.demand_at(elapsed)
+            usage = spread(demand, pods, load)
+            kills: list[OomKill] = []
+            for pod in pods:
+                usages = usage.get(pod.name)
+                if not usages:
+                    continue
+                self.metrics_server.record(pod, usages)
+                for container in usages:
+                    if container.oom:
+                        limit = next(
+                            c.size.limit_memory or 0
+                            for c in pod.containers
+                            if c.size.name == container.name
+                        )
+                        self.kubelet.oom_kill(pod, container.name)
+                        self.recommender.observe_oom(key, container.name, limit)
+                        kills.append(OomKill(self._clock(), pod.name, container.name, limit))
+            if key in self.loads:
+                ticks[key] = WorkloadTick(demand, tuple(pods), usage, tuple(kills))
+        return ticks

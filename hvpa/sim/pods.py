@@ -1,0 +1,330 @@
+"""The simulated pods: the model's record of each pod, and the only code that writes pods.
+
+The workload controller, the scheduler and the kubelet of the model change
+a SimPod and call `Pods.write`, which renders the pod's status as the
+kubelet would report it (phase, conditions, containerStatuses with
+restartCount and lastState) and writes it through the in-process API server
+only when it changed, so every change is one watch event the controller sees
+and nothing else is.
+
+The record, not the API object, is what the model reads back: the model is
+the only writer of pods, and reading its own dataclasses each tick is what
+keeps hours of simulated time cheap. What can go wrong: someone else deletes
+a pod (kubectl, in `--keep-running`); a write then answers NotFound and the
+record is dropped, as a kubelet forgets a pod the API no longer has.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Callable, Iterator, Mapping
+from dataclasses import dataclass, field
+from typing import Any, Final
+
+from hvpa.quantity import parse_bytes, parse_cpu_millis
+from hvpa.records import format_time
+from hvpa.sim.apiserver import NotFound, Objects
+
+__all__ = ["ContainerSize", "ContainerState", "Pods", "SimPod", "WorkloadKey", "container_sizes"]
+
+# (kind, namespace, name) of the Deployment or StatefulSet that owns a pod.
+WorkloadKey = tuple[str, str, str]
+
+# The kubelet's crash-loop back-off: 10 s doubling up to 5 min, reset after 10 min running.
+BACKOFF_INITIAL_SECONDS: Final = 10.0
+BACKOFF_MAX_SECONDS: Final = 300.0
+BACKOFF_RESET_SECONDS: Final = 600.0
+
+
+@dataclass(frozen=True, slots=True)
+class ContainerSize:
+    """A container's requests and limits in the engine's units (millicores, bytes); None: not set."""
+
+    name: str
+    request_cpu: int | None = None
+    request_memory: int | None = None
+    limit_cpu: int | None = None
+    limit_memory: int | None = None
+
+
+def _amount(values: Mapping[str, Any], key: str, parse: Callable[[str], int]) -> int | None:
+    value = values.get(key)
+    return None if value is None else parse(str(value))
+
+
+def container_sizes(pod_spec: Mapping[str, Any]) -> tuple[ContainerSize, ...]:
+    """The containers of a pod spec or template spec, as the API server defaulted them."""
+    sizes = []
+    for container in pod_spec.get("containers") or ():
+        resources = container.get("resources") or {}
+        requests = resources.get("requests") or {}
+        limits = resources.get("limits") or {}
+        sizes.append(
+            ContainerSize(
+                name=str(container["name"]),
+                request_cpu=_amount(requests, "cpu", parse_cpu_millis),
+                request_memory=_amount(requests, "memory", parse_bytes),
+                limit_cpu=_amount(limits, "cpu", parse_cpu_millis),
+                limit_memory=_amount(limits, "memory", parse_bytes),
+            )
+        )
+    return tuple(sizes)
+
+
+@dataclass(slots=True)
+class ContainerState:
+    """One container as the kubelet tracks it: running since `started_at`, or waiting to restart."""
+
+    size: ContainerSize
+    started_at: float | None = None
+    waiting_until: float | None = None
+    restart_count: int = 0
+    # Crashes since the container last ran BACKOFF_RESET_SECONDS without one.
+    crash_streak: int = 0
+    last_termination: dict[str, Any] | None = None
+
+    @property
+    def running(self) -> bool:
+        return self.started_at is not None
+
+    def kill(self, now: float, *, reason: str, exit_code: int) -> None:
+        """The container died: record why, and wait out the crash-loop back-off before restarting."""
+        assert self.started_at is not None
+        if now - self.started_at >= BACKOFF_RESET_SECONDS:
+            self.crash_streak = 0
+        self.last_termination = {
+            "terminated": {
+                "exitCode": exit_code,
+                "reason": reason,
+                "startedAt": format_time(self.started_at),
+                "finishedAt": format_time(now),
+            }
+        }
+        self.restart_count += 1
+        self.crash_streak += 1
+        backoff = BACKOFF_INITIAL_SECONDS * 2 ** (self.crash_streak - 1)
+        self.waiting_until = now + min(backoff, BACKOFF_MAX_SECONDS)
+        self.started_at = None
+
+
+@dataclass(slots=True)
+class SimPod:
+    """A pod of the model. `revision` is its template's hash (Deployment) or revision (StatefulSet)."""
+
+    namespace: str
+    name: str
+    uid: str
+    workload: WorkloadKey
+    revision: str
+    created_at: float
+    containers: list[ContainerState]
+    ordinal: int | None = None
+    node: str | None = None
+    phase: str = "Pending"
+    started_at: float | None = None
+    ready_since: float | None = None
+    deleting_since: float | None = None
+    unschedulable: str = ""
+    # What was last written (conditions without their times), and each condition's (status, since).
+    reported: dict[str, Any] = field(default_factory=dict)
+    transitions: dict[str, tuple[str, str]] = field(default_factory=dict)
+
+    @property
+    def key(self) -> str:
+        return f"{self.namespace}/{self.name}"
+
+    @property
+    def ready(self) -> bool:
+        return self.ready_since is not None
+
+    @property
+    def deleting(self) -> bool:
+        return self.deleting_since is not None
+
+    def requests(self) -> tuple[int, int]:
+        """Total requested (millicores, bytes) over the containers."""
+        return (
+            sum(c.size.request_cpu or 0 for c in self.containers),
+            sum(c.size.request_memory or 0 for c in self.containers),
+        )
+
+    def status(self) -> dict[str, Any]:
+        """The status a kubelet would report for this pod now."""
+        conditions: list[dict[str, Any]] = []
+        if self.node is not None:
+            conditions.append({"type": "PodScheduled", "status": "True"})
+        elif self.unschedulable:
+            conditions.append(
+                {
+                    "type": "PodScheduled",
+                    "status": "False",
+                    "reason": "Unschedulable",
+                    "message": self.unschedulable,
+                }
+            )
+        status: dict[str, Any] = {"phase": self.phase, "qosClass": self._qos_class()}
+        if self.started_at is not None:
+            ready = "True" if self.ready else "False"
+            conditions.extend(
+                [
+                    {"type": "Initialized", "status": "True"},
+                    {"type": "ContainersReady", "status": ready},
+                    {"type": "Ready", "status": ready},
+                ]
+            )
+            status["startTime"] = format_time(self.started_at)
+            status["hostIP"] = "10.0.0.1"
+            status["containerStatuses"] = [self._container_status(c) for c in self.containers]
+        status["conditions"] = conditions
+        return status
+
+    def _container_status(self, container: ContainerState) -> dict[str, Any]:
+        state: dict[str, Any]
+        if container.started_at is not None:
+            state = {"running": {"startedAt": format_time(container.started_at)}}
+        else:
+            state = {"waiting": {"reason": "CrashLoopBackOff"}}
+        status: dict[str, Any] = {
+            "name": container.size.name,
+            "ready": self.ready and container.running,
+            "started": container.running,
+            "restartCount": container.restart_count,
+            "image": "registry.k8s.io/pause:3.10",
+            "imageID": "",
+            "state": state,
+        }
+        if container.last_termination is not None:
+            status["lastState"] = container.last_termination
+        return status
+
+    def _qos_class(self) -> str:
+        sizes = [c.size for c in self.containers]
+        if all(
+            s.request_cpu is not None
+            and s.request_cpu == s.limit_cpu
+            and s.request_memory is not None
+            and s.request_memory == s.limit_memory
+            for s in sizes
+        ):
+            return "Guaranteed"
+        if any(
+            v is not None
+            for s in sizes
+            for v in (s.request_cpu, s.request_memory, s.limit_cpu, s.limit_memory)
+        ):
+            return "Burstable"
+        return "BestEffort"
+
+
+class Pods:
+    """Every pod of the model, by name, in creation order, and their writes to the API server."""
+
+    def __init__(self, objects: Objects, *, clock: Callable[[], float]) -> None:
+        self._objects = objects
+        self._clock = clock
+        self._pods: dict[tuple[str, str], SimPod] = {}
+        self._by_workload: dict[WorkloadKey, dict[str, SimPod]] = {}
+
+    def __iter__(self) -> Iterator[SimPod]:
+        return iter(list(self._pods.values()))
+
+    def __len__(self) -> int:
+        return len(self._pods)
+
+    def get(self, namespace: str, name: str) -> SimPod | None:
+        return self._pods.get((namespace, name))
+
+    def of(self, workload: WorkloadKey) -> list[SimPod]:
+        """The workload's pods, oldest first (terminating ones included)."""
+        return list(self._by_workload.get(workload, {}).values())
+
+    def create(
+        self,
+        manifest: dict[str, Any],
+        *,
+        workload: WorkloadKey,
+        revision: str,
+        ordinal: int | None = None,
+    ) -> SimPod:
+        """Create the pod object, then its record from what the server stored (defaults applied)."""
+        created = self._objects.create("pods", manifest, namespace=workload[1])
+        metadata = created["metadata"]
+        pod = SimPod(
+            namespace=str(metadata["namespace"]),
+            name=str(metadata["name"]),
+            uid=str(metadata["uid"]),
+            workload=workload,
+            revision=revision,
+            created_at=self._clock(),
+            containers=[ContainerState(size) for size in container_sizes(created["spec"])],
+            ordinal=ordinal,
+        )
+        self._pods[(pod.namespace, pod.name)] = pod
+        self._by_workload.setdefault(workload, {})[pod.name] = pod
+        self.write(pod)
+        return pod
+
+    def bind(self, pod: SimPod, node: str) -> None:
+        """pods/binding, as the scheduler does; the kubelet starts the pod on its next pass."""
+        try:
+            self._objects.bind_pod(pod.name, node, namespace=pod.namespace)
+        except NotFound:
+            self._forget(pod)
+            return
+        pod.node = node
+        pod.unschedulable = ""
+
+    def delete(self, pod: SimPod) -> None:
+        """Graceful delete: a scheduled pod terminates on its node; an unscheduled one is gone."""
+        if pod.deleting:
+            return
+        try:
+            self._objects.delete("pods", pod.name, namespace=pod.namespace)
+        except NotFound:
+            self._forget(pod)
+            return
+        if pod.node is None:
+            self._forget(pod)
+            return
+        pod.deleting_since = self._clock()
+        pod.ready_since = None
+
+    def remove(self, pod: SimPod) -> None:
+        """The kubelet's final delete (grace period 0) once the containers have stopped."""
+        with contextlib.suppress(NotFound):
+            self._objects.delete("pods", pod.name, namespace=pod.namespace, grace_period_seconds=0)
+        self._forget(pod)
+
+    def write(self, pod: SimPod) -> None:
+        """Write the pod's status if it differs from what was last written.
+
+        Conditions keep their lastTransitionTime until their status flips, as
+        the kubelet keeps them; the HPA rules read Ready's transition time.
+        """
+        status = pod.status()
+        if status == pod.reported:
+            return
+        now = format_time(self._clock())
+        written = {**status, "conditions": []}
+        for condition in status["conditions"]:
+            kind, value = condition["type"], condition["status"]
+            since = pod.transitions.get(kind)
+            if since is None or since[0] != value:
+                since = pod.transitions[kind] = (value, now)
+            written["conditions"].append({**condition, "lastTransitionTime": since[1]})
+        try:
+            self._objects.patch(
+                "pods", pod.name, {"status": written}, namespace=pod.namespace, subresource="status"
+            )
+        except NotFound:
+            self._forget(pod)
+            return
+        pod.reported = status
+
+    def _forget(self, pod: SimPod) -> None:
+        self._pods.pop((pod.namespace, pod.name), None)
+        owned = self._by_workload.get(pod.workload)
+        if owned is not None:
+            owned.pop(pod.name, None)
+            if not owned:
+                del self._by_workload[pod.workload]

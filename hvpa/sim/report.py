@@ -1,0 +1,231 @@
+"""A run's report: the summary (report.json's `summary`), and the tables the command prints.
+
+Summary fields (all over the run; CPU in cores, memory in bytes; observer.py defines the terms):
+
+    demand.{cpu,memory}.{average,peak}     the trace's total demand
+    allocated.{cpu,memory}.average         requests of the pods holding node capacity
+    utilization.{cpu,memory}               demand / allocated
+    overProvisioning.{cpu,memory}          allocated / demand
+    underProvisionedMinutes.{cpu,memory,total}
+                                           minutes the ready pods needed more than they requested
+    throttledPodMinutes                    pod-minutes with a container at its CPU limit
+    unschedulablePodMinutes                pod-minutes Pending for want of room on the nodes
+    oomKills, oomKillsAnswered             OOMKills, and how many a later template change
+                                           answered by raising that container's memory limit
+                                           (its request when it has no limit)
+    replicaChanges, rollouts               spec.replicas changes; pod template changes
+    replicas.{min,max,final}, podRequests.{min,max,final}.{cpu,memory}
+                                           the target's spec over the run (main container)
+
+Every number is rounded so that equal runs print equal reports.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from hvpa.sim.observer import Observer
+from hvpa.sim.pods import WorkloadKey, container_sizes
+from hvpa.sim.workloads import WorkloadChange
+
+__all__ = ["compare_table", "summarize", "summary_table"]
+
+
+def _ratio(numerator: float, denominator: float) -> float | None:
+    return round(numerator / denominator, 4) if denominator > 0 else None
+
+
+def _memory_of(size: Any) -> int | None:
+    if size is None:
+        return None
+    value = size.limit_memory if size.limit_memory is not None else size.request_memory
+    return int(value) if value is not None else None
+
+
+def _answered(observer: Observer, changes: Sequence[WorkloadChange]) -> int:
+    """OOMKills followed by a template change that raised that container's memory."""
+    count = 0
+    for kill, size in observer.totals.oom_kills:
+        before = _memory_of(size)
+        for change in changes:
+            if change.template is None or change.time < kill.time:
+                continue
+            after = next(
+                (
+                    s
+                    for s in container_sizes((change.template[1].get("spec")) or {})
+                    if s.name == kill.container
+                ),
+                None,
+            )
+            grown = _memory_of(after)
+            if before is not None and grown is not None and grown > before:
+                count += 1
+                break
+    return count
+
+
+def summarize(
+    observer: Observer, changes: Sequence[WorkloadChange], target: WorkloadKey
+) -> dict[str, Any]:
+    totals = observer.totals
+    seconds = totals.seconds or 1.0
+    mine = [c for c in changes if c.workload == target]
+    rows = observer.rows
+    replicas = [r["replicas"] for r in rows] or [0]
+    cpu_requests = [r["podRequestCpuCores"] for r in rows] or [0.0]
+    memory_requests = [r["podRequestMemoryBytes"] for r in rows] or [0]
+    return {
+        "demand": {
+            "cpu": {
+                "average": round(totals.demand_cpu / seconds / 1000, 4),
+                "peak": round(totals.peak_demand_cpu / 1000, 4),
+            },
+            "memory": {
+                "average": round(totals.demand_memory / seconds),
+                "peak": round(totals.peak_demand_memory),
+            },
+        },
+        "allocated": {
+            "cpu": {"average": round(totals.allocated_cpu / seconds / 1000, 4)},
+            "memory": {"average": round(totals.allocated_memory / seconds)},
+        },
+        "utilization": {
+            "cpu": _ratio(totals.demand_cpu, totals.allocated_cpu),
+            "memory": _ratio(totals.demand_memory, totals.allocated_memory),
+        },
+        "overProvisioning": {
+            "cpu": _ratio(totals.allocated_cpu, totals.demand_cpu),
+            "memory": _ratio(totals.allocated_memory, totals.demand_memory),
+        },
+        "underProvisionedMinutes": {
+            "cpu": round(totals.under_cpu_seconds / 60, 2),
+            "memory": round(totals.under_memory_seconds / 60, 2),
+            "total": round(totals.under_seconds / 60, 2),
+        },
+        "throttledPodMinutes": round(totals.throttled_pod_seconds / 60, 2),
+        "unschedulablePodMinutes": round(totals.unschedulable_pod_seconds / 60, 2),
+        "oomKills": len(totals.oom_kills),
+        "oomKillsAnswered": _answered(observer, mine),
+        "replicaChanges": sum(1 for c in mine if c.replicas is not None),
+        "rollouts": sum(1 for c in mine if c.template is not None),
+        "replicas": {"min": min(replicas), "max": max(replicas), "final": replicas[-1]},
+        "podRequests": {
+            "container": observer.main_container,
+            "min": {"cpu": min(cpu_requests), "memory": min(memory_requests)},
+            "max": {"cpu": max(cpu_requests), "memory": max(memory_requests)},
+            "final": {"cpu": cpu_requests[-1], "memory": memory_requests[-1]},
+        },
+    }
+
+
+# ---------------------------------------------------------------- text
+
+
+def _cores(value: float) -> str:
+    return f"{value:.2f}"
+
+
+def _bytes(value: float) -> str:
+    gib = value / 2**30
+    return f"{gib:.2f}Gi" if gib >= 1 else f"{value / 2**20:.0f}Mi"
+
+
+def _percent(value: float | None) -> str:
+    return "-" if value is None else f"{value * 100:.0f}%"
+
+
+def _times(value: float | None) -> str:
+    return "-" if value is None else f"{value:.2f}x"
+
+
+def summary_table(summary: dict[str, Any]) -> str:
+    """The summary of one run as aligned text."""
+    demand, allocated = summary["demand"], summary["allocated"]
+    under = summary["underProvisionedMinutes"]
+    requests = summary["podRequests"]
+    rows = [
+        ("", "CPU", "memory"),
+        ("demand, average", _cores(demand["cpu"]["average"]), _bytes(demand["memory"]["average"])),
+        ("demand, peak", _cores(demand["cpu"]["peak"]), _bytes(demand["memory"]["peak"])),
+        (
+            "allocated, average",
+            _cores(allocated["cpu"]["average"]),
+            _bytes(allocated["memory"]["average"]),
+        ),
+        (
+            "utilization (demand/allocated)",
+            _percent(summary["utilization"]["cpu"]),
+            _percent(summary["utilization"]["memory"]),
+        ),
+        (
+            "over-provisioning (allocated/demand)",
+            _times(summary["overProvisioning"]["cpu"]),
+            _times(summary["overProvisioning"]["memory"]),
+        ),
+        ("under-provisioned minutes", f"{under['cpu']:g}", f"{under['memory']:g}"),
+        (
+            f"{requests['container']} request, min..max",
+            f"{_cores(requests['min']['cpu'])}..{_cores(requests['max']['cpu'])}",
+            f"{_bytes(requests['min']['memory'])}..{_bytes(requests['max']['memory'])}",
+        ),
+    ]
+    width = max(len(r[0]) for r in rows)
+    lines = [f"{a:<{width}}  {b:>12}  {c:>14}" for a, b, c in rows]
+    replicas = summary["replicas"]
+    lines += [
+        "",
+        f"{'under-provisioned minutes, total':<{width}}  {under['total']:g}",
+        f"{'throttled pod-minutes':<{width}}  {summary['throttledPodMinutes']:g}",
+        f"{'unschedulable pod-minutes':<{width}}  {summary['unschedulablePodMinutes']:g}",
+        f"{'OOMKills (answered by more memory)':<{width}}  "
+        f"{summary['oomKills']} ({summary['oomKillsAnswered']})",
+        f"{'replica changes':<{width}}  {summary['replicaChanges']}",
+        f"{'rollouts':<{width}}  {summary['rollouts']}",
+        f"{'replicas min..max, final':<{width}}  "
+        f"{replicas['min']}..{replicas['max']}, {replicas['final']}",
+    ]
+    return "\n".join(lines) + "\n"
+
+
+_COMPARE_COLUMNS = (
+    "strategy",
+    "util CPU",
+    "util mem",
+    "alloc CPU",
+    "alloc mem",
+    "under-prov min",
+    "throttled pod-min",
+    "OOMKills (answered)",
+    "replica changes",
+    "rollouts",
+)
+
+
+def compare_table(runs: Sequence[tuple[str, dict[str, Any]]]) -> str:
+    """One row per strategy, same trace: the like-for-like measures first (ENGINE.md §5)."""
+    rows = [_COMPARE_COLUMNS]
+    for strategy, summary in runs:
+        rows.append(
+            (
+                strategy,
+                _percent(summary["utilization"]["cpu"]),
+                _percent(summary["utilization"]["memory"]),
+                _cores(summary["allocated"]["cpu"]["average"]),
+                _bytes(summary["allocated"]["memory"]["average"]),
+                f"{summary['underProvisionedMinutes']['total']:g}",
+                f"{summary['throttledPodMinutes']:g}",
+                f"{summary['oomKills']} ({summary['oomKillsAnswered']})",
+                str(summary["replicaChanges"]),
+                str(summary["rollouts"]),
+            )
+        )
+    widths = [max(len(row[i]) for row in rows) for i in range(len(_COMPARE_COLUMNS))]
+    lines = [
+        "  ".join(
+            cell.ljust(widths[i]) if i == 0 else cell.rjust(widths[i]) for i, cell in enumerate(row)
+        )
+        for row in rows
+    ]
+    return "\n".join(lines) + "\n"

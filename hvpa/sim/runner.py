@@ -1,0 +1,317 @@
+"""One simulation run: the API server, the cluster model and the real controller on one virtual clock.
+
+    report = simulate(RunOptions(scenario=..., trace=..., duration_seconds=6 * 3600))
+
+What runs: the in-process API server (HTTP on loopback, a kubeconfig), the
+cluster model (cluster.py) stepping every `tick_seconds`, and hvpa's real
+controller (`hvpa.controller.manager.Manager`: informers, work queue,
+reconciler, engine, applier) connected over HTTP with kubernetes_asyncio, as
+`hvpa run` would connect to a cluster. No part of the controller is replaced
+or called directly. All three share the SimEventLoop's virtual clock, so
+hours of cluster time take seconds, and a seed gives one report.
+
+Ticks fall a quarter of a second off the whole seconds, so they never share
+an instant with the controller's timers (its resync runs on whole multiples
+of 15 s from a start at virtual zero): at a shared instant which ran first
+would depend on the order the loop happened to pick.
+
+`keep_running`: after the report, the loop switches to real time, the
+controller's `/metrics` and `/debug/state` listener starts on a free
+loopback port, `on_serving` gets the endpoints, and the cluster keeps
+ticking (the trace holding its course) until the task is cancelled (Ctrl-C).
+
+What can go wrong: the controller failing (a background task raising) stops
+the run with that error; a scenario whose Hvpa the API server refuses (it
+validates as the CRD does) raises the server's Invalid error.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import random
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import datetime
+from pathlib import Path
+from typing import Any, Final
+
+from prometheus_client import CollectorRegistry
+
+from hvpa.aio import Tasks
+from hvpa.controller.manager import Manager
+from hvpa.kube.client import client_from_kubeconfig
+from hvpa.kube.metrics import KubeMetrics
+from hvpa.logs import fields
+from hvpa.server import Server
+from hvpa.settings import ControllerSettings, ServerSettings
+from hvpa.sim.apiserver import AlreadyExists, ApiServer
+from hvpa.sim.clock import SimClock, SimEventLoop
+from hvpa.sim.cluster import Cluster, ClusterSettings
+from hvpa.sim.load import WorkloadLoad
+from hvpa.sim.observer import Observer
+from hvpa.sim.recommender import RecommenderSettings
+from hvpa.sim.report import summarize
+from hvpa.sim.scenarios import Scenario
+from hvpa.sim.traces import Trace
+
+__all__ = ["Endpoints", "RunOptions", "default_half_life", "simulate"]
+
+_logger = logging.getLogger(__name__)
+
+TICK_OFFSET_SECONDS: Final = 0.25
+_PLURALS: Final = {"Deployment": "deployments", "StatefulSet": "statefulsets"}
+
+
+def default_half_life(duration_seconds: float) -> float:
+    """The recommender's half-life for a run this long: a twelfth of it, 10 min to 24 h."""
+    return min(max(duration_seconds / 12, 600.0), 24 * 3600.0)
+
+
+@dataclass(frozen=True, slots=True)
+class RunOptions:
+    scenario: Scenario
+    trace: Trace
+    duration_seconds: float
+    seed: int = 1
+    tick_seconds: float = 5.0
+    sample_seconds: float = 60.0
+    half_life_seconds: float | None = None
+    controller: ControllerSettings = field(default_factory=ControllerSettings)
+    kubeconfig_path: Path | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Endpoints:
+    """Where a kept-running simulation answers."""
+
+    api_server: str
+    kubeconfig: Path
+    metrics: str
+    debug_state: str
+
+
+Progress = Callable[[float, float], None]
+
+
+def _epoch(text: str) -> float:
+    return datetime.fromisoformat(text.replace("Z", "+00:00")).timestamp()
+
+
+def simulate(
+    options: RunOptions,
+    *,
+    progress: Progress | None = None,
+    on_report: Callable[[dict[str, Any]], None] | None = None,
+    keep_running: bool = False,
+    on_serving: Callable[[Endpoints], None] | None = None,
+) -> dict[str, Any]:
+    """Run one simulation on a fresh SimEventLoop; the report (report.json's content).
+
+    `progress(elapsed, duration)` is called at every tick. With
+    `keep_running`, `on_report` gets the report before the loop switches to
+    real time, and the call returns only when interrupted (KeyboardInterrupt).
+    """
+    with asyncio.Runner(loop_factory=SimEventLoop) as runner:
+        return runner.run(
+            _simulate(
+                options,
+                progress=progress,
+                on_report=on_report,
+                keep_running=keep_running,
+                on_serving=on_serving,
+            )
+        )
+
+
+def _node_count(scenario: Scenario, trace: Trace) -> Callable[[float], int] | None:
+    if scenario.node_range is None:
+        return None
+    fewest, most = scenario.node_range
+    peak = scenario.peak.cpu_millicores or 1.0
+
+    def count(elapsed: float) -> int:
+        level = min(max(trace.demand_at(elapsed).cpu_millicores / peak, 0.0), 1.0)
+        return fewest + round((most - fewest) * level)
+
+    return count
+
+
+async def _simulate(
+    options: RunOptions,
+    *,
+    progress: Progress | None,
+    on_report: Callable[[dict[str, Any]], None] | None,
+    keep_running: bool,
+    on_serving: Callable[[Endpoints], None] | None,
+) -> dict[str, Any]:
+    loop = asyncio.get_running_loop()
+    if not isinstance(loop, SimEventLoop):
+        raise RuntimeError("simulations run on a SimEventLoop (use simulate())")
+    loop.start_virtual_time()
+    scenario = options.scenario
+    clock = SimClock(loop, start_epoch=_epoch(scenario.start))
+    half_life = options.half_life_seconds or default_half_life(options.duration_seconds)
+    settings = ClusterSettings(
+        tick_seconds=options.tick_seconds,
+        nodes=scenario.nodes,
+        node_cpu_millicores=scenario.node_cpu_millicores,
+        node_memory_bytes=scenario.node_memory_bytes,
+        recommender=RecommenderSettings(half_life_seconds=half_life),
+    )
+    async with ApiServer(
+        seed=options.seed, clock=clock, kubeconfig_path=options.kubeconfig_path
+    ) as server:
+        cluster = Cluster(
+            server,
+            settings=settings,
+            clock=clock,
+            node_count=_node_count(scenario, options.trace),
+        )
+        target = scenario.target
+        cluster.loads[target] = WorkloadLoad(options.trace, scenario.loads)
+        with contextlib.suppress(AlreadyExists):
+            server.objects.create("namespaces", {"metadata": {"name": scenario.namespace}})
+        server.objects.create(_PLURALS[target[0]], dict(scenario.workload))
+        server.objects.create("hvpas", dict(scenario.hvpa))
+
+        registry = CollectorRegistry()
+        kube_metrics = KubeMetrics(registry)
+        client = await client_from_kubeconfig(
+            metrics=kube_metrics, path=str(server.kubeconfig_path)
+        )
+        manager = Manager(
+            client=client,
+            kube_metrics=kube_metrics,
+            settings=options.controller,
+            identity="hvpa-sim",
+            clock=clock,
+            rng=random.Random(options.seed),
+        )
+        observer = Observer(
+            target,
+            scenario.main_container,
+            tick_seconds=options.tick_seconds,
+            sample_seconds=options.sample_seconds,
+        )
+        async with client, Tasks(name="sim", logger=_logger) as tasks:
+            controller = tasks.start(manager.run(), name="controller")
+            try:
+                await _wait(manager.wait_synced(), controller)
+                ticks = int(options.duration_seconds // options.tick_seconds)
+                for index in range(ticks + 1):
+                    due = index * options.tick_seconds + TICK_OFFSET_SECONDS
+                    await _wait(asyncio.sleep(max(due - clock.elapsed(), 0.0)), controller)
+                    tick = cluster.step()
+                    observer.observe(tick, cluster.workloads.spec_of(target))
+                    if progress is not None:
+                        progress(
+                            min(tick.elapsed_seconds, options.duration_seconds),
+                            options.duration_seconds,
+                        )
+                report = _report(options, server, observer, cluster, half_life)
+                if on_report is not None:
+                    on_report(report)
+                if keep_running:
+                    await _keep_running(loop, server, manager, cluster, controller, on_serving)
+            finally:
+                manager.stop()
+                with contextlib.suppress(Exception, asyncio.CancelledError):
+                    await asyncio.wait_for(asyncio.shield(controller), timeout=60.0)
+    return report
+
+
+async def _wait(awaitable: Any, controller: asyncio.Task[None]) -> None:
+    """Await `awaitable`, or raise at once if the controller fails or stops meanwhile."""
+    waiter = asyncio.ensure_future(awaitable)
+    try:
+        await asyncio.wait({waiter, controller}, return_when=asyncio.FIRST_COMPLETED)
+    finally:
+        if not waiter.done():
+            waiter.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await waiter
+    if controller.done():
+        error = controller.exception() if not controller.cancelled() else None
+        raise RuntimeError(f"the controller stopped during the simulation: {error!r}") from error
+
+
+async def _keep_running(
+    loop: SimEventLoop,
+    server: ApiServer,
+    manager: Manager,
+    cluster: Cluster,
+    controller: asyncio.Task[None],
+    on_serving: Callable[[Endpoints], None] | None,
+) -> None:
+    loop.switch_to_real_time()
+    settings = ServerSettings(
+        metrics_bind_address="127.0.0.1:0", health_probe_bind_address="0", debug_state=True
+    )
+    async with Server(manager=manager, settings=settings) as listener:
+        base = f"http://127.0.0.1:{listener.metrics_port}"
+        endpoints = Endpoints(
+            api_server=server.url,
+            kubeconfig=server.kubeconfig_path,
+            metrics=f"{base}/metrics",
+            debug_state=f"{base}/debug/state",
+        )
+        _logger.info("serving", extra=fields(metrics=endpoints.metrics, api=endpoints.api_server))
+        if on_serving is not None:
+            on_serving(endpoints)
+        while True:
+            await _wait(asyncio.sleep(cluster.settings.tick_seconds), controller)
+            cluster.step()
+
+
+def _report(
+    options: RunOptions,
+    server: ApiServer,
+    observer: Observer,
+    cluster: Cluster,
+    half_life: float,
+) -> dict[str, Any]:
+    scenario = options.scenario
+    kind, namespace, name = scenario.target
+    hvpa_name = str(scenario.hvpa["metadata"]["name"])
+    status = server.objects.get("hvpas", hvpa_name, namespace=namespace).get("status") or {}
+    changes = [c for c in cluster.workloads.changes if c.workload == scenario.target]
+    path = []
+    for change in changes:
+        entry: dict[str, Any] = {"time": round(change.time - _epoch(scenario.start), 2)}
+        if change.replicas is not None:
+            entry["replicas"] = list(change.replicas)
+        if change.template is not None:
+            entry["containers"] = [
+                {
+                    "name": c.get("name"),
+                    "resources": c.get("resources") or {},
+                }
+                for c in (change.template[1].get("spec") or {}).get("containers") or ()
+            ]
+        path.append(entry)
+    return {
+        "scenario": {
+            "name": scenario.name,
+            "description": scenario.description,
+            "target": f"{kind} {namespace}/{name}",
+            "hvpa": f"{namespace}/{hvpa_name}",
+            "strategy": scenario.strategy,
+            "trace": options.trace.name,
+            "durationSeconds": options.duration_seconds,
+            "start": scenario.start,
+            "seed": options.seed,
+            "tickSeconds": options.tick_seconds,
+            "sampleSeconds": options.sample_seconds,
+            "recommenderHalfLifeSeconds": half_life,
+            "nodes": scenario.node_range or scenario.nodes,
+        },
+        "summary": summarize(observer, cluster.workloads.changes, scenario.target),
+        "hvpaStatus": {
+            "conditions": status.get("conditions") or [],
+            "lastBlockedScaling": status.get("lastBlockedScaling") or [],
+        },
+        "changes": path,
+        "series": observer.rows,
+    }
