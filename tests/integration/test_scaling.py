@@ -8,13 +8,12 @@ from __future__ import annotations
 
 from typing import Any
 
-import pytest
 from integration_cluster import Load, MiniCluster
-from integration_helpers import eventually, hvpa_manifest, writes
+from integration_helpers import VIRTUAL_TIME, eventually, hvpa_manifest, writes
 
 from hvpa.sim.apiserver import ApiServer
 
-pytestmark = pytest.mark.looptime
+pytestmark = VIRTUAL_TIME
 
 MI = 1024 * 1024
 
