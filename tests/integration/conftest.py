@@ -87,6 +87,7 @@ async def start_controller(
     yield start
     for running in started:
         running.manager.stop()
-        with contextlib.suppress(Exception):
+        # A test may have cancelled it (a killed instance) or it may have lost its lease.
+        with contextlib.suppress(Exception, asyncio.CancelledError):
             await running.task
         await running.client.close()
