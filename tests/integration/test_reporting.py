@@ -1,0 +1,134 @@
+"""What the controller reports when it does not (or cannot) scale, in virtual time:
+`--dry-run` writes nothing to targets or VPAs but says what it would do in the Hvpa
+status, an Event and /debug/state; an invalid Hvpa gets ScalingActive=False,
+reason=InvalidSpec naming the field, a Warning Event and no scaling, and the
+controller carries on with the others; a missing target holds with a condition until
+it appears; Events for a steady state are not repeated."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+from integration_cluster import Load, MiniCluster
+from integration_helpers import VIRTUAL_TIME, eventually, hvpa_manifest, writes
+
+from hvpa.settings import ControllerSettings
+from hvpa.sim.apiserver import ApiServer
+
+pytestmark = VIRTUAL_TIME
+
+
+def conditions(server: ApiServer, name: str) -> dict[str, dict[str, Any]]:
+    status = server.objects.get("hvpas", name).get("status") or {}
+    return {c["type"]: c for c in status.get("conditions") or ()}
+
+
+def events(server: ApiServer, reason: str) -> list[dict[str, Any]]:
+    return [e for e in server.objects.list("events", namespace="default") if e["reason"] == reason]
+
+
+async def test_dry_run_writes_nothing_to_targets(
+    apiserver: ApiServer, cluster: MiniCluster, start_controller: Any
+) -> None:
+    cluster.deployment(
+        "web", replicas=2, requests={"cpu": "100m", "memory": "64Mi"}, load=Load(cpu_millicores=100)
+    )
+    apiserver.objects.create("hvpas", hvpa_manifest(vpa=True))
+    running = await start_controller(settings=ControllerSettings(dry_run=True))
+    await eventually(lambda: "DryRun" in conditions(apiserver, "web"), within=30)
+    cluster.loads["web"].cpu_millicores = 400
+    await eventually(
+        lambda: "would" in conditions(apiserver, "web")["DryRun"]["message"], within=60
+    )
+    await asyncio.sleep(120)
+
+    assert cluster.replicas("web") == 2
+    assert writes(apiserver, resource="deployments", subresource="scale", succeeded=False) == []
+    assert writes(apiserver, resource="deployments", succeeded=False) == []
+    assert writes(apiserver, resource="verticalpodautoscalers", succeeded=False) == []
+    dry_run = conditions(apiserver, "web")["DryRun"]
+    assert dry_run["status"] == "True"
+    assert dry_run["message"].startswith("dry run, not applied: would")
+    assert "2 -> 4 replicas" in dry_run["message"]
+    status = apiserver.objects.get("hvpas", "web")["status"]
+    assert "lastScaling" not in status  # nothing was applied
+    assert status["replicas"] == 2
+    assert not status.get("history", {}).get("scaleUpEvents")
+    # One Event for the plan, not one per reconcile.
+    (plan,) = [e for e in events(apiserver, "DryRun") if "would" in e["message"]]
+    assert plan["count"] == 1
+    state = running.manager.state()["hvpas"]["items"]["default/web"]
+    assert state["dryRun"] is True
+    assert state["decision"]["replicas"] == {"current": 2, "desired": 4}
+
+
+async def test_invalid_hvpa_gets_a_condition_not_a_crash(
+    apiserver: ApiServer, cluster: MiniCluster, start_controller: Any
+) -> None:
+    cluster.deployment(
+        "web", replicas=2, requests={"cpu": "100m", "memory": "64Mi"}, load=Load(cpu_millicores=400)
+    )
+    cluster.deployment(
+        "api", replicas=2, requests={"cpu": "100m", "memory": "64Mi"}, load=Load(cpu_millicores=400)
+    )
+    apiserver.objects.create("hvpas", hvpa_manifest(min_replicas=5, max_replicas=3))
+    apiserver.objects.create("hvpas", hvpa_manifest("api", target="api"))
+    running = await start_controller()
+    await eventually(lambda: "ScalingActive" in conditions(apiserver, "web"), within=30)
+    scaling_active = conditions(apiserver, "web")["ScalingActive"]
+    assert (scaling_active["status"], scaling_active["reason"]) == ("False", "InvalidSpec")
+    assert "spec.hpa.template.spec" in scaling_active["message"]
+    # The other Hvpa scales as usual.
+    await eventually(lambda: cluster.replicas("api") == 8, within=60)
+    await asyncio.sleep(60)
+    assert cluster.replicas("web") == 2
+    (warning,) = events(apiserver, "InvalidSpec")
+    assert warning["type"] == "Warning"
+    assert warning["involvedObject"]["name"] == "web"
+    assert warning["count"] == 1
+    assert running.manager.healthy()
+    assert running.sample("hvpa_invalid_spec", {"namespace": "default", "name": "web"}) == 1
+    assert running.sample("hvpa_invalid_spec", {"namespace": "default", "name": "api"}) == 0
+
+    # Fixed: the condition goes, and it scales.
+    apiserver.objects.patch(
+        "hvpas",
+        "web",
+        {"spec": {"hpa": {"template": {"spec": {"minReplicas": 1, "maxReplicas": 10}}}}},
+    )
+    await eventually(lambda: cluster.replicas("web") == 4, within=60)
+    assert conditions(apiserver, "web")["ScalingActive"]["reason"] != "InvalidSpec"
+
+
+async def test_missing_target_holds_until_it_appears(
+    apiserver: ApiServer, cluster: MiniCluster, start_controller: Any
+) -> None:
+    apiserver.objects.create("hvpas", hvpa_manifest())
+    await start_controller()
+    await eventually(lambda: "AbleToScale" in conditions(apiserver, "web"), within=30)
+    able = conditions(apiserver, "web")["AbleToScale"]
+    assert (able["status"], able["reason"]) == ("False", "FailedGetScale")
+    await asyncio.sleep(60)
+    (warning,) = events(apiserver, "FailedGetScale")
+    assert warning["count"] == 1
+    cluster.deployment(
+        "web", replicas=2, requests={"cpu": "100m", "memory": "64Mi"}, load=Load(cpu_millicores=400)
+    )
+    await eventually(lambda: cluster.replicas("web") == 4, within=30)
+    assert conditions(apiserver, "web")["AbleToScale"]["status"] == "True"
+
+
+async def test_deleted_hvpa_takes_its_series_along(
+    apiserver: ApiServer, cluster: MiniCluster, start_controller: Any
+) -> None:
+    cluster.deployment(
+        "web", replicas=2, requests={"cpu": "100m", "memory": "64Mi"}, load=Load(cpu_millicores=100)
+    )
+    apiserver.objects.create("hvpas", hvpa_manifest())
+    running = await start_controller()
+    labels = {"namespace": "default", "name": "web"}
+    await eventually(lambda: running.sample("hvpa_desired_replicas", labels) == 2, within=30)
+    apiserver.objects.delete("hvpas", "web")
+    await eventually(lambda: running.sample("hvpa_desired_replicas", labels) is None, within=30)
+    assert "default/web" not in running.manager.state()["hvpas"]["items"]
