@@ -39,6 +39,18 @@ async def get(session: aiohttp.ClientSession, port: int | None, path: str) -> tu
         return response.status, await response.read()
 
 
+def promtool_check(promtool: str, exposition: bytes) -> tuple[int, str]:
+    """`promtool check metrics` on an exposition: its exit code and what it said."""
+    checked = subprocess.run(
+        [promtool, "check", "metrics"],
+        input=exposition,
+        capture_output=True,
+        timeout=30,
+        check=False,
+    )
+    return checked.returncode, checked.stdout.decode() + checked.stderr.decode()
+
+
 async def scaled_once(
     apiserver: ApiServer, cluster: MiniCluster, start_controller: Any, **kw: Any
 ) -> Any:
@@ -96,10 +108,8 @@ async def test_metrics_pass_promtool_and_name_what_they_should(
     promtool = shutil.which("promtool")
     if promtool is None:
         pytest.skip("promtool not found: install the Debian package `prometheus` (.ci/run does)")
-    checked = subprocess.run(
-        [promtool, "check", "metrics"], input=body, capture_output=True, timeout=30, check=False
-    )
-    assert checked.returncode == 0, checked.stdout.decode() + checked.stderr.decode()
+    code, output = promtool_check(promtool, body)
+    assert code == 0, output
 
 
 async def test_debug_state_is_bounded_json(
