@@ -14,6 +14,7 @@ COMMANDS: Final = {
     "run": "run",
     "explain": "explain",
     "recommend": "recommend",
+    "sim": "sim",
     "validate": "validate",
     "version": "version",
 }

@@ -65,8 +65,8 @@ _PLURALS: Final = {"Deployment": "deployments", "StatefulSet": "statefulsets"}
 
 
 def default_half_life(duration_seconds: float) -> float:
-    """The recommender's half-life for a run this long: a twelfth of it, 10 min to 24 h."""
-    return min(max(duration_seconds / 12, 600.0), 24 * 3600.0)
+    """The recommender's half-life for a run this long: a twenty-fourth of it, 5 min to 24 h."""
+    return min(max(duration_seconds / 24, 300.0), 24 * 3600.0)
 
 
 @dataclass(frozen=True, slots=True)

@@ -191,7 +191,7 @@ def _proposal(number: int) -> Scenario:
         hvpa=hvpa,
         workload=workload,
         loads={"resource-consumer": ContainerLoad(1.0, 20.0, 64 * MIB)},
-        peak=Demand(2000.0, 3 * GIB),
+        peak=Demand(4000.0, 4 * GIB),
     )
 
 

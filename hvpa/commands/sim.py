@@ -1,0 +1,324 @@
+"""`hvpa sim`: the real controller against a simulated cluster, in virtual time, with a report.
+
+    hvpa sim                                   # proposal-1 under a 6 h ramp, report + plot in ./sim-output
+    hvpa sim --hvpa kube-apiserver --trace diurnal --duration 12h
+    hvpa sim --hvpa my-hvpa.yaml --trace load.csv --strategy HpaBiased
+    hvpa sim --compare --trace spike           # every strategy over the same trace, one table
+    hvpa sim --keep-running                    # then keep the cluster and controller up, until Ctrl-C
+    hvpa sim --list                            # built-in scenarios and traces
+
+Writes DIR/report.json (scenario, summary, the target's changes, a
+one-minute time series) and DIR/plot.png (with matplotlib, the `plot`
+extra); with --compare, DIR/report.json holds every run and DIR/plot-<strategy>.png
+each picture. The summary (or the comparison) goes to stdout, the progress
+bar to stderr when it is a terminal (or with --progress).
+
+Exit codes: 0 done; 1 the simulation failed (the controller stopped); 2
+input that cannot be used (an unknown scenario or strategy, a malformed
+trace or Hvpa file, a bad duration).
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Final, TextIO
+
+if TYPE_CHECKING:
+    from hvpa.sim.runner import Endpoints, RunOptions
+
+HELP = "run the controller against a simulated cluster in virtual time, and report"
+
+DEFAULT_SCENARIO: Final = "proposal-1"
+DEFAULT_DURATION: Final = "6h"
+
+
+def configure(parser: argparse.ArgumentParser) -> None:
+    # Nothing from hvpa.sim is imported here: `hvpa --help` and the other commands must not
+    # pay for the API server and the controller (aiohttp, kubernetes_asyncio).
+    parser.add_argument(
+        "--hvpa",
+        default=DEFAULT_SCENARIO,
+        metavar="NAME|FILE",
+        help=f"a built-in scenario (see --list; default {DEFAULT_SCENARIO}) or an Hvpa manifest, "
+        "optionally followed by its workload as a second YAML document",
+    )
+    parser.add_argument(
+        "--trace",
+        metavar="NAME[:k=v,...]|FILE.csv",
+        help="the load: steady, step, ramp, diurnal, spike, noisy (parameters: see --list), or a "
+        "CSV file with time,cpu,memory rows; default: the scenario's (ramp)",
+    )
+    parser.add_argument(
+        "--duration",
+        metavar="DURATION",
+        help=f"simulated time (Go duration: 90m, 6h); default {DEFAULT_DURATION}, or a CSV trace's length",
+    )
+    parser.add_argument(
+        "--strategy",
+        metavar="NAME",
+        help="override the Hvpa's strategy: Weighted, HpaPreferred, HpaBiased, VpaBiased, Mixed",
+    )
+    parser.add_argument(
+        "--compare",
+        nargs="?",
+        const="all",
+        metavar="S1,S2,...",
+        help="run several strategies over the same trace and print one table (default: all)",
+    )
+    parser.add_argument("--seed", type=int, default=1, help="same seed, same report (default 1)")
+    parser.add_argument(
+        "--output",
+        "-o",
+        default="sim-output",
+        metavar="DIR",
+        help="where report.json and the plot go (default ./sim-output)",
+    )
+    parser.add_argument(
+        "--nodes", type=int, metavar="N", help="node count (default: the scenario's)"
+    )
+    parser.add_argument(
+        "--vpa-half-life",
+        metavar="DURATION",
+        help="the recommender's half-life (default: a twenty-fourth of the run, 5m to 24h)",
+    )
+    parser.add_argument(
+        "--progress",
+        action="store_true",
+        help="show the progress bar even when stderr is not a terminal",
+    )
+    parser.add_argument("--no-plot", action="store_true", help="do not draw plot.png")
+    parser.add_argument(
+        "--keep-running",
+        action="store_true",
+        help="after the run keep the API server, the cluster and the controller up in real time "
+        "(kubeconfig, /metrics and /debug/state are printed) until Ctrl-C",
+    )
+    parser.add_argument(
+        "--list", action="store_true", help="list the built-in scenarios and traces, and exit"
+    )
+    parser.add_argument(
+        "-v", "--verbose", action="store_true", help="show the controller's log (info level)"
+    )
+
+
+class _ProgressBar:
+    """`[#####.....]  45%  2h42m / 6h0m  Weighted` on one line of stderr, redrawn per percent."""
+
+    WIDTH: Final = 30
+
+    def __init__(self, stream: TextIO, label: str) -> None:
+        self._stream = stream
+        self._label = label
+        self._shown = -1
+
+    def __call__(self, elapsed: float, duration: float) -> None:
+        percent = int(100 * elapsed / duration) if duration > 0 else 100
+        if percent == self._shown:
+            return
+        self._shown = percent
+        filled = self.WIDTH * percent // 100
+        bar = "#" * filled + "." * (self.WIDTH - filled)
+        self._stream.write(
+            f"\r[{bar}] {percent:3d}%  {_clock(elapsed)} / {_clock(duration)}  {self._label}"
+        )
+        if percent >= 100:
+            self._stream.write("\n")
+        self._stream.flush()
+
+
+def _clock(seconds: float) -> str:
+    minutes = int(seconds // 60)
+    return f"{minutes // 60}h{minutes % 60:02d}m"
+
+
+def _fail(message: str) -> int:
+    sys.stderr.write(f"hvpa sim: {message}\n")
+    return 2
+
+
+def _list() -> int:
+    from hvpa.sim import traces
+    from hvpa.sim.scenarios import SCENARIO_NAMES, STRATEGIES, builtin_scenario
+
+    out = sys.stdout
+    out.write("scenarios (--hvpa):\n")
+    for name in SCENARIO_NAMES:
+        out.write(f"  {name:<16} {builtin_scenario(name).description}\n")
+    out.write("\ntraces (--trace NAME[:key=value,...]); every one takes low=, high= (levels) and\n")
+    out.write("cpu=, memory= (the total demand at level 1); times are durations or shares (25%):\n")
+    doc = traces.__doc__ or ""
+    block = doc[doc.index("    steady") : doc.index("A CSV trace")]
+    out.write(block.rstrip() + "\n")
+    out.write(
+        "  FILE.csv         time,cpu,memory rows: seconds, total demand (500m, 2Gi, or numbers)\n"
+    )
+    out.write(f"\nstrategies (--strategy, --compare): {', '.join(STRATEGIES)}\n")
+    return 0
+
+
+def _options(args: argparse.Namespace, strategy: str | None) -> RunOptions:
+    """Everything one run needs, from the flags; raises ValueError (of several kinds) on bad input."""
+    import dataclasses
+
+    from hvpa.durations import parse_duration
+    from hvpa.sim.runner import RunOptions
+    from hvpa.sim.scenarios import STRATEGIES, load_scenario
+    from hvpa.sim.traces import load_csv_trace, parse_trace
+
+    scenario = load_scenario(args.hvpa)
+    if strategy is not None:
+        if strategy not in STRATEGIES:
+            raise ValueError(
+                f"unknown strategy {strategy!r}: expected one of {', '.join(STRATEGIES)}"
+            )
+        scenario = scenario.with_strategy(strategy)
+    if args.nodes is not None:
+        if args.nodes < 1:
+            raise ValueError("--nodes must be at least 1")
+        scenario = dataclasses.replace(scenario, nodes=args.nodes, node_range=None)
+    trace_spec = args.trace or scenario.trace
+    csv_trace = load_csv_trace(Path(trace_spec)) if trace_spec.endswith(".csv") else None
+    if args.duration is not None:
+        duration = parse_duration(args.duration)
+    elif csv_trace is not None and csv_trace.duration_seconds:
+        duration = csv_trace.duration_seconds
+    else:
+        duration = parse_duration(DEFAULT_DURATION)
+    if duration <= 0:
+        raise ValueError("--duration must be positive")
+    trace = csv_trace or parse_trace(
+        trace_spec, duration_seconds=duration, peak=scenario.peak, seed=args.seed
+    )
+    half_life = parse_duration(args.vpa_half_life) if args.vpa_half_life else None
+    if half_life is not None and half_life <= 0:
+        raise ValueError("--vpa-half-life must be positive")
+    return RunOptions(
+        scenario=scenario,
+        trace=trace,
+        duration_seconds=duration,
+        seed=args.seed,
+        half_life_seconds=half_life,
+        kubeconfig_path=Path(args.output).resolve() / "kubeconfig" if args.keep_running else None,
+    )
+
+
+def _strategies(args: argparse.Namespace) -> list[str | None]:
+    from hvpa.sim.scenarios import STRATEGIES
+
+    if args.compare is None:
+        return [args.strategy]
+    if args.compare == "all":
+        return list(STRATEGIES)
+    return [s.strip() for s in args.compare.split(",") if s.strip()]
+
+
+def _write_json(path: Path, document: Any) -> None:
+    import orjson
+
+    path.write_bytes(
+        orjson.dumps(document, option=orjson.OPT_INDENT_2 | orjson.OPT_SORT_KEYS) + b"\n"
+    )
+
+
+def _plot(report: dict[str, Any], path: Path, args: argparse.Namespace, out: TextIO) -> None:
+    from hvpa.sim.plot import plot_available, write_plot
+
+    if args.no_plot:
+        return
+    if not plot_available():
+        out.write("plot skipped: matplotlib is not installed (pip install 'hvpa[plot]')\n")
+        return
+    write_plot(report, path)
+    out.write(f"plot: {path}\n")
+
+
+def _serving(endpoints: Endpoints) -> None:
+    out = sys.stdout
+    out.write(
+        "\nkept running in real time (Ctrl-C to stop):\n"
+        f"  API server     {endpoints.api_server}\n"
+        f"  kubeconfig     {endpoints.kubeconfig}   (kubectl --kubeconfig {endpoints.kubeconfig} get pods -A)\n"
+        f"  /metrics       {endpoints.metrics}\n"
+        f"  /debug/state   {endpoints.debug_state}\n"
+    )
+    out.flush()
+
+
+def run(args: argparse.Namespace) -> int:
+    if args.list:
+        return _list()
+    if args.compare is not None and args.strategy is not None:
+        return _fail(
+            "--compare and --strategy exclude each other (--compare S1,S2 picks strategies)"
+        )
+    if args.compare is not None and args.keep_running:
+        return _fail("--keep-running runs one strategy; it cannot be combined with --compare")
+
+    from hvpa import logs
+    from hvpa.sim.report import compare_table, summary_table
+    from hvpa.sim.runner import simulate
+
+    logs.configure("info" if args.verbose else "warning")
+    strategies = _strategies(args)
+    try:
+        runs = [_options(args, strategy) for strategy in strategies]
+    except ValueError as error:  # TraceError, ScenarioError, DurationError are ValueErrors
+        return _fail(str(error))
+    output = Path(args.output)
+    output.mkdir(parents=True, exist_ok=True)
+    out = sys.stdout
+    show_progress = args.progress or sys.stderr.isatty()
+    reports: list[tuple[str, dict[str, Any]]] = []
+    for options in runs:
+        scenario = options.scenario
+        out.write(
+            f"hvpa sim: {scenario.name} ({scenario.strategy}), trace {options.trace.name}, "
+            f"{_clock(options.duration_seconds)}, seed {options.seed}\n"
+        )
+        out.flush()
+        progress = _ProgressBar(sys.stderr, scenario.strategy) if show_progress else None
+        started = time.perf_counter()
+
+        def write_single(report: dict[str, Any]) -> None:
+            out.write(summary_table(report["summary"]))
+            _write_json(output / "report.json", report)
+            out.write(f"report: {output / 'report.json'}\n")
+            _plot(report, output / "plot.png", args, out)
+            out.flush()
+
+        try:
+            report = simulate(
+                options,
+                progress=progress,
+                on_report=write_single if args.compare is None else None,
+                keep_running=args.keep_running,
+                on_serving=_serving,
+            )
+        except KeyboardInterrupt:
+            if args.keep_running:
+                out.write("stopped\n")
+                return 0
+            raise
+        except RuntimeError as error:
+            sys.stderr.write(f"hvpa sim: {error}\n")
+            return 1
+        sys.stderr.write(
+            f"simulated {_clock(options.duration_seconds)} in {time.perf_counter() - started:.1f} s\n"
+        )
+        reports.append((scenario.strategy, report))
+    if args.compare is not None:
+        out.write("\n" + compare_table([(s, r["summary"]) for s, r in reports]))
+        _write_json(
+            output / "report.json",
+            {
+                "compare": [{"strategy": s, "summary": r["summary"]} for s, r in reports],
+                "runs": {s: r for s, r in reports},
+            },
+        )
+        out.write(f"report: {output / 'report.json'}\n")
+        for strategy, report in reports:
+            _plot(report, output / f"plot-{strategy}.png", args, out)
+    return 0
