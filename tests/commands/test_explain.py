@@ -1,0 +1,116 @@
+"""`hvpa explain NAMESPACE/NAME` against the in-repo API server: the explanation (text) or the
+Decision (JSON, the shape `hvpa recommend` prints), nothing written, and its exit codes."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator
+from typing import Any
+
+import orjson
+import pytest
+
+from hvpa.cli import main
+from hvpa.sim.apiserver import ApiServer
+
+
+def hvpa(min_replicas: int = 1) -> dict[str, Any]:
+    return {
+        "apiVersion": "autoscaling.k8s.io/v1alpha1",
+        "kind": "Hvpa",
+        "metadata": {"name": "web", "namespace": "default"},
+        "spec": {
+            "targetRef": {"apiVersion": "apps/v1", "kind": "Deployment", "name": "web"},
+            "hpa": {
+                "deploy": True,
+                "template": {
+                    "spec": {
+                        "minReplicas": min_replicas,
+                        "maxReplicas": 3,
+                        "metrics": [
+                            {
+                                "type": "Resource",
+                                "resource": {
+                                    "name": "cpu",
+                                    "target": {"type": "Utilization", "averageUtilization": 50},
+                                },
+                            }
+                        ],
+                    }
+                },
+            },
+        },
+    }
+
+
+@pytest.fixture
+async def server() -> AsyncIterator[ApiServer]:
+    async with ApiServer(seed=1) as running:
+        labels = {"app": "web"}
+        running.objects.create(
+            "deployments.apps",
+            {
+                "metadata": {"name": "web"},
+                "spec": {
+                    "replicas": 2,
+                    "selector": {"matchLabels": labels},
+                    "template": {
+                        "metadata": {"labels": labels},
+                        "spec": {
+                            "containers": [
+                                {
+                                    "name": "app",
+                                    "image": "app",
+                                    "resources": {"requests": {"cpu": "100m"}},
+                                }
+                            ]
+                        },
+                    },
+                },
+            },
+        )
+        yield running
+
+
+async def explain(server: ApiServer, *args: str) -> int:
+    """The command, run as from a shell (its own event loop, in a thread)."""
+    argv = ["explain", "--kubeconfig", str(server.kubeconfig_path), *args]
+    return await asyncio.to_thread(main, argv)
+
+
+async def test_text_and_json(server: ApiServer, capsys: pytest.CaptureFixture[str]) -> None:
+    server.objects.create("hvpas", hvpa())
+    server.clear_requests()
+    assert await explain(server, "default/web") == 0
+    text = capsys.readouterr().out
+    assert text.startswith("Hvpa default/web at ")
+    assert "target Deployment default/web: 2 replicas" in text
+    assert await explain(server, "default/web", "-o", "json") == 0
+    decision = orjson.loads(capsys.readouterr().out)
+    assert list(decision)[:3] == ["replicas", "containers", "horizontal"]
+    assert decision["replicas"]["current"] == 2
+    assert decision["explanation"][0].startswith("Hvpa default/web at ")
+    assert {r.method for r in server.requests} == {"GET"}
+
+
+@pytest.mark.parametrize(
+    ("create", "argument", "code", "message"),
+    [
+        pytest.param(False, "default/web", 1, "Hvpa default/web not found", id="missing"),
+        pytest.param(True, "default/web", 1, "is invalid", id="invalid"),
+        pytest.param(False, "web", 2, "is not NAMESPACE/NAME", id="no-namespace"),
+        pytest.param(False, "a/b/c", 2, "is not NAMESPACE/NAME", id="too-many-parts"),
+    ],
+)
+async def test_refusals(
+    server: ApiServer,
+    capsys: pytest.CaptureFixture[str],
+    create: bool,
+    argument: str,
+    code: int,
+    message: str,
+) -> None:
+    if create:
+        server.objects.create("hvpas", hvpa(min_replicas=5))
+    assert await explain(server, argument) == code
+    assert message in capsys.readouterr().err
