@@ -1,0 +1,106 @@
+"""The one snapshot builder: what a decision sees of the cache (the target's pods by its
+selector, nodes only when cluster-proportional, the owned VPA, the other writers of the
+target, the named ConfigMap) and which metric reads it asks for; and the cache split by
+namespace when the controller watches only some."""
+
+from __future__ import annotations
+
+from controller_records import hpa, hvpa, node, pod, target, vpa
+
+from hvpa.controller.cache import Cache, Partitioned, pod_indexers
+from hvpa.controller.snapshot import prepare
+from hvpa.engine.metrics import ResourceMetricsQuery
+from hvpa.kube.store import Store
+from hvpa.records import ConfigMapRecord, PodRecord
+
+VPA = {
+    "deploy": True,
+    "selector": {"matchLabels": {"role": "web-vpa"}},
+    "template": {"metadata": {"labels": {"role": "web-vpa"}}},
+}
+CPU = {
+    "type": "Resource",
+    "resource": {"name": "cpu", "target": {"type": "Utilization", "averageUtilization": 50}},
+}
+
+
+def test_what_a_decision_sees() -> None:
+    me = hvpa(
+        vpa=VPA,
+        hpa={
+            "deploy": True,
+            "template": {"spec": {"minReplicas": 1, "maxReplicas": 5, "metrics": [CPU]}},
+        },
+    )
+    cache = Cache.of_records(
+        hvpas=[
+            me,
+            hvpa("older", uid="uid-older", created="2024-01-01T00:00:00Z"),
+            hvpa("api", target="api", uid="u3"),
+        ],
+        targets=[target("web"), target("api")],
+        pods=[pod("web-1", app="web"), pod("web-2", app="web"), pod("api-1", app="api")],
+        nodes=[node("n1")],
+        vpas=[
+            vpa(labels={"role": "web-vpa"}),
+            vpa("user-vpa", owner=None, mode="Auto"),
+            vpa("unselected", labels={"role": "other"}),
+        ],
+        hpas=[hpa()],
+    )
+    prepared = prepare(me, cache)
+    snapshot = prepared.snapshot
+    assert snapshot.target is not None and snapshot.target.name == "web"
+    assert [p.name for p in snapshot.pods] == ["web-1", "web-2"]
+    assert snapshot.nodes == ()
+    assert prepared.vpa is not None and prepared.vpa.name == "web-vpa"
+    assert snapshot.vpa is prepared.vpa.record
+    assert sorted(w.describe() for w in snapshot.writers) == [
+        "HorizontalPodAutoscaler default/web-hpa",
+        "Hvpa default/older",
+        "VerticalPodAutoscaler default/unselected",
+        "VerticalPodAutoscaler default/user-vpa",
+        "VerticalPodAutoscaler default/web-vpa",
+    ]
+    assert prepared.queries == (ResourceMetricsQuery("default", snapshot.target.selector),)
+
+
+def test_pod_usage_is_read_for_the_vertical_axis_alone() -> None:
+    me = hvpa(vpa=VPA, hpa={"deploy": False})
+    prepared = prepare(me, Cache.of_records(hvpas=[me], targets=[target()]))
+    assert [type(q).__name__ for q in prepared.queries] == ["ResourceMetricsQuery"]
+    off = hvpa(hpa={"deploy": False})
+    assert prepare(off, Cache.of_records(hvpas=[off], targets=[target()])).queries == ()
+
+
+def test_cluster_proportional_sees_nodes_and_its_config_map() -> None:
+    me = hvpa(clusterProportional={"configMapRef": {"name": "params"}})
+    params = ConfigMapRecord("default", "params", {"linear": '{"nodesPerReplica": 1}'})
+    cache = Cache.of_records(
+        hvpas=[me], targets=[target()], nodes=[node("n2"), node("n1")], config_maps=[params]
+    )
+    snapshot = prepare(me, cache).snapshot
+    assert [n.name for n in snapshot.nodes] == ["n1", "n2"]
+    assert snapshot.config_maps == (params,)
+
+
+def test_a_missing_target_sees_nothing() -> None:
+    me = hvpa(target="gone")
+    prepared = prepare(me, Cache.of_records(hvpas=[me], pods=[pod("gone-1", app="gone")]))
+    assert prepared.snapshot.target is None
+    assert prepared.snapshot.pods == ()
+    assert prepared.queries == ()
+
+
+def test_a_cache_split_by_namespace() -> None:
+    stores: dict[str | None, Store[PodRecord]] = {}
+    for namespace in ("a", "b"):
+        store: Store[PodRecord] = Store(indexers=pod_indexers())
+        stores[namespace] = store
+    stores["a"].upsert("a/p1", pod("p1", app="web"))
+    pods = Partitioned(stores)
+    assert pods.get("a/p1") is not None
+    assert pods.get("b/p1") is None and pods.get("c/p1") is None
+    assert len(pods) == 1 and "a/p1" in pods and list(pods) == ["a/p1"]
+    assert pods.for_namespace("c") is None
+    assert pods.index_keys("namespace", "default") == ["a/p1"]
