@@ -16,7 +16,9 @@ HELP = "print what the controller would do now for one Hvpa, and why (writes not
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
-    from hvpa.settings import add_engine_flags
+    from hvpa.settings import ControllerSettings, add_engine_flags
+
+    timeout = ControllerSettings().metrics_timeout_seconds
 
     parser.add_argument("hvpa", metavar="NAMESPACE/NAME", help="the Hvpa to explain")
     parser.add_argument(
@@ -32,9 +34,9 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--metrics-timeout",
         type=float,
-        default=10.0,
+        default=timeout,
         metavar="SECONDS",
-        help="each metrics API read gives up after this long (default 10)",
+        help=f"each metrics API read gives up after this long (default {timeout:g})",
     )
     add_engine_flags(parser)
 

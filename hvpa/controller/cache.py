@@ -173,6 +173,13 @@ class Partitioned(Generic[R]):
     def __len__(self) -> int:
         return sum(len(store) for store in self._stores.values())
 
+    def index_values(self, index: str) -> set[Hashable]:
+        """Every value something is filed under, across every store."""
+        values: set[Hashable] = set()
+        for store in self._stores.values():
+            values.update(store.index_values(index))
+        return values
+
     def index_keys(self, index: str, value: Hashable) -> list[str]:
         """Sorted keys filed under `value`, across every store (a copy)."""
         keys: set[str] = set()
@@ -294,6 +301,10 @@ class Cache:
 
     def hvpa_keys_for_config_map(self, namespace: str, name: str) -> list[str]:
         return self.hvpas.index_keys(BY_CONFIG_MAP, (namespace, name))
+
+    def config_map_refs(self) -> set[tuple[str, str]]:
+        """(namespace, name) of every ConfigMap a valid Hvpa's configMapRef names."""
+        return {ref for ref in self.hvpas.index_values(BY_CONFIG_MAP) if isinstance(ref, tuple)}
 
     def cluster_proportional_keys(self) -> list[str]:
         return self.hvpas.index_keys(BY_CLUSTER_PROPORTIONAL, True)

@@ -43,7 +43,8 @@ class Handlers:
         enqueue: Callable[[str], None],
         on_hvpa_change: Callable[[], None] | None = None,
     ) -> None:
-        """`on_hvpa_change` runs after any Hvpa add, update or delete (ConfigMap watches follow it)."""
+        """`on_hvpa_change` runs when the set of configMapRefs may have changed (the
+        ConfigMap watches follow it): an Hvpa naming one added or deleted, or a changed ref."""
         self._cache = cache
         self._enqueue = enqueue
         self._on_hvpa_change = on_hvpa_change
@@ -142,22 +143,24 @@ class Handlers:
         siblings = [] if target is None else self._cache.hvpa_keys_for_target(*target)
         return [hvpa.key, *siblings]
 
-    def _hvpa_changed(self) -> None:
-        if self._on_hvpa_change is not None:
+    def _config_map_refs_changed(self, old: HvpaRecord | None, new: HvpaRecord | None) -> None:
+        before = old.config_map if old is not None else None
+        after = new.config_map if new is not None else None
+        if before != after and self._on_hvpa_change is not None:
             self._on_hvpa_change()
 
     def hvpas(self) -> EventHandler[HvpaRecord]:
         def added(hvpa: HvpaRecord) -> None:
-            self._hvpa_changed()
+            self._config_map_refs_changed(None, hvpa)
             self._add_all(self._siblings(hvpa))
 
         def changed(old: HvpaRecord, new: HvpaRecord) -> None:
-            self._hvpa_changed()
+            self._config_map_refs_changed(old, new)
             if old.generation != new.generation or old.deleting != new.deleting:
                 self._add_all(self._siblings(old) + self._siblings(new))
 
         def deleted(hvpa: HvpaRecord) -> None:
-            self._hvpa_changed()
+            self._config_map_refs_changed(hvpa, None)
             self._add_all(self._siblings(hvpa))
 
         return EventHandler(on_add=added, on_update=changed, on_delete=deleted)

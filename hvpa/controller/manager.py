@@ -250,13 +250,7 @@ class Manager:
         self.queue.add(key)
 
     def _follow_config_maps(self) -> None:
-        wanted = {
-            ref
-            for key in self.cache.hvpa_keys()
-            if (record := self.cache.hvpas.get(key)) is not None
-            and (ref := record.config_map) is not None
-        }
-        self.config_maps.sync(wanted)
+        self.config_maps.sync(self.cache.config_map_refs())
 
     # -- state -----------------------------------------------------------------------
 

@@ -173,12 +173,23 @@ def test_events_map_to_keys(make: Any, event: str, records: list[Any], expected:
     assert len(keys) == len(set(keys))  # each key once per event
 
 
-def test_every_hvpa_change_follows_config_maps() -> None:
+def test_config_map_watches_follow_config_map_refs() -> None:
     _, handlers, _, changed = setup()
     handler = handlers.hvpas()
+    named = hvpa(
+        "dns", target="dns", uid="uid-dns", clusterProportional={"configMapRef": {"name": "p"}}
+    )
+    renamed = hvpa(
+        "dns", target="dns", uid="uid-dns", clusterProportional={"configMapRef": {"name": "q"}}
+    )
     fire(handler, "add", hvpa("web"))
     fire(handler, "update", hvpa("web"), replace_rv(hvpa("web")))
-    fire(handler, "delete", hvpa("web"))
+    assert changed == []
+    fire(handler, "add", named)
+    fire(handler, "update", named, replace_rv(named))
+    assert changed == ["x"]
+    fire(handler, "update", named, renamed)
+    fire(handler, "delete", renamed)
     assert changed == ["x", "x", "x"]
 
 

@@ -6,6 +6,7 @@ the decision."""
 
 from __future__ import annotations
 
+import asyncio
 from typing import Any
 
 from integration_cluster import Load, MiniCluster
@@ -125,3 +126,63 @@ async def test_vpa_recommendation_scales_up(
         )
         == 1
     )
+
+
+def add_node(server: ApiServer, name: str) -> None:
+    server.objects.create(
+        "nodes",
+        {
+            "metadata": {"name": name},
+            "status": {
+                "conditions": [{"type": "Ready", "status": "True"}],
+                "allocatable": {"cpu": "4", "memory": "16Gi"},
+            },
+        },
+        keep_status=True,
+    )
+
+
+async def test_cluster_proportional_follows_nodes_and_its_config_map(
+    apiserver: ApiServer, cluster: MiniCluster, start_controller: Any
+) -> None:
+    for index in range(3):
+        add_node(apiserver, f"node-{index}")
+    cluster.deployment("dns", replicas=1, requests={"cpu": "50m"})
+    apiserver.objects.create(
+        "hvpas",
+        {
+            "apiVersion": "autoscaling.k8s.io/v1alpha1",
+            "kind": "Hvpa",
+            "metadata": {"name": "dns", "namespace": "default"},
+            "spec": {
+                "targetRef": {"apiVersion": "apps/v1", "kind": "Deployment", "name": "dns"},
+                "hpa": {"deploy": True},
+                "clusterProportional": {"configMapRef": {"name": "dns-params"}},
+            },
+        },
+    )
+    running = await start_controller()
+    await asyncio.sleep(20)
+    assert cluster.replicas("dns") == 1  # no ConfigMap yet: nothing to go by
+    (watch,) = running.manager.config_maps.informers
+    assert watch.reflector.name == "configmaps/default"
+
+    params = {"metadata": {"name": "dns-params"}, "data": {"linear": '{"nodesPerReplica": 1}'}}
+    apiserver.objects.create("configmaps", params, namespace="default")
+    await eventually(lambda: cluster.replicas("dns") == 3, within=30)
+    add_node(apiserver, "node-3")
+    await eventually(lambda: cluster.replicas("dns") == 4, within=30)
+    apiserver.objects.patch(
+        "configmaps",
+        "dns-params",
+        {"data": {"linear": '{"nodesPerReplica": 2}'}},
+        namespace="default",
+    )
+    await eventually(lambda: cluster.replicas("dns") == 2, within=30)
+    # Only the named ConfigMap is ever listed or watched.
+    listed = {
+        r.query.get("fieldSelector")
+        for r in apiserver.requests
+        if r.resource == "configmaps" and r.method == "GET"
+    }
+    assert listed == {"metadata.name=dns-params"}
