@@ -13,11 +13,15 @@ ValidRecommendation; False with the reason that holds the vertical axis:
 NoVerticalPodAutoscaler, NoRecommendation, RecommendationNotProvided,
 ConfigUnsupported, LowConfidence, ConflictingAutoscaler, TargetNotFound),
 `AbleToScale=False, reason=ConflictingAutoscaler` when another writer holds
-the replica count, and `ScalingActive=False, reason=InvalidSpec` when the
-spec cannot be applied at all.
+the replica count, `reason=NoDemand` on both when the Capacity strategy has
+nothing to measure demand from, and `ScalingActive=False,
+reason=InvalidSpec` when the spec cannot be applied at all.
 """
 
 from __future__ import annotations
+
+from dataclasses import replace
+from typing import Final
 
 from hvpa.api import apply_defaults
 from hvpa.api.base import plain
@@ -28,6 +32,7 @@ from hvpa.api.proportional import (
 )
 from hvpa.api.resource import Hvpa
 from hvpa.durations import DurationError
+from hvpa.engine.capacity_inputs import CAPACITY, capacity_input, capacity_problem
 from hvpa.engine.conditions import (
     ABLE_TO_SCALE,
     SCALING_ACTIVE,
@@ -41,6 +46,7 @@ from hvpa.engine.decision import (
     VerticalContainer,
     VerticalDecision,
 )
+from hvpa.engine.demand import Demand
 from hvpa.engine.explain import Explanation
 from hvpa.engine.gates import GateSettings, MaintenanceWindowError, gate_settings
 from hvpa.engine.gomath import MAX_INT32
@@ -59,9 +65,15 @@ from hvpa.engine.horizontal.controller import (
 )
 from hvpa.engine.metrics import PodMetricsList
 from hvpa.engine.settings import Settings
-from hvpa.engine.status import read_conditions, read_history, read_scale_times, write_status
+from hvpa.engine.status import (
+    read_conditions,
+    read_demand_history,
+    read_history,
+    read_scale_times,
+    write_status,
+)
 from hvpa.engine.strategies import STRATEGIES, Hold, HorizontalInput
-from hvpa.engine.strategies.combine import Outcome, combine
+from hvpa.engine.strategies.combine import Outcome, combine, combine_capacity
 from hvpa.engine.vertical import (
     ContainerResources,
     VerticalRecommendation,
@@ -69,9 +81,19 @@ from hvpa.engine.vertical import (
     policies_from_spec,
     read_recommendation,
 )
-from hvpa.records import ContainerSpec, PodMetricsRecord, TargetRecord, VpaRecord, format_time
+from hvpa.records import (
+    NO_RESOURCES,
+    ContainerSpec,
+    PodMetricsRecord,
+    TargetRecord,
+    VpaRecord,
+    format_time,
+)
 
 __all__ = ["decide"]
+
+# Hold reason when Capacity has nothing to measure demand from.
+NO_DEMAND: Final = "NoDemand"
 
 
 def _horizontal_spec(hvpa: Hvpa, explain: Explanation) -> HorizontalSpec:
@@ -161,8 +183,10 @@ def _pod_metrics(snapshot: Snapshot) -> tuple[PodMetricsRecord, ...]:
 
 
 def _not_decidable(hvpa: Hvpa) -> str:
-    """Why nothing can be scaled at all (a strategy this engine lacks), or ''."""
+    """Why nothing can be scaled at all (a strategy this engine lacks, a Capacity spec without its parts), or ''."""
     strategy = hvpa.spec.strategy or "Weighted"
+    if strategy == CAPACITY:
+        return capacity_problem(hvpa.spec)
     if strategy not in STRATEGIES:
         return f"strategy {strategy} is not available in this version of the engine"
     return ""
@@ -175,6 +199,8 @@ def _set_hold_conditions(
     vpa: VpaRecord | None,
     conditions: Conditions,
     explain: Explanation,
+    *,
+    capacity: bool = False,
 ) -> None:
     """What holds an axis, as conditions: AbleToScale for the replicas, VerticalScalingActive for the pods."""
     horizontal = [hold for hold in holds if hold.axis == "horizontal"]
@@ -192,6 +218,9 @@ def _set_hold_conditions(
     if vertical:
         status, reason = False, vertical[0].reason
         message = "; ".join(hold.message for hold in vertical)
+    elif capacity:
+        status, reason = True, "ValidRecommendation"
+        message = "pod sizes follow spec.capacity.curve for the demand"
     else:
         status, reason = True, "ValidRecommendation"
         message = (
@@ -286,7 +315,9 @@ def decide(
             horizontal=horizontal,
         )
 
-    outcome, recommendation = _combine(hvpa, snapshot, target, horizontal, gates, now, explain)
+    outcome, recommendation, demand = _combine(
+        hvpa, snapshot, target, horizontal, gates, now, explain
+    )
     return _decision(
         hvpa,
         history,
@@ -299,6 +330,7 @@ def decide(
         outcome=outcome,
         recommendation=recommendation,
         vpa=snapshot.vpa,
+        demand=demand,
     )
 
 
@@ -310,15 +342,22 @@ def _combine(
     gates: GateSettings,
     now: float,
     explain: Explanation,
-) -> tuple[Outcome, VerticalRecommendation | None]:
+) -> tuple[Outcome, VerticalRecommendation | None, Demand | None]:
     """Both axes through strategies/combine.py: strategy, starvation guard, gates, limits."""
     spec = hvpa.spec
     strategy = spec.strategy or "Weighted"
     h = _horizontal_input(hvpa, horizontal, target.spec_replicas)
     recommendation = _vertical(hvpa, snapshot, target) if spec.vpa.deploy else None
-    holds = find_conflicts(
+    conflicts = find_conflicts(
         writer_from_hvpa(hvpa), snapshot.writers, horizontal=h.enabled, vertical=spec.vpa.deploy
-    ) + missing_data_holds(vertical=recommendation)
+    )
+    if strategy == CAPACITY:
+        outcome, demand = _combine_capacity(
+            hvpa, snapshot, target, h, horizontal, recommendation, conflicts, gates, now, explain
+        )
+        _explain_combined(strategy, outcome, explain)
+        return outcome, recommendation, demand
+    holds = conflicts + missing_data_holds(vertical=recommendation)
     status = hvpa.status
     outcome = combine(
         strategy,
@@ -337,11 +376,70 @@ def _combine(
         metrics=_pod_metrics(snapshot),
         override_oom=bool(status and status.override_scale_up_stabilization),
     )
+    _explain_combined(strategy, outcome, explain)
+    return outcome, recommendation, None
+
+
+def _explain_combined(strategy: str, outcome: Outcome, explain: Explanation) -> None:
     explain.add(f"combined ({strategy}):")
     with explain.indented():
         for line in outcome.explanation:
             explain.add(line)
-    return outcome, recommendation
+
+
+def _combine_capacity(
+    hvpa: Hvpa,
+    snapshot: Snapshot,
+    target: TargetRecord,
+    h: HorizontalInput,
+    horizontal: HorizontalRecommendation | None,
+    recommendation: VerticalRecommendation | None,
+    conflicts: tuple[Hold, ...],
+    gates: GateSettings,
+    now: float,
+    explain: Explanation,
+) -> tuple[Outcome, Demand]:
+    """Capacity: demand from the pods' total usage, then one reading of the curve.
+
+    The VPA is not what sizes the pods here, so a VPA without a
+    recommendation holds nothing; only a demand that cannot be measured at
+    all (no usage samples, no trusted VPA target) holds both axes.
+    """
+    spec = hvpa.spec
+    metrics = _pod_metrics(snapshot)
+    capacity, demand = capacity_input(
+        spec,
+        target.containers,
+        target.spec_replicas,
+        horizontal=horizontal,
+        recommendation=recommendation,
+        vpa=snapshot.vpa,
+        metrics=metrics,
+        history=read_demand_history(hvpa.status),
+        now=now,
+    )
+    holds = conflicts
+    if not demand.known:
+        message = "no usage samples of the target's pods and no trusted VPA target yet"
+        holds += (Hold("horizontal", NO_DEMAND, message),)
+        if spec.vpa.deploy:
+            holds += (Hold("vertical", NO_DEMAND, message),)
+    status = hvpa.status
+    outcome = combine_capacity(
+        h,
+        target.containers,
+        capacity,
+        gates,
+        now=now,
+        limits_gap=spec.vpa.limits_requests_gap_scale_params,
+        scale_times=read_scale_times(status),
+        rollout=_rollout(target, explain),
+        holds=holds,
+        pods=snapshot.pods,
+        metrics=metrics,
+        override_oom=bool(status and status.override_scale_up_stabilization),
+    )
+    return replace(outcome, explanation=demand.explanation + outcome.explanation), demand
 
 
 def _summary(
@@ -380,6 +478,7 @@ def _decision(
     outcome: Outcome | None = None,
     recommendation: VerticalRecommendation | None = None,
     vpa: VpaRecord | None = None,
+    demand: Demand | None = None,
 ) -> Decision:
     """The Decision and the status to write; `outcome` None: nothing is scaled."""
     replicas = current if outcome is None else outcome.replicas
@@ -389,7 +488,15 @@ def _decision(
         else outcome.containers
     )
     if outcome is not None:
-        _set_hold_conditions(hvpa, outcome.holds, recommendation, vpa, conditions, explain)
+        _set_hold_conditions(
+            hvpa,
+            outcome.holds,
+            recommendation,
+            vpa,
+            conditions,
+            explain,
+            capacity=demand is not None,
+        )
     scale_up, scale_down = history.scale_up_events, history.scale_down_events
     recommendations = history.recommendations
     if horizontal is not None:
@@ -408,6 +515,8 @@ def _decision(
         explain.add(line)
     usable = recommendation is not None and recommendation.usable
     targets = recommendation.containers if recommendation is not None and usable else ()
+    if demand is not None and outcome is not None:
+        targets = tuple(t for t in outcome.targets if t.target != NO_RESOURCES)
     applied = {c.container for c in outcome.applied} if outcome is not None else set()
     final = conditions.items()
     return Decision(
@@ -437,6 +546,7 @@ def _decision(
             outcome,
             targets,
             now,
+            demand.history if demand is not None else None,
         ),
         explanation=tuple(explain.lines),
     )

@@ -27,6 +27,7 @@ from hvpa.api.status import (
     RecommendedContainerResources,
     RecommendedPodResources,
     ReplicaRecommendation,
+    ResourceSample,
     ScalingStatus,
     VerticalPodAutoscalerStatus,
 )
@@ -36,15 +37,24 @@ from hvpa.api.status import (
 from hvpa.api.status import (
     ScaleEvent as StatusScaleEvent,
 )
+from hvpa.engine.capacity_inputs import amounts
 from hvpa.engine.conditions import Condition
 from hvpa.engine.decision import format_amount
+from hvpa.engine.demand import DemandHistory, Sample
 from hvpa.engine.gates import SCALE_KEYS, last_scale_times, scale_times_from_status
 from hvpa.engine.history import HorizontalHistory, Recommendation, ScaleEvent
 from hvpa.engine.strategies.combine import Outcome
 from hvpa.engine.strategies.weights import FULL_WEIGHT
 from hvpa.engine.vertical import ContainerResources, ContainerTarget
+from hvpa.records import CPU, MEMORY
 
-__all__ = ["read_conditions", "read_history", "read_scale_times", "write_status"]
+__all__ = [
+    "read_conditions",
+    "read_demand_history",
+    "read_history",
+    "read_scale_times",
+    "write_status",
+]
 
 
 def _seconds(moment: datetime) -> float:
@@ -108,12 +118,14 @@ def write_status(
     outcome: Outcome | None,
     targets: tuple[ContainerTarget, ...],
     now: float,
+    demand_history: DemandHistory | None = None,
 ) -> HvpaStatus:
     """The status Gardener's controller would write, plus conditions and the history.
 
     `lastBlockedScaling` is this decision's blocks, empty when nothing was
     blocked (Gardener kept a stale list); `lastScaling` changes only when
     something was applied, each half only when its axis moved.
+    `demand_history` (Capacity only) replaces `history.usage` and `.demands`.
     """
     recommendations, scale_up, scale_down = horizontal_history
     status = hvpa.status or HvpaStatus()
@@ -133,6 +145,8 @@ def write_status(
     )
     if outcome is not None and outcome.scale_times:
         history = replace(history, last_scale_times=last_scale_times(outcome.scale_times))
+    if demand_history is not None:
+        history = _with_demand_history(history, demand_history)
     # An empty history object would read back as "not a new Hvpa": write none until there is one.
     kept = history if history != History() else status.history
     spec = hvpa.spec
@@ -269,3 +283,32 @@ def read_scale_times(status: HvpaStatus | None) -> dict[str, float | None] | Non
     if times is None and legacy is not None:
         return dict.fromkeys(SCALE_KEYS, legacy)
     return times
+
+
+def _samples(written: tuple[ResourceSample, ...] | None) -> tuple[Sample, ...]:
+    return tuple(
+        Sample(_seconds(s.time), amounts(s.cpu, s.memory)) for s in written or () if s.time
+    )
+
+
+def read_demand_history(status: HvpaStatus | None) -> DemandHistory:
+    """`status.history.usage` and `.demands`; absent means no earlier samples."""
+    history = status.history if status is not None else None
+    if history is None:
+        return DemandHistory()
+    return DemandHistory(_samples(history.usage), _samples(history.demands))
+
+
+def _written(samples: tuple[Sample, ...]) -> tuple[ResourceSample, ...]:
+    return tuple(
+        ResourceSample(
+            time=_moment(s.time),
+            cpu=None if s.amounts.cpu is None else format_amount(CPU, s.amounts.cpu),
+            memory=None if s.amounts.memory is None else format_amount(MEMORY, s.amounts.memory),
+        )
+        for s in samples
+    )
+
+
+def _with_demand_history(history: History, kept: DemandHistory) -> History:
+    return replace(history, usage=_written(kept.usage), demands=_written(kept.demands))

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from typing import Any
 
+import msgspec
 import pytest
 from decide_kit import (
     NAMESPACE,
@@ -356,11 +357,15 @@ def test_last_blocked_scaling_has_gardeners_shape() -> None:
     ]
 
 
-def test_a_strategy_the_engine_lacks_scales_nothing() -> None:
+def test_capacity_without_its_spec_scales_nothing() -> None:
+    """A Capacity Hvpa that skipped validation (no spec.capacity) is held, not guessed at."""
     raw = scenario(usage="400m")
     raw["hvpa"]["spec"]["strategy"] = "Capacity"
     raw["hvpa"]["spec"]["capacity"] = {"curve": [{"replicas": 1, "cpu": "1"}]}
-    decision = run(raw)
+    parsed = parse_scenario(raw)
+    spec = msgspec.structs.replace(parsed.hvpa.spec, capacity=None)
+    hvpa = msgspec.structs.replace(parsed.hvpa, spec=spec)
+    decision = decide(hvpa, parsed.snapshot, parsed.now, parsed.settings)
     assert (decision.desired_replicas, requests_of(decision)[0]) == (2, 500)
     assert condition(decision, "ScalingActive") == ("False", "InvalidSpec")
 

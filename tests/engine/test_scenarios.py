@@ -5,9 +5,8 @@ objects (see its generate.py) with upstream's expected results;
 tests/engine/scenarios/gardener/ holds Gardener hvpa-controller's test
 cases the same way (its own generate.py), with Gardener's expected results
 or, where those are a documented Gardener fault, the corrected ones;
-examples/scenarios/ holds the worked examples of the design, of which those
-whose parts the engine implements are checked here (Capacity is a later
-issue). An expected file pins a subset of the
+examples/scenarios/ holds the worked examples of the design, every one
+checked here. An expected file pins a subset of the
 output: keys it leaves out may hold anything, a list must have the same
 length and match item by item, quantities compare by value (`1000m` is `1`),
 and an `error` or `message` matches when the actual text contains it.
@@ -29,8 +28,6 @@ ROOT = Path(__file__).parents[2]
 SCENARIOS = Path(__file__).parent / "scenarios"
 GARDENER = SCENARIOS / "gardener"
 EXAMPLES = ROOT / "examples" / "scenarios"
-# The examples whose strategy the engine implements (capacity-multiplicative needs Capacity).
-IMPLEMENTED_EXAMPLES = ("hpa-cpu-scale-up", "cpa-linear", "weighted-vertical")
 _TEXT_KEYS = ("error", "message")
 
 
@@ -105,7 +102,7 @@ def test_gardener_scenario(scenario: Path, capsys: pytest.CaptureFixture[str]) -
     _check(scenario, capsys)
 
 
-@pytest.mark.parametrize("scenario", _cases(EXAMPLES, IMPLEMENTED_EXAMPLES))
+@pytest.mark.parametrize("scenario", _cases(EXAMPLES))
 def test_example(scenario: Path, capsys: pytest.CaptureFixture[str]) -> None:
     _check(scenario, capsys)
 

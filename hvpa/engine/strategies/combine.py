@@ -10,31 +10,34 @@ because it imports gates.py and guards.py, which import the plan types.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from hvpa.engine.gates import (
+    Gated,
     GateSettings,
     apply_gates,
     last_scale_time,
     record_scale_times,
     report,
 )
-from hvpa.engine.guards import apply_starvation, detect_starvation
+from hvpa.engine.guards import Starving, apply_starvation, detect_starvation
 from hvpa.engine.vertical import (
     ContainerResources,
+    ContainerTarget,
     ResourceChange,
     ScaleParams,
     VerticalRecommendation,
     apply_changes,
 )
-from hvpa.records import ContainerSpec, PodMetricsRecord, PodRecord
+from hvpa.records import CPU, MEMORY, ContainerSpec, PodMetricsRecord, PodRecord
 
 from . import plan_scaling
+from .capacity import CapacityParams, plan_capacity
 from .mixed import MixedParams
 from .plan import Blocked, Hold, HorizontalInput, Plan
 from .weights import WeightInterval
 
-__all__ = ["Outcome", "combine"]
+__all__ = ["CapacityInput", "Outcome", "combine", "combine_capacity"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -45,7 +48,8 @@ class Outcome:
     requests and limits (milli-units); `blocked` is one entry per axis,
     direction and reason (for the Decision and `status.lastBlockedScaling`),
     `blocked_items` the same per container resource; `scale_times` the new
-    `status.history.lastScaleTimes`.
+    `status.history.lastScaleTimes`; `targets` what each container was
+    moved towards (the VPA's targets, or the Capacity curve's requests).
     """
 
     plan: Plan
@@ -57,6 +61,7 @@ class Outcome:
     holds: tuple[Hold, ...]
     scale_times: dict[str, float]
     explanation: tuple[str, ...]
+    targets: tuple[ContainerTarget, ...] = ()
 
     @property
     def vpa_weight(self) -> int | None:
@@ -132,7 +137,25 @@ def combine(
     )
     lines.extend(gated.explanation)
 
-    by_target = {t.name: t for t in targets or ()}
+    return _apply(
+        plan, gated, containers, targets or (), limits_gap, scale_times, now, holds, lines
+    )
+
+
+def _apply(
+    plan: Plan,
+    gated: Gated,
+    containers: Sequence[ContainerSpec],
+    targets: Sequence[ContainerTarget],
+    limits_gap: ScaleParams | None,
+    scale_times: Mapping[str, float | None] | None,
+    now: float,
+    holds: Sequence[Hold],
+    lines: list[str],
+    blocked: Sequence[Blocked] = (),
+) -> Outcome:
+    """The accepted changes written into requests and limits, and the scale times they leave."""
+    by_target = {t.name: t for t in targets}
     results: list[ContainerResources] = []
     applied: list[ResourceChange] = []
     for container in containers:
@@ -149,18 +172,184 @@ def combine(
     times = record_scale_times(
         scale_times,
         now=now,
-        current_replicas=horizontal.current,
+        current_replicas=plan.current_replicas,
         replicas=gated.replicas,
         applied=applied,
     )
+    items = (*blocked, *gated.blocked)
     return Outcome(
         plan=plan,
         replicas=gated.replicas,
         containers=tuple(results),
         applied=tuple(applied),
-        blocked=report(gated.blocked),
-        blocked_items=gated.blocked,
+        blocked=report(items),
+        blocked_items=items,
         holds=tuple(holds),
         scale_times=times,
         explanation=tuple(lines),
+        targets=tuple(targets),
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class _ZeroChange:
+    value: str = "0"
+    percentage: int | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class _NoMinChange:
+    """minChange of 0: a resize that comes with a replica move is part of one decision."""
+
+    cpu: _ZeroChange = _ZeroChange()
+    memory: _ZeroChange = _ZeroChange()
+
+
+@dataclass(frozen=True, slots=True)
+class CapacityInput:
+    """What the Capacity strategy reads beyond the common inputs.
+
+    `policies` are the containers Capacity sizes, with their policy bounds;
+    `shares` how a pod's size splits between them; `demand` the effective
+    demand per resource (demand.py); `vertical` is `vpa.deploy` (when false
+    the pods keep their size and only the count follows the curve).
+    """
+
+    params: CapacityParams
+    policies: tuple[ContainerTarget, ...]
+    demand: Mapping[str, int]
+    shares: Mapping[str, Mapping[str, int]]
+    vertical: bool = True
+
+
+@dataclass(frozen=True, slots=True)
+class _Pass:
+    plan: Plan
+    gated: Gated
+    targets: tuple[ContainerTarget, ...]
+    lines: tuple[str, ...]
+
+
+def combine_capacity(
+    horizontal: HorizontalInput,
+    containers: Sequence[ContainerSpec],
+    capacity: CapacityInput,
+    settings: GateSettings,
+    *,
+    now: float,
+    limits_gap: ScaleParams | None = None,
+    scale_times: Mapping[str, float | None] | None = None,
+    legacy_scale_time: float | None = None,
+    rollout: str | None = None,
+    holds: Sequence[Hold] = (),
+    pods: Sequence[PodRecord] = (),
+    metrics: Sequence[PodMetricsRecord] = (),
+    override_oom: bool = False,
+) -> Outcome:
+    """Both axes from the Capacity curve, through the same guards and gates as every strategy.
+
+    The two axes are one decision: a gate that holds one of them must not
+    let the other half through alone (fewer replicas without the larger
+    pods they were sized for would leave the demand uncovered; larger pods
+    without the replicas would pass the curve). So when a gate holds one
+    axis and the other would move, the curve is read again with the held
+    axis as it is, and that second plan goes through the gates instead;
+    what the first pass blocked is still reported. MinChange applies only
+    to a resize that keeps the replica count.
+    """
+    lines = [f"guard: hold {hold.axis} ({hold.reason}): {hold.message}" for hold in holds]
+    since_times = (
+        last_scale_time(key, scale_times, legacy_scale_time)
+        for key in ("verticalUp", "verticalDown")
+    )
+    since = max((t for t in since_times if t is not None), default=None)
+
+    def run(fixed: frozenset[str], fixed_replicas: bool) -> _Pass:
+        planned = plan_capacity(
+            horizontal,
+            containers,
+            capacity.policies,
+            capacity.demand,
+            capacity.params,
+            shares=capacity.shares,
+            fixed=fixed,
+            fixed_replicas=fixed_replicas,
+        )
+        starving: tuple[Starving, ...] = ()
+        starvation_lines: tuple[str, ...] = ()
+        if capacity.vertical:
+            starving, starvation_lines = detect_starvation(
+                containers, planned.targets, pods, metrics, since=since, override_oom=override_oom
+            )
+        if any(s.cpu for s in starving) and CPU not in fixed:
+            planned = plan_capacity(
+                horizontal,
+                containers,
+                capacity.policies,
+                capacity.demand,
+                capacity.params,
+                shares=capacity.shares,
+                fixed=fixed,
+                fixed_replicas=fixed_replicas,
+                force_resize=True,
+            )
+        plan = apply_starvation(planned.plan, starving, containers, planned.targets)
+        moves = plan.replicas != plan.current_replicas
+        gate = replace(settings, min_change_up=_NoMinChange(), min_change_down=_NoMinChange())
+        gated = apply_gates(
+            plan,
+            gate if moves else settings,
+            now=now,
+            scale_times=scale_times,
+            legacy_scale_time=legacy_scale_time,
+            rollout=rollout,
+            holds=holds,
+        )
+        gated_lines: tuple[str, ...] = ()
+        if moves and plan.changes:
+            gated_lines = ("gate: minChange does not apply: the replica count moves too",)
+        return _Pass(
+            plan,
+            gated,
+            planned.targets,
+            (*starvation_lines, *plan.explanation, *gated_lines, *gated.explanation),
+        )
+
+    fixed = frozenset() if capacity.vertical else frozenset((CPU, MEMORY))
+    first = run(fixed, fixed_replicas=not horizontal.enabled)
+    lines.extend(first.lines)
+    plan, gated = first.plan, first.gated
+    replica_move = plan.replicas != plan.current_replicas
+    held_vertical = frozenset(c.resource for c in plan.changes if c not in gated.applied)
+    again: _Pass | None = None
+    carried: tuple[Blocked, ...] = ()
+    if replica_move and gated.replicas == plan.current_replicas and gated.applied:
+        lines.append("capacity: the replica count is held: the curve is read again at that count")
+        again = run(fixed, fixed_replicas=True)
+        carried = tuple(b for b in gated.blocked if b.axis == "horizontal")
+    elif replica_move and gated.replicas != plan.current_replicas and held_vertical:
+        lines.append(
+            f"capacity: {', '.join(sorted(held_vertical))} per pod is held: "
+            "the curve is read again with the pods at their size"
+        )
+        again = run(fixed | held_vertical, fixed_replicas=False)
+        carried = tuple(
+            b for b in gated.blocked if b.axis == "vertical" and b.resource in held_vertical
+        )
+    if again is None:
+        return _apply(
+            plan, gated, containers, first.targets, limits_gap, scale_times, now, holds, lines
+        )
+    lines.extend(f"  {line}" for line in again.lines)
+    return _apply(
+        again.plan,
+        again.gated,
+        containers,
+        again.targets,
+        limits_gap,
+        scale_times,
+        now,
+        holds,
+        lines,
+        carried,
     )

@@ -1,0 +1,206 @@
+"""What the `Capacity` strategy reads of an Hvpa and a snapshot, in the engine's units.
+
+Kept apart from decide.py so the order of a decision stays readable there:
+this module turns `spec.capacity`, the container policies, the HPA
+metrics, the pod metrics, the VPA and the status history into the curve,
+the sized containers and the demand (demand.py), with the usage and
+demand samples the status kept (status.py reads and writes them).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from fractions import Fraction
+
+from hvpa.api.spec import CapacitySpec, HvpaSpec
+from hvpa.engine.demand import (
+    Demand,
+    DemandHistory,
+    DemandInput,
+    ReplicaFloor,
+    measure_demand,
+    total_usage,
+)
+from hvpa.engine.horizontal.controller import HorizontalRecommendation
+from hvpa.engine.strategies.capacity import CapacityParams, CurvePoint
+from hvpa.engine.strategies.combine import CapacityInput
+from hvpa.engine.vertical import (
+    ContainerTarget,
+    VerticalRecommendation,
+    container_policy,
+    policies_from_spec,
+)
+from hvpa.engine.vertical.recommendation import MODE_OFF, RESOURCES
+from hvpa.quantity import parse_milli
+from hvpa.records import (
+    NO_RESOURCES,
+    ContainerSpec,
+    PodMetricsRecord,
+    Resources,
+    VpaContainerPolicy,
+    VpaRecord,
+)
+
+__all__ = [
+    "CAPACITY",
+    "amounts",
+    "capacity_input",
+    "capacity_problem",
+]
+
+CAPACITY = "Capacity"
+# Metrics that speak in replicas: demand covers their wish at the current pod size.
+_REPLICA_METRICS = ("Pods", "Object", "External")
+
+
+def capacity_problem(spec: HvpaSpec) -> str:
+    """Why a Capacity spec cannot be decided on ('' when it can); validation says the same."""
+    if spec.capacity is None:
+        return "strategy Capacity needs spec.capacity"
+    if spec.hpa.template.spec is None:
+        return "strategy Capacity needs spec.hpa.template.spec (minReplicas and maxReplicas)"
+    return ""
+
+
+def amounts(cpu: str | int | float | None, memory: str | int | float | None) -> Resources:
+    return Resources(
+        cpu=None if cpu is None else parse_milli(cpu),
+        memory=None if memory is None else parse_milli(memory),
+    )
+
+
+def capacity_params(spec: CapacitySpec) -> CapacityParams:
+    base = spec.base_resources_per_replica
+    overhead = amounts(base.cpu, base.memory) if base is not None else NO_RESOURCES
+    return CapacityParams(
+        curve=tuple(
+            CurvePoint(point.replicas, amounts(point.cpu, point.memory)) for point in spec.curve
+        ),
+        overhead={r: amount for r in RESOURCES if (amount := overhead.get(r)) is not None},
+        tolerance=Fraction(str(spec.tolerance if spec.tolerance is not None else 10)),
+    )
+
+
+def _policies(
+    spec: HvpaSpec, containers: Sequence[ContainerSpec], vpa: VpaRecord | None
+) -> tuple[ContainerTarget, ...]:
+    """The containers Capacity sizes, with their policy bounds (the VPA template's, else the VPA's)."""
+    template = spec.vpa.template.spec
+    written = template.resource_policy if template is not None else None
+    policies: Sequence[VpaContainerPolicy] = (
+        policies_from_spec(written.container_policies)
+        if written is not None
+        else (vpa.container_policies if vpa is not None else ())
+    )
+    sized = []
+    for container in containers:
+        policy = container_policy(container.name, policies)
+        if policy is None:
+            sized.append(ContainerTarget(container.name, NO_RESOURCES))
+            continue
+        if policy.mode == MODE_OFF:
+            continue
+        sized.append(
+            ContainerTarget(
+                container.name,
+                NO_RESOURCES,
+                min_allowed=policy.min_allowed,
+                max_allowed=policy.max_allowed,
+                controlled=tuple(r for r in RESOURCES if r in policy.controlled_resources),
+                controlled_values=policy.controlled_values,
+            )
+        )
+    return tuple(sized)
+
+
+def _shares(
+    policies: Sequence[ContainerTarget],
+    containers: Sequence[ContainerSpec],
+    targets: Mapping[str, Resources] | None,
+) -> dict[str, dict[str, int]]:
+    """How a pod's size splits between its sized containers: by VPA target, else by request."""
+    requests = {c.name: c.requests for c in containers}
+    shares: dict[str, dict[str, int]] = {}
+    for resource in RESOURCES:
+        names = [p.name for p in policies if p.controls(resource)]
+        by_target = {n: (targets or {}).get(n, NO_RESOURCES).get(resource) for n in names}
+        if all(v for v in by_target.values()):
+            shares[resource] = {n: v or 0 for n, v in by_target.items()}
+        else:
+            shares[resource] = {n: requests[n].get(resource) or 0 for n in names}
+    return shares
+
+
+def _vpa_targets(
+    vpa: VpaRecord | None, recommendation: VerticalRecommendation | None
+) -> dict[str, Resources] | None:
+    """The VPA's own per-container targets (before capping), when the recommendation is trusted."""
+    if vpa is None or recommendation is None or not recommendation.usable:
+        return None
+    return {r.container_name: r.target for r in vpa.recommendations or ()}
+
+
+def _utilization(spec: HvpaSpec) -> dict[str, int]:
+    template = spec.hpa.template.spec
+    found: dict[str, int] = {}
+    for metric in template.metrics if template is not None else ():
+        source = metric.resource
+        if metric.type == "Resource" and source is not None:
+            target = source.target
+            if target.type == "Utilization" and target.average_utilization:
+                found.setdefault(source.name, target.average_utilization)
+    return found
+
+
+def _floors(horizontal: HorizontalRecommendation | None) -> tuple[ReplicaFloor, ...]:
+    if horizontal is None:
+        return ()
+    return tuple(
+        ReplicaFloor(f"{m.type} metric {m.name}", m.desired_replicas)
+        for m in horizontal.metrics
+        if m.type in _REPLICA_METRICS and m.desired_replicas is not None and not m.error
+    )
+
+
+def capacity_input(
+    spec: HvpaSpec,
+    containers: Sequence[ContainerSpec],
+    replicas: int,
+    *,
+    horizontal: HorizontalRecommendation | None,
+    recommendation: VerticalRecommendation | None,
+    vpa: VpaRecord | None,
+    metrics: Sequence[PodMetricsRecord],
+    history: DemandHistory,
+    now: float,
+) -> tuple[CapacityInput, Demand]:
+    """The curve, the sized containers and this decision's demand (spec defaulted and validated)."""
+    capacity = spec.capacity
+    if capacity is None:
+        raise ValueError(capacity_problem(spec))
+    params = capacity_params(capacity)
+    policies = _policies(spec, containers, vpa)
+    sized = {r: frozenset(p.name for p in policies if p.controls(r)) for r in RESOURCES}
+    requests = {c.name: c.requests for c in containers}
+    targets = _vpa_targets(vpa, recommendation)
+    given = DemandInput(
+        now=now,
+        replicas=replicas,
+        sized=sized,
+        pod_size={r: sum(requests[n].get(r) or 0 for n in names) for r, names in sized.items()},
+        overhead=params.overhead,
+        percentile=capacity.demand_percentile or 90,
+        window_seconds=capacity.demand_window_seconds or 600,
+        down_window_seconds=capacity.scale_down_stabilization_seconds or 0,
+        utilization=_utilization(spec),
+        floors=_floors(horizontal),
+        vpa_targets=targets,
+    )
+    demand = measure_demand(given, history, total_usage(metrics, sized, now))
+    return CapacityInput(
+        params=params,
+        policies=policies,
+        demand=demand.effective,
+        shares=_shares(policies, containers, targets),
+        vertical=spec.vpa.deploy,
+    ), demand

@@ -1,0 +1,265 @@
+"""Demand for the `Capacity` strategy (ENGINE.md §5.1): what the workload needs, in total.
+
+Demand must not move when the decision does, or the decision chases its own
+tail: a VPA's per-pod target still remembers the usage of fewer, busier pods
+after a scale-out, so "target x replicas" grows with every pod added, which
+adds pods. Total usage (PodMetrics summed over the target's pods) is the
+same however many pods share it, so demand is built from that: a high
+percentile of the total usage samples in a window, divided by the target
+utilization, minus the fixed overhead of the pods there are now. Pods,
+Object and External metrics speak in replicas, so each adds "at least this
+many pods of the current size". Only a new Hvpa, with no usage samples yet,
+falls back to the VPA target x replicas, for that one decision.
+
+Samples are kept in `status.history.usage` and `.demands` (times in POSIX
+seconds here), pruned to their windows, so a restarted controller computes
+the same demand. A scale-down uses the largest demand of the down window,
+which is the only memory the decision has of the past.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from fractions import Fraction
+from typing import Final
+
+from hvpa.quantity import ceil_div, format_milli
+from hvpa.records import CPU, MEMORY, PodMetricsRecord, Resources
+
+__all__ = [
+    "DEFAULT_HEADROOM_PERCENT",
+    "Demand",
+    "DemandHistory",
+    "DemandInput",
+    "ReplicaFloor",
+    "Sample",
+    "measure_demand",
+    "percentile",
+    "total_usage",
+]
+
+RESOURCES: Final = (CPU, MEMORY)
+# Without an HPA utilization target for a resource, demand keeps usage at 1 / (1 + 15%).
+DEFAULT_HEADROOM_PERCENT: Final = 15
+
+
+@dataclass(frozen=True, slots=True)
+class Sample:
+    """A total over the target's pods at one time (usage), or the demand derived from it.
+
+    Times are whole seconds, as the status keeps them, so a reading read back
+    from the status is recognised as the same reading.
+    """
+
+    time: float
+    amounts: Resources
+
+
+@dataclass(frozen=True, slots=True)
+class DemandHistory:
+    """`status.history.usage` and `.demands`; empty when the status has none."""
+
+    usage: tuple[Sample, ...] = ()
+    demands: tuple[Sample, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class ReplicaFloor:
+    """A Pods, Object or External metric's raw wish, which demand must cover with pods as they are."""
+
+    metric: str
+    replicas: int
+
+
+@dataclass(frozen=True, slots=True)
+class DemandInput:
+    """Everything demand is computed from, in milli-units and POSIX seconds.
+
+    `sized` names, per resource, the containers whose requests Capacity sets
+    (their usage is the demand; the others are left out of it). `pod_size`
+    is the current per-pod request of those containers and `overhead` the
+    per-pod `baseResourcesPerReplica`. `utilization` is the HPA Resource
+    metric's averageUtilization per resource, where there is one.
+    `vpa_targets` is the VPA's per-container target when it can be trusted,
+    for the fallback of a new Hvpa.
+    """
+
+    now: float
+    replicas: int
+    sized: Mapping[str, frozenset[str]]
+    pod_size: Mapping[str, int]
+    overhead: Mapping[str, int]
+    percentile: float
+    window_seconds: float
+    down_window_seconds: float
+    utilization: Mapping[str, int]
+    floors: tuple[ReplicaFloor, ...] = ()
+    vpa_targets: Mapping[str, Resources] | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Demand:
+    """The demand this decision acts on.
+
+    `measured` is this decision's demand per resource (beyond the pods'
+    overhead), `effective` the largest of it and every demand in the down
+    window: what the curve is read with. Both are empty when there is
+    nothing to measure from (no usage samples and no trusted VPA target):
+    the decision then holds. `history` is the status history to write.
+    """
+
+    measured: dict[str, int]
+    effective: dict[str, int]
+    source: str
+    history: DemandHistory
+    explanation: tuple[str, ...]
+
+    @property
+    def known(self) -> bool:
+        return bool(self.effective)
+
+
+def total_usage(
+    metrics: Sequence[PodMetricsRecord], sized: Mapping[str, frozenset[str]], now: float
+) -> Sample | None:
+    """The usage of the sized containers summed over the pods, at the newest reading's time."""
+    if not metrics:
+        return None
+    totals = {resource: 0 for resource in RESOURCES if sized.get(resource)}
+    for pod in metrics:
+        for container in pod.containers:
+            for resource in totals:
+                amount = container.usage.get(resource)
+                if amount is not None and container.name in sized[resource]:
+                    totals[resource] += amount
+    times = [pod.timestamp for pod in metrics if pod.timestamp is not None]
+    return Sample(
+        math.floor(max(times) if times else now),
+        Resources(cpu=totals.get(CPU), memory=totals.get(MEMORY)),
+    )
+
+
+def percentile(values: Sequence[int], percent: float) -> int:
+    """The nearest-rank percentile: the smallest value at least `percent`% of the values reach."""
+    ordered = sorted(values)
+    rank = math.ceil(Fraction(str(percent)) * len(ordered) / 100)
+    return ordered[max(rank, 1) - 1]
+
+
+def _within(samples: Sequence[Sample], now: float, window: float) -> tuple[Sample, ...]:
+    return tuple(s for s in samples if now - s.time < window)
+
+
+def _record(samples: Sequence[Sample], sample: Sample) -> tuple[Sample, ...]:
+    """The samples with `sample` added; a reading already kept (same time) is not counted twice."""
+    kept = tuple(s for s in samples if s.time != sample.time)
+    return (*kept, sample)
+
+
+def _describe(amounts: Mapping[str, int]) -> str:
+    return ", ".join(f"{r} {format_milli(amounts[r])}" for r in RESOURCES if r in amounts)
+
+
+def _from_usage(given: DemandInput, samples: Sequence[Sample], lines: list[str]) -> dict[str, int]:
+    demand: dict[str, int] = {}
+    for resource in RESOURCES:
+        values = [v for s in samples if (v := s.amounts.get(resource)) is not None]
+        if not values or not given.sized.get(resource):
+            continue
+        high = percentile(values, given.percentile)
+        target = given.utilization.get(resource)
+        if target:
+            scaled, how = ceil_div(high * 100, target), f"/ target utilization {target}%"
+        else:
+            scaled = ceil_div(high * (100 + DEFAULT_HEADROOM_PERCENT), 100)
+            how = f"x (1 + {DEFAULT_HEADROOM_PERCENT}% headroom)"
+        overhead = given.replicas * given.overhead.get(resource, 0)
+        demand[resource] = max(0, scaled - overhead)
+        lines.append(
+            f"demand: {resource}: P{given.percentile:g} of {len(values)} usage samples "
+            f"{format_milli(high)} {how} = {format_milli(scaled)}, minus {given.replicas} "
+            f"replicas x overhead {format_milli(given.overhead.get(resource, 0))} "
+            f"= {format_milli(demand[resource])}"
+        )
+    return demand
+
+
+def _from_vpa(given: DemandInput, lines: list[str]) -> dict[str, int]:
+    """A new Hvpa's demand: the VPA target (which holds its own margin) x the replicas there are."""
+    targets = given.vpa_targets or {}
+    demand: dict[str, int] = {}
+    for resource in RESOURCES:
+        names = given.sized.get(resource) or frozenset()
+        per_pod = [targets[name].get(resource) for name in sorted(names) if name in targets]
+        known = [amount for amount in per_pod if amount is not None]
+        if not known:
+            continue
+        pod = sum(known)
+        overhead = given.overhead.get(resource, 0)
+        demand[resource] = max(0, given.replicas * (pod - overhead))
+        lines.append(
+            f"demand: {resource}: no usage samples yet: VPA target {format_milli(pod)} per pod, "
+            f"minus overhead {format_milli(overhead)}, x {given.replicas} replicas "
+            f"= {format_milli(demand[resource])}"
+        )
+    return demand
+
+
+def _with_floors(given: DemandInput, demand: dict[str, int], lines: list[str]) -> None:
+    """Each replica-speaking metric wants at least its replicas at the current pod size."""
+    for floor in given.floors:
+        for resource in list(demand):
+            room = given.pod_size.get(resource, 0) - given.overhead.get(resource, 0)
+            wanted = floor.replicas * max(room, 0)
+            if wanted > demand[resource]:
+                lines.append(
+                    f"demand: {resource}: {floor.metric} wants {floor.replicas} replicas of "
+                    f"{format_milli(room)} beyond the overhead: at least {format_milli(wanted)}"
+                )
+                demand[resource] = wanted
+
+
+def measure_demand(given: DemandInput, history: DemandHistory, usage: Sample | None) -> Demand:
+    """This decision's demand and the history to keep; `usage` is the newest total, if any."""
+    lines: list[str] = []
+    samples = history.usage
+    if usage is not None:
+        samples = _record(samples, usage)
+        lines.append(f"demand: total usage at this reading: {_describe_resources(usage.amounts)}")
+    samples = _within(samples, given.now, given.window_seconds)
+    if samples:
+        measured, source = _from_usage(given, samples, lines), "usage"
+    else:
+        lines.append(f"demand: no usage samples in the last {given.window_seconds:g}s")
+        measured, source = _from_vpa(given, lines), "vpa"
+    if not measured:
+        lines.append("demand: unknown (no usage samples and no trusted VPA target): hold")
+        kept = DemandHistory(
+            samples, _within(history.demands, given.now, given.down_window_seconds)
+        )
+        return Demand({}, {}, "", kept, tuple(lines))
+    _with_floors(given, measured, lines)
+    earlier = _within(history.demands, given.now, given.down_window_seconds)
+    effective = dict(measured)
+    for sample in earlier:
+        for resource in effective:
+            amount = sample.amounts.get(resource)
+            if amount is not None and amount > effective[resource]:
+                effective[resource] = amount
+    if effective != measured:
+        lines.append(
+            f"demand: the largest of the last {given.down_window_seconds:g}s holds a scale-down: "
+            f"{_describe(effective)} (now {_describe(measured)})"
+        )
+    lines.append(f"demand: {_describe(effective)} beyond the pods' overhead ({source})")
+    now = Sample(
+        math.floor(given.now), Resources(cpu=measured.get(CPU), memory=measured.get(MEMORY))
+    )
+    kept = DemandHistory(samples, _record(earlier, now))
+    return Demand(measured, effective, source, kept, tuple(lines))
+
+
+def _describe_resources(amounts: Resources) -> str:
+    return _describe({r: v for r in RESOURCES if (v := amounts.get(r)) is not None})

@@ -1,0 +1,474 @@
+"""`Capacity`: one curve of per-pod size against replicas, read with the demand (ENGINE.md §5).
+
+Gardener's hvpa mixed the steps of two recommenders, so where it ended
+depended on who moved first and the two steps multiplied (1 x 1 core
+needing 5 cores at 50/50 ended at 3 x 3 = 9 cores). Here both axes come
+from one reading of one curve with one number per resource, the demand D
+(demand.py): the fewest replicas n within min/max whose curve ceiling
+covers it, n x (ceiling(n) - overhead) >= D for every resource, and pods of
+overhead + D / n, never above the ceiling at n nor outside
+minAllowed/maxAllowed. The total asked for is the demand itself, and the
+same demand gives the same answer from whichever side it is reached.
+
+Three bands keep that from rolling the workload at every wobble:
+- the joint hysteresis: nothing moves while the total asked for
+  (replicas x per-pod request) is within `tolerance` of the current total,
+  for every resource;
+- the resize band: a per-pod resize is a rolling update, so while only the
+  replica count needs to move the pods keep their size, as long as it is
+  within `tolerance` of the size the curve gives and the total stays within
+  `tolerance` of the curve's total; a vertical segment (a count where
+  pods grow) resizes, because there the count does not move;
+- the down window (demand.py): a scale-down reads the largest demand of
+  `scaleDownStabilizationSeconds`.
+A starving container (CPU at its request while the curve gives more)
+resizes through all three.
+
+The curve caps pods everywhere but past its end: when even max replicas at
+the curve's size do not cover the demand, pods grow beyond the curve up to
+maxAllowed (up to the curve's last size where a container has none).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, replace
+from fractions import Fraction
+
+from hvpa.engine.vertical import ContainerTarget, ResourceChange, round_request
+from hvpa.engine.vertical.requests import MEMORY_STEP_MILLI
+from hvpa.quantity import ceil_div, format_milli
+from hvpa.records import CPU, MEMORY, ContainerSpec, Resources
+
+from .plan import HorizontalInput, Plan
+
+__all__ = [
+    "CapacityParams",
+    "CapacityPlan",
+    "CurvePoint",
+    "Shape",
+    "ceiling",
+    "plan_capacity",
+    "pod_split",
+]
+
+RESOURCES = (CPU, MEMORY)
+
+
+@dataclass(frozen=True, slots=True)
+class CurvePoint:
+    """The largest per-pod request at `replicas`, milli-units; None where the curve sets none."""
+
+    replicas: int
+    amounts: Resources
+
+
+@dataclass(frozen=True, slots=True)
+class CapacityParams:
+    """`spec.capacity` in the units the engine computes with; `tolerance` is a percent."""
+
+    curve: tuple[CurvePoint, ...]
+    overhead: Mapping[str, int]
+    tolerance: Fraction
+
+
+@dataclass(frozen=True, slots=True)
+class Shape:
+    """A replica count and the per-pod size of each resource (milli-units) there."""
+
+    replicas: int
+    sizes: Mapping[str, int]
+
+    def total(self, resource: str) -> int:
+        return self.replicas * self.sizes[resource]
+
+
+@dataclass(frozen=True, slots=True)
+class CapacityPlan:
+    """The strategy's Plan, the curve's own answer (`ideal`), and the containers' targets.
+
+    `targets` carry each sized container's policy bounds and, as `target`,
+    its request at the ideal size: what the starvation guard compares usage
+    with and what `apply_changes` writes limits for.
+    """
+
+    plan: Plan
+    ideal: Shape
+    targets: tuple[ContainerTarget, ...]
+
+
+def ceiling(curve: Sequence[CurvePoint], resource: str, replicas: int) -> int | None:
+    """The curve's per-pod ceiling at a replica count, linearly interpolated and rounded down.
+
+    Before the first point and after the last the curve is flat; at a count
+    with several points (a vertical segment) the largest wins. None when the
+    curve gives no amount for the resource.
+    """
+    points = [(p.replicas, a) for p in curve if (a := p.amounts.get(resource)) is not None]
+    if not points:
+        return None
+    points.sort()
+    below = [p for p in points if p[0] <= replicas]
+    above = [p for p in points if p[0] > replicas]
+    if not below:
+        return points[0][1]
+    low_replicas, low_amount = below[-1]
+    if not above:
+        return low_amount
+    high_replicas, high_amount = above[0]
+    span = high_replicas - low_replicas
+    return low_amount + (high_amount - low_amount) * (replicas - low_replicas) // span
+
+
+def _describe(sizes: Mapping[str, int]) -> str:
+    return ", ".join(f"{r} {format_milli(sizes[r])}" for r in RESOURCES if r in sizes)
+
+
+@dataclass(frozen=True, slots=True)
+class _Room:
+    """What a pod may hold of each resource: the curve (or the size it must keep), and maxAllowed."""
+
+    params: CapacityParams
+    fixed: Mapping[str, int]
+    max_allowed: Mapping[str, int | None]
+    min_allowed: Mapping[str, int]
+
+    def cap(self, resource: str, replicas: int) -> int | None:
+        """The largest per-pod size at `replicas`; None: unbounded."""
+        if resource in self.fixed:
+            return self.fixed[resource]
+        top = ceiling(self.params.curve, resource, replicas)
+        most = self.max_allowed.get(resource)
+        if top is None:
+            return most
+        return top if most is None else min(top, most)
+
+    def past_end(self, resource: str, replicas: int) -> int | None:
+        """Past the curve's end pods grow to maxAllowed; without one they stay on the curve."""
+        if resource in self.fixed:
+            return self.fixed[resource]
+        most = self.max_allowed.get(resource)
+        return most if most is not None else self.cap(resource, replicas)
+
+    def covers(self, demand: Mapping[str, int], replicas: int) -> bool:
+        for resource, needed in demand.items():
+            top = self.cap(resource, replicas)
+            if top is None:
+                continue
+            if replicas * max(top - self.params.overhead.get(resource, 0), 0) < needed:
+                return False
+        return True
+
+
+def _share(resource: str, needed: int, replicas: int) -> int:
+    """A pod's share of the demand, rounded up: CPU to the millicore, memory to 1000 bytes.
+
+    Only the share is rounded, not overhead + share, so a pod with no share
+    of the demand is exactly its overhead (1Gi stays 1Gi).
+    """
+    return round_request(resource, ceil_div(needed, replicas))
+
+
+def _size(need: int, top: int | None, floor: int) -> int:
+    """A per-pod request: the need, never above `top`, never below the pod's minAllowed."""
+    return max(need if top is None else min(need, top), floor)
+
+
+def _solve(
+    demand: Mapping[str, int],
+    room: _Room,
+    low: int,
+    high: int,
+    lines: list[str],
+) -> Shape:
+    """The fewest replicas in [low, high] the curve lets cover the demand, and the pods' sizes there."""
+    overhead = room.params.overhead
+    if not room.covers(demand, high):
+        sizes = {}
+        for resource, needed in demand.items():
+            need = overhead.get(resource, 0) + _share(resource, needed, high)
+            sizes[resource] = _size(
+                need, room.past_end(resource, high), room.min_allowed.get(resource, 0)
+            )
+        lines.append(
+            f"curve: even {high} replicas (maxReplicas) at the curve's size do not cover the "
+            f"demand: past the curve's end, pods grow up to maxAllowed: {_describe(sizes)}"
+        )
+        return Shape(high, sizes)
+    first, last = low, high
+    while first < last:
+        middle = (first + last) // 2
+        if room.covers(demand, middle):
+            last = middle
+        else:
+            first = middle + 1
+    replicas = first
+    if replicas > low:
+        fewer = replicas - 1
+        short = [
+            f"{r}: {fewer} x ({format_milli(top)} - {format_milli(overhead.get(r, 0))}) "
+            f"< {format_milli(needed)}"
+            for r, needed in demand.items()
+            if (top := room.cap(r, fewer)) is not None
+            and fewer * max(top - overhead.get(r, 0), 0) < needed
+        ]
+        lines.append(f"curve: {fewer} replicas are too few: {'; '.join(short)}")
+    else:
+        lines.append(f"curve: {replicas} replicas (minReplicas) cover the demand")
+    sizes = {}
+    for resource, needed in demand.items():
+        top = room.cap(resource, replicas)
+        if resource in room.fixed:
+            sizes[resource] = room.fixed[resource]
+            lines.append(
+                f"curve: {resource}: pods keep {format_milli(sizes[resource])} (held); "
+                f"{replicas} of them cover {format_milli(needed)}"
+            )
+            continue
+        need = overhead.get(resource, 0) + _share(resource, needed, replicas)
+        sizes[resource] = _size(need, top, room.min_allowed.get(resource, 0))
+        lines.append(
+            f"curve: {resource}: {replicas} replicas, ceiling "
+            f"{'none' if top is None else format_milli(top)} per pod; per pod "
+            f"{format_milli(overhead.get(resource, 0))} + {format_milli(needed)} / {replicas} "
+            f"= {format_milli(sizes[resource])}"
+        )
+    return Shape(replicas, sizes)
+
+
+def _within(value: int, reference: int, tolerance: Fraction) -> bool:
+    """|value - reference| <= tolerance% of reference (exact, in integers and fractions)."""
+    return abs(value - reference) * 100 <= tolerance * reference
+
+
+def _keep_sizes(
+    ideal: Shape, current: Shape, room: _Room, demand: Mapping[str, int], high: int
+) -> Shape | None:
+    """The replica-only move that keeps today's pod size, when that stays within the bands."""
+    tolerance = room.params.tolerance
+    if any(not _within(ideal.sizes[r], current.sizes[r], tolerance) for r in ideal.sizes):
+        return None
+    fixed = _Room(room.params, dict(current.sizes), room.max_allowed, room.min_allowed)
+    for replicas in range(ideal.replicas, high + 1):
+        kept = Shape(replicas, current.sizes)
+        fits = all(
+            (top := room.cap(r, replicas)) is None or current.sizes[r] <= top
+            for r in ideal.sizes
+            if r not in room.fixed
+        )
+        if fits and fixed.covers(demand, replicas):
+            total_ok = all(_within(kept.total(r), ideal.total(r), tolerance) for r in ideal.sizes)
+            return kept if total_ok else None
+        if not all(_within(kept.total(r), ideal.total(r), tolerance) for r in ideal.sizes):
+            return None
+    return None
+
+
+def pod_split(
+    amount: int, names: Sequence[str], shares: Mapping[str, int], unit: int = 1
+) -> dict[str, int]:
+    """A per-pod amount split between containers by their shares; the parts add up to `amount`.
+
+    Cumulative rounding gives each container its share in whole `unit`s
+    (a byte of memory) without losing or adding any; the last part takes
+    what is left below a unit. Without shares the split is even.
+    """
+    weights = [max(shares.get(name, 0), 0) for name in names]
+    if not any(weights):
+        weights = [1] * len(names)
+    whole = sum(weights)
+    parts: dict[str, int] = {}
+    units = amount // unit
+    running, given = 0, 0
+    for name, weight in zip(names, weights, strict=True):
+        running += weight
+        upto = ceil_div(units * running, whole) * unit
+        parts[name] = upto - given
+        given = upto
+    parts[names[-1]] += amount - given
+    return parts
+
+
+def _current(
+    containers: Sequence[ContainerSpec], sized: Mapping[str, Sequence[str]], replicas: int
+) -> Shape:
+    by_name = {c.name: c for c in containers}
+    return Shape(
+        replicas,
+        {
+            resource: sum(by_name[name].requests.get(resource) or 0 for name in names)
+            for resource, names in sized.items()
+        },
+    )
+
+
+def _requests(
+    shape: Shape,
+    policies: Sequence[ContainerTarget],
+    sized: Mapping[str, Sequence[str]],
+    shares: Mapping[str, Mapping[str, int]],
+) -> dict[str, dict[str, int]]:
+    """Per-container requests for a pod shape, each within its container's policy."""
+    by_policy = {p.name: p for p in policies}
+    requests: dict[str, dict[str, int]] = {}
+    for resource, names in sized.items():
+        if resource not in shape.sizes:
+            continue
+        unit = MEMORY_STEP_MILLI // 1000 if resource == MEMORY else 1
+        parts = pod_split(shape.sizes[resource], names, shares.get(resource, {}), unit)
+        for name in names:
+            amount = by_policy[name].clamp(resource, parts[name])
+            requests.setdefault(name, {})[resource] = amount
+    return requests
+
+
+def _changes(
+    requests: Mapping[str, Mapping[str, int]], containers: Sequence[ContainerSpec]
+) -> tuple[ResourceChange, ...]:
+    changes = []
+    for container in containers:
+        for resource, wanted in requests.get(container.name, {}).items():
+            current = container.requests.get(resource) or 0
+            if wanted != current:
+                changes.append(
+                    ResourceChange(
+                        container.name, resource, current, wanted, wanted, wanted - current, 100
+                    )
+                )
+    return tuple(changes)
+
+
+def plan_capacity(
+    horizontal: HorizontalInput,
+    containers: Sequence[ContainerSpec],
+    policies: Sequence[ContainerTarget],
+    demand: Mapping[str, int],
+    params: CapacityParams,
+    *,
+    shares: Mapping[str, Mapping[str, int]] | None = None,
+    fixed: frozenset[str] = frozenset(),
+    fixed_replicas: bool = False,
+    force_resize: bool = False,
+) -> CapacityPlan:
+    """The replica count and requests the curve gives for `demand`, after the bands.
+
+    `policies` are the containers Capacity sizes, with their policy bounds
+    and controlled resources; `shares` how a pod's size splits between
+    them per resource (by default evenly). `fixed` resources keep their
+    per-pod size and `fixed_replicas` keeps the count (an axis that is off,
+    or that a gate held back). `force_resize` lets a starving container
+    through the bands.
+    """
+    current_replicas = horizontal.current
+    lines = [
+        f"strategy Capacity: {current_replicas} replicas (min {horizontal.min_replicas}, "
+        f"max {horizontal.max_replicas})",
+        f"capacity: demand {_describe(demand)} beyond the overhead "
+        f"({_describe(params.overhead) or 'none'} per pod), tolerance {float(params.tolerance):g}%",
+    ]
+    sized: dict[str, list[str]] = {
+        r: [p.name for p in policies if p.controls(r)]
+        for r in RESOURCES
+        if r in demand and any(p.controls(r) for p in policies)
+    }
+    current = _current(containers, sized, current_replicas)
+    pinned = {r: current.sizes[r] for r in sized if r in fixed}
+    room = _Room(
+        params,
+        pinned,
+        {r: _sum_bound(policies, sized[r], r, "max") for r in sized},
+        {r: _sum_bound(policies, sized[r], r, "min") or 0 for r in sized},
+    )
+    wanted = {r: demand[r] for r in sized}
+    if current_replicas == 0:
+        lines.append("capacity: the target is at 0 replicas: scaling is disabled")
+        return _hold(horizontal, tuple(policies), current, lines)
+    if not sized:
+        lines.append("capacity: no container Capacity sizes has a demand: hold")
+        return _hold(horizontal, tuple(policies), current, lines)
+    low, high = horizontal.min_replicas, horizontal.max_replicas
+    if fixed_replicas or not horizontal.enabled:
+        low = high = current_replicas
+        lines.append(f"capacity: the replica count stays at {current_replicas} (held)")
+    ideal = _solve(wanted, room, low, high, lines)
+    targets = _targets(policies, _requests(ideal, policies, sized, shares or {}))
+    chosen = ideal
+    if force_resize:
+        lines.append("capacity: a container is starving: resize now, whatever the bands")
+    elif ideal.replicas != current_replicas and ideal.sizes != current.sizes:
+        kept = _keep_sizes(ideal, current, room, wanted, high)
+        if kept is not None:
+            chosen = kept
+            lines.append(
+                f"capacity: resize band: pods keep {_describe(current.sizes)} (within "
+                f"{float(params.tolerance):g}% of the curve's size); {kept.replicas} replicas cover "
+                "the demand"
+            )
+    if not force_resize:
+        inside = [
+            r for r in chosen.sizes if _within(chosen.total(r), current.total(r), params.tolerance)
+        ]
+        for r in chosen.sizes:
+            lines.append(
+                f"capacity: {r} total {chosen.replicas} x {format_milli(chosen.sizes[r])} = "
+                f"{format_milli(chosen.total(r))} against {current.replicas} x "
+                f"{format_milli(current.sizes[r])} = {format_milli(current.total(r))} now"
+            )
+        if len(inside) == len(chosen.sizes):
+            lines.append(
+                f"capacity: every total is within {float(params.tolerance):g}% of the current "
+                "one: hold (hysteresis)"
+            )
+            return _hold(horizontal, targets, ideal, lines)
+    changes = _changes(_requests(chosen, policies, sized, shares or {}), containers)
+    lines.append(
+        f"capacity: {current_replicas} -> {chosen.replicas} replicas of {_describe(chosen.sizes)}"
+        if chosen.replicas != current_replicas
+        else f"capacity: keep {current_replicas} replicas; pods {_describe(chosen.sizes)}"
+    )
+    lines.extend(f"vertical: {c.describe()}" for c in changes)
+    plan = Plan("Capacity", horizontal, chosen.replicas, changes, explanation=tuple(lines))
+    return CapacityPlan(plan, ideal, targets)
+
+
+def _sum_bound(
+    policies: Sequence[ContainerTarget], names: Sequence[str], resource: str, which: str
+) -> int | None:
+    """The pod's minAllowed or maxAllowed: the containers' sum, None when one has none."""
+    by_name = {p.name: p for p in policies}
+    total = 0
+    for name in names:
+        bounds = by_name[name].max_allowed if which == "max" else by_name[name].min_allowed
+        amount = bounds.get(resource)
+        if not amount:
+            if which == "max":
+                return None
+            continue
+        total += amount
+    return total
+
+
+def _targets(
+    policies: Sequence[ContainerTarget], requests: Mapping[str, Mapping[str, int]]
+) -> tuple[ContainerTarget, ...]:
+    """The sized containers with their requests at the curve's own size as `target`."""
+    return tuple(
+        replace(
+            policy,
+            target=Resources(
+                cpu=requests.get(policy.name, {}).get(CPU),
+                memory=requests.get(policy.name, {}).get(MEMORY),
+            ),
+        )
+        for policy in policies
+    )
+
+
+def _hold(
+    horizontal: HorizontalInput,
+    targets: tuple[ContainerTarget, ...],
+    ideal: Shape,
+    lines: list[str],
+) -> CapacityPlan:
+    plan = Plan("Capacity", horizontal, horizontal.current, (), explanation=tuple(lines))
+    return CapacityPlan(plan, ideal, targets)
