@@ -91,27 +91,7 @@ async def test_vpa_recommendation_scales_up(
         True,
     )
 
-    apiserver.objects.patch(
-        "verticalpodautoscalers",
-        "web-vpa",
-        {
-            "status": {
-                "conditions": [{"type": "RecommendationProvided", "status": "True"}],
-                "recommendation": {
-                    "containerRecommendations": [
-                        {
-                            "containerName": "app",
-                            "target": {"cpu": "300m", "memory": "256Mi"},
-                            "lowerBound": {"cpu": "250m", "memory": "200Mi"},
-                            "upperBound": {"cpu": "400m", "memory": "300Mi"},
-                        }
-                    ]
-                },
-            }
-        },
-        namespace="default",
-        subresource="status",
-    )
+    recommend(apiserver, cpu="300m", memory="256Mi")
     await eventually(lambda: cluster.requests("web").get("cpu") == "300m", within=60)
     # Memory rounds up to a multiple of 1000 bytes, as Gardener rounds it.
     assert cluster.requests("web") == {"cpu": "300m", "memory": "268436k"}
@@ -125,6 +105,51 @@ async def test_vpa_recommendation_scales_up(
             {"namespace": "default", "name": "web", "axis": "vertical", "direction": "up"},
         )
         == 1
+    )
+
+    # A small fall is held back by the default minimum change (200m, 200M): one Event
+    # for the new block, however long it lasts.
+    recommend(apiserver, cpu="120m", memory="100Mi")
+    await asyncio.sleep(120)
+    assert cluster.requests("web")["cpu"] == "300m"
+    (blocked,) = events(apiserver, "ScalingBlocked")
+    assert blocked["message"].startswith("vertical scale-down blocked by MinChange")
+    assert blocked["count"] == 1
+    # A large one goes through: the pods shrink back, as one more patch.
+    recommend(apiserver, cpu="50m", memory="32Mi")
+    await eventually(lambda: cluster.requests("web").get("cpu") == "50m", within=600, step=5)
+    assert len(writes(apiserver, resource="deployments")) == 2
+    assert (
+        running.sample(
+            "hvpa_scalings_total",
+            {"namespace": "default", "name": "web", "axis": "vertical", "direction": "down"},
+        )
+        == 1
+    )
+
+
+def recommend(server: ApiServer, *, cpu: str, memory: str) -> None:
+    """What a VPA recommender would write into the child VPA's status."""
+    server.objects.patch(
+        "verticalpodautoscalers",
+        "web-vpa",
+        {
+            "status": {
+                "conditions": [{"type": "RecommendationProvided", "status": "True"}],
+                "recommendation": {
+                    "containerRecommendations": [
+                        {
+                            "containerName": "app",
+                            "target": {"cpu": cpu, "memory": memory},
+                            "lowerBound": {"cpu": cpu, "memory": memory},
+                            "upperBound": {"cpu": cpu, "memory": memory},
+                        }
+                    ]
+                },
+            }
+        },
+        namespace="default",
+        subresource="status",
     )
 
 
