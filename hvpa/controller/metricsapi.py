@@ -158,7 +158,9 @@ class MetricsReader:
             message = str(error)
         except (msgspec.DecodeError, RecordError) as error:
             message = f"cannot read the answer: {error}"
-        _logger.info("metric read failed", extra=fields(query=type(query).__name__, error=message))
+        # Every reconcile of an Hvpa whose adapter is missing fails the same way: the
+        # condition and /debug/state say so; the log says it only at debug level.
+        _logger.debug("metric read failed", extra=fields(query=type(query).__name__, error=message))
         return MetricReadError(message)
 
     async def _get(self, path: str, params: Params) -> bytes:
