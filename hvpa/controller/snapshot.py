@@ -104,7 +104,7 @@ def prepare(record: HvpaRecord, cache: Cache) -> Prepared:
     if target is not None:
         template = hvpa.spec.hpa.template.spec
         queries = metric_queries(
-            template.metrics if template is not None and hvpa.spec.hpa.deploy else (),
+            template.metrics if template is not None else (),
             namespace,
             target.selector,
             pod_usage=hvpa.spec.vpa.deploy,
