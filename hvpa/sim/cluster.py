@@ -78,7 +78,6 @@ class Tick:
     time: float
     elapsed_seconds: float
     workloads: Mapping[WorkloadKey, WorkloadTick]
-    unschedulable: int
 
 
 class Cluster:
@@ -126,16 +125,13 @@ class Cluster:
         self._next_metrics = self._start + settings.metrics_resolution_seconds
         self._next_recommendation = self._start + settings.recommender.interval_seconds
 
-    def elapsed(self) -> float:
-        return self._clock() - self._start
-
     def step(self) -> Tick:
         now = self._clock()
         elapsed = now - self._start
         if self._node_count is not None:
             self.nodes.resize(self._node_count(elapsed))
         self.workloads.sync()
-        unschedulable = self.scheduler.schedule()
+        self.scheduler.schedule()
         self.kubelet.sync()
         ticks = self._load(elapsed)
         if now >= self._next_metrics:
@@ -144,7 +140,7 @@ class Cluster:
         if now >= self._next_recommendation:
             self.recommender.run_once()
             self._next_recommendation += self.settings.recommender.interval_seconds
-        return Tick(now, elapsed, ticks, unschedulable)
+        return Tick(now, elapsed, ticks)
 
     def _load(self, elapsed: float) -> dict[WorkloadKey, WorkloadTick]:
         by_workload: dict[WorkloadKey, list[SimPod]] = {}

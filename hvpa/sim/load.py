@@ -52,14 +52,6 @@ class WorkloadLoad:
     def container(self, name: str) -> ContainerLoad:
         return self.containers.get(name, self.default)
 
-    def base(self, names: Sequence[str]) -> tuple[float, float]:
-        """One pod's base usage (millicores, bytes) over the named containers."""
-        loads = [self.container(name) for name in names]
-        return (
-            sum(load.base_cpu_millicores for load in loads),
-            sum(load.base_memory_bytes for load in loads),
-        )
-
 
 @dataclass(frozen=True, slots=True)
 class ContainerUsage:

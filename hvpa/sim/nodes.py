@@ -51,15 +51,9 @@ class NodePool:
         self._nodes: dict[str, SimNode] = {}
         self._created = 0
 
-    def __len__(self) -> int:
-        return len(self._nodes)
-
     @property
     def nodes(self) -> list[SimNode]:
         return list(self._nodes.values())
-
-    def get(self, name: str) -> SimNode | None:
-        return self._nodes.get(name)
 
     def resize(self, count: int) -> None:
         """Add nodes up to `count`, or remove the newest down to it."""

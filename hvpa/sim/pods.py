@@ -130,10 +130,6 @@ class SimPod:
     transitions: dict[str, tuple[str, str]] = field(default_factory=dict)
 
     @property
-    def key(self) -> str:
-        return f"{self.namespace}/{self.name}"
-
-    @property
     def ready(self) -> bool:
         return self.ready_since is not None
 
@@ -227,12 +223,6 @@ class Pods:
 
     def __iter__(self) -> Iterator[SimPod]:
         return iter(list(self._pods.values()))
-
-    def __len__(self) -> int:
-        return len(self._pods)
-
-    def get(self, namespace: str, name: str) -> SimPod | None:
-        return self._pods.get((namespace, name))
 
     def of(self, workload: WorkloadKey) -> list[SimPod]:
         """The workload's pods, oldest first (terminating ones included)."""

@@ -23,8 +23,8 @@ class Scheduler:
         self._pods = pods
         self._nodes = nodes
 
-    def schedule(self) -> int:
-        """Bind what fits; returns how many pods are left unschedulable."""
+    def schedule(self) -> None:
+        """Bind what fits; mark what does not Unschedulable."""
         nodes = self._nodes.nodes
         used = {node.name: [0, 0] for node in nodes}
         pending = []
@@ -36,7 +36,6 @@ class Scheduler:
                 cpu, memory = pod.requests()
                 used[pod.node][0] += cpu
                 used[pod.node][1] += memory
-        left = 0
         for pod in pending:
             cpu, memory = pod.requests()
             best: tuple[float, str] | None = None
@@ -58,7 +57,6 @@ class Scheduler:
                 used[best[1]][0] += cpu
                 used[best[1]][1] += memory
                 continue
-            left += 1
             reasons = []
             if short_cpu:
                 reasons.append(f"{short_cpu} Insufficient cpu")
@@ -67,4 +65,3 @@ class Scheduler:
             detail = f": {', '.join(reasons)}" if reasons else ""
             pod.unschedulable = f"0/{len(nodes)} nodes are available{detail}."
             self._pods.write(pod)
-        return left

@@ -131,10 +131,16 @@ class WorkloadController:
         return self._seen.get(workload)
 
     def sync(self) -> None:
+        """Converge every workload one step; delete the pods of workloads that are gone, as the
+        garbage collector would (their ownerReferences name a deleted owner)."""
+        live: set[WorkloadKey] = set()
         for obj in self._objects.list("deployments"):
-            self._sync_deployment(obj)
+            live.add(self._sync_deployment(obj))
         for obj in self._objects.list("statefulsets"):
-            self._sync_statefulset(obj)
+            live.add(self._sync_statefulset(obj))
+        for pod in self._pods:
+            if pod.workload not in live:
+                self._pods.delete(pod)
 
     # ------------------------------------------------------------------ common
 
@@ -220,7 +226,7 @@ class WorkloadController:
 
     # ------------------------------------------------------------------ Deployment
 
-    def _sync_deployment(self, obj: dict[str, Any]) -> None:
+    def _sync_deployment(self, obj: dict[str, Any]) -> WorkloadKey:
         metadata, spec = obj["metadata"], obj["spec"]
         key: WorkloadKey = ("Deployment", metadata["namespace"], metadata["name"])
         self._observe(key, spec)
@@ -283,6 +289,7 @@ class WorkloadController:
                 delete(old, excess)
 
         self._deployment_status(obj, key, revision, desired, unavailable)
+        return key
 
     def _deployment_status(
         self, obj: dict[str, Any], key: WorkloadKey, revision: str, desired: int, unavailable: int
@@ -320,7 +327,7 @@ class WorkloadController:
 
     # ------------------------------------------------------------------ StatefulSet
 
-    def _sync_statefulset(self, obj: dict[str, Any]) -> None:
+    def _sync_statefulset(self, obj: dict[str, Any]) -> WorkloadKey:
         metadata, spec = obj["metadata"], obj["spec"]
         name = metadata["name"]
         key: WorkloadKey = ("StatefulSet", metadata["namespace"], name)
@@ -369,6 +376,7 @@ class WorkloadController:
                 if stale:
                     self._pods.delete(by_ordinal[max(stale)])
         self._statefulset_status(obj, key, desired, current_revision, update_revision)
+        return key
 
     def _statefulset_status(
         self,

@@ -172,3 +172,13 @@ def test_scale_down_deletes_unready_and_newest_pods_first() -> None:
     m.server.objects.patch("deployments", "web", {"spec": {"replicas": 2}})
     m.run(20)
     assert {p.name for p in m.pods(DEPLOYMENT)} == ready
+
+
+def test_pods_of_a_deleted_workload_are_deleted() -> None:
+    m = model()
+    m.server.objects.create("deployments", workload("Deployment", replicas=2))
+    m.run(30)
+    m.server.objects.delete("deployments", "web")
+    m.run(30)
+    assert m.pods(DEPLOYMENT) == []
+    assert m.server.objects.list("pods") == []
