@@ -45,6 +45,7 @@ from hvpa.engine.metrics import (
     PodsMetricQuery,
     ResourceMetricsQuery,
     metric_queries,
+    needs_pod_usage,
 )
 from hvpa.engine.settings import SETTING_KEYS, Settings
 from hvpa.labels import LabelSelector, SelectorError
@@ -452,7 +453,7 @@ def parse_scenario(raw: Any, name: str = "scenario") -> Scenario:
         template.metrics if template else (),
         namespace,
         target.selector,
-        pod_usage=hvpa.spec.vpa.deploy,
+        pod_usage=needs_pod_usage(hvpa.spec),
     )
     readings = {q: _answer(q, pod_metrics, pod_names, custom, external) for q in queries}
 

@@ -5,8 +5,12 @@ tail: a VPA's per-pod target still remembers the usage of fewer, busier pods
 after a scale-out, so "target x replicas" grows with every pod added, which
 adds pods. Total usage (PodMetrics summed over the target's pods) is the
 same however many pods share it, so demand is built from that: a high
-percentile of the total usage samples in a window, divided by the target
-utilization, minus the fixed overhead of the pods there are now. Pods,
+percentile of the total usage samples in a window, less the fixed overhead
+the pods there are now use, divided by the target utilization. The
+overhead is taken out before the division: the target utilization is
+headroom for load, and an overhead scaled by it would grow with the
+replica count, which is the feedback this module exists to avoid (with
+1Gi per pod at 1 / 1.15, ten pods would ask 1.5Gi more than one). Pods,
 Object and External metrics speak in replicas, so each adds "at least this
 many pods of the current size". Only a new Hvpa, with no usage samples yet,
 falls back to the VPA target x replicas, for that one decision.
@@ -169,18 +173,18 @@ def _from_usage(given: DemandInput, samples: Sequence[Sample], lines: list[str])
         if not values or not given.sized.get(resource):
             continue
         high = percentile(values, given.percentile)
+        overhead = given.replicas * given.overhead.get(resource, 0)
+        load = max(high - overhead, 0)
         target = given.utilization.get(resource)
         if target:
-            scaled, how = ceil_div(high * 100, target), f"/ target utilization {target}%"
+            demand[resource], how = ceil_div(load * 100, target), f"/ target utilization {target}%"
         else:
-            scaled = ceil_div(high * (100 + DEFAULT_HEADROOM_PERCENT), 100)
+            demand[resource] = ceil_div(load * (100 + DEFAULT_HEADROOM_PERCENT), 100)
             how = f"x (1 + {DEFAULT_HEADROOM_PERCENT}% headroom)"
-        overhead = given.replicas * given.overhead.get(resource, 0)
-        demand[resource] = max(0, scaled - overhead)
         lines.append(
-            f"demand: {resource}: P{given.percentile:g} of {len(values)} usage samples "
-            f"{format_milli(high)} {how} = {format_milli(scaled)}, minus {given.replicas} "
-            f"replicas x overhead {format_milli(given.overhead.get(resource, 0))} "
+            f"demand: {resource}: (P{given.percentile:g} of {len(values)} usage samples "
+            f"{format_milli(high)} - {given.replicas} replicas x overhead "
+            f"{format_milli(given.overhead.get(resource, 0))}) {how} "
             f"= {format_milli(demand[resource])}"
         )
     return demand

@@ -411,6 +411,9 @@ def apply_starvation(
         elif change.resource == CPU:
             marked = guard.cpu and change.direction == "up"
             changes.append(replace(change, starving=guard.cpu) if marked else change)
+        elif not guard.memory:
+            # Starving of CPU only: its memory change is the strategy's business.
+            changes.append(change)
         else:
             seen.add(change.container)
             target = by_target[change.container]

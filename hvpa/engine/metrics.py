@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from typing import Final
 
 from hvpa.api.autoscaling import MetricSpec
+from hvpa.api.spec import HvpaSpec
 from hvpa.labels import LabelSelector, SelectorError
 from hvpa.records import PodMetricsRecord
 
@@ -47,6 +48,7 @@ __all__ = [
     "get_resource_metric",
     "metric_queries",
     "metric_selector",
+    "needs_pod_usage",
     "query_for",
 ]
 
@@ -196,6 +198,11 @@ def query_for(
     return None
 
 
+def needs_pod_usage(spec: HvpaSpec) -> bool:
+    """Whether a decision reads the target's PodMetrics beyond what its HPA metrics ask for."""
+    return spec.vpa.deploy or spec.strategy == "Capacity"
+
+
 def metric_queries(
     metrics: Sequence[MetricSpec],
     namespace: str,
@@ -205,10 +212,11 @@ def metric_queries(
 ) -> tuple[MetricQuery, ...]:
     """Every read the metrics need, each once, in spec order.
 
-    `pod_usage` (pass the Hvpa's `vpa.deploy`) adds the target's PodMetrics
+    `pod_usage` (pass `needs_pod_usage(spec)`) adds the target's PodMetrics
     even when no HPA metric reads them: the starvation guard compares each
     container's CPU usage with its request, and without that reading it
-    cannot tell a throttled container from an idle one.
+    cannot tell a throttled container from an idle one; the Capacity
+    strategy sums them into its demand.
     """
     queries: dict[MetricQuery, None] = {}
     for metric in metrics:

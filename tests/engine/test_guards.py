@@ -236,6 +236,14 @@ def test_starving_cpu_is_marked_and_weight_still_decides() -> None:
     )
 
 
+def test_starving_of_cpu_only_leaves_the_memory_change_alone() -> None:
+    memory = step("memory", "1G", "600M")
+    planned = apply_starvation(
+        plan_with((memory,)), [Starving("app", cpu="usage at request")], [APP], [TARGET]
+    )
+    assert planned.changes == (memory,)
+
+
 def test_oom_raises_memory_to_its_floor() -> None:
     small = step("memory", "1G", "1100M", "1500M")
     guard = Starving("app", memory="OOMKilled", memory_floor=parse_milli("1400M"))

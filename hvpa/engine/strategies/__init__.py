@@ -2,7 +2,9 @@
 
 Each strategy is a pure function from the horizontal input, the containers
 and their VPA targets to a Plan. `plan_scaling` picks one by the name
-`spec.strategy` uses; `Capacity` (§5) is not among them.
+`spec.strategy` uses. `Capacity` (§5) is not among them: it reads neither
+recommendation but a curve with the demand (capacity.py), and goes through
+combine.combine_capacity.
 """
 
 from __future__ import annotations

@@ -1,0 +1,309 @@
+"""The Capacity strategy's pure parts: the curve, the split between containers, demand, the plan.
+
+The plan is read directly here (no scenario), so each band is pinned with
+the numbers that reach it: the fewest replicas whose ceiling covers the
+demand, overhead + demand / replicas per pod, the joint hysteresis, the
+resize band, a vertical segment, the curve's end, and held axes.
+"""
+
+from __future__ import annotations
+
+from fractions import Fraction
+
+import pytest
+
+from hvpa.engine.demand import (
+    DemandHistory,
+    DemandInput,
+    ReplicaFloor,
+    Sample,
+    measure_demand,
+    percentile,
+)
+from hvpa.engine.strategies import HorizontalInput
+from hvpa.engine.strategies.capacity import (
+    CapacityParams,
+    CurvePoint,
+    ceiling,
+    plan_capacity,
+    pod_split,
+)
+from hvpa.engine.vertical import ContainerTarget
+from hvpa.records import NO_RESOURCES, ContainerSpec, Resources
+
+GI = 1024**3 * 1000  # milli-units of one GiB
+
+
+def point(replicas: int, cpu: int | None = None, memory: int | None = None) -> CurvePoint:
+    return CurvePoint(replicas, Resources(cpu=cpu, memory=memory))
+
+
+LINEAR = (point(1, 1000), point(10, 10_000))
+VERTICAL = (point(1, 1000), point(3, 1000), point(3, 4000), point(10, 4000))
+
+
+@pytest.mark.parametrize(
+    ("curve", "replicas", "expected"),
+    [
+        pytest.param(LINEAR, 1, 1000, id="at-the-first-point"),
+        pytest.param(LINEAR, 3, 3000, id="interpolated"),
+        pytest.param((point(2, 1000), point(5, 2000)), 3, 1333, id="interpolated-rounds-down"),
+        pytest.param((point(3, 1000), point(5, 2000)), 1, 1000, id="flat-before-the-first-point"),
+        pytest.param(LINEAR, 12, 10_000, id="flat-after-the-last-point"),
+        pytest.param(VERTICAL, 3, 4000, id="top-of-a-vertical-segment"),
+        pytest.param(VERTICAL, 2, 1000, id="below-a-vertical-segment"),
+        pytest.param((point(1, memory=GI),), 4, None, id="no-cpu-on-the-curve"),
+    ],
+)
+def test_ceiling(curve: tuple[CurvePoint, ...], replicas: int, expected: int | None) -> None:
+    assert ceiling(curve, "cpu", replicas) == expected
+
+
+@pytest.mark.parametrize(
+    ("amount", "shares", "unit", "expected"),
+    [
+        pytest.param(1000, {}, 1, {"a": 500, "b": 500}, id="even-without-shares"),
+        pytest.param(1000, {"a": 3, "b": 1}, 1, {"a": 750, "b": 250}, id="by-share"),
+        pytest.param(1001, {"a": 1, "b": 1}, 1, {"a": 501, "b": 500}, id="odd-milli-to-the-first"),
+        pytest.param(
+            5_000_500, {"a": 1, "b": 1}, 1000, {"a": 2_500_000, "b": 2_500_500}, id="whole-bytes"
+        ),
+    ],
+)
+def test_pod_split_adds_up(
+    amount: int, shares: dict[str, int], unit: int, expected: dict[str, int]
+) -> None:
+    parts = pod_split(amount, ["a", "b"], shares, unit)
+    assert parts == expected
+    assert sum(parts.values()) == amount
+
+
+@pytest.mark.parametrize(
+    ("values", "percent", "expected"),
+    [
+        pytest.param([5, 1, 3], 100, 5, id="p100-is-the-max"),
+        pytest.param(list(range(1, 11)), 90, 9, id="p90-of-ten"),
+        pytest.param(list(range(1, 11)), 95, 10, id="p95-of-ten-rounds-up"),
+        pytest.param([7], 50, 7, id="one-sample"),
+    ],
+)
+def test_percentile_nearest_rank(values: list[int], percent: float, expected: int) -> None:
+    assert percentile(values, percent) == expected
+
+
+NOW = 10_000.0
+
+
+def given(**changes: object) -> DemandInput:
+    base: dict[str, object] = {
+        "now": NOW,
+        "replicas": 2,
+        "sized": {"cpu": frozenset({"app"}), "memory": frozenset({"app"})},
+        "pod_size": {"cpu": 1000, "memory": 2 * GI},
+        "overhead": {"memory": GI},
+        "percentile": 90,
+        "window_seconds": 600,
+        "down_window_seconds": 300,
+        "utilization": {"cpu": 50},
+    }
+    base.update(changes)
+    return DemandInput(**base)  # type: ignore[arg-type]
+
+
+def usage(time: float, cpu: int, memory: int = 0) -> Sample:
+    return Sample(time, Resources(cpu=cpu, memory=memory))
+
+
+@pytest.mark.parametrize(
+    ("inputs", "history", "now_usage", "measured", "effective"),
+    [
+        pytest.param(
+            given(),
+            DemandHistory(),
+            usage(NOW, 800, 2 * GI + 100 * 10**9 * 1000),
+            {"cpu": 1600, "memory": 115 * 10**9 * 1000},
+            {"cpu": 1600, "memory": 115 * 10**9 * 1000},
+            id="usage-less-overhead-over-target-utilization",
+        ),
+        pytest.param(
+            given(),
+            DemandHistory(usage=(usage(NOW - 60, 900), usage(NOW - 700, 5000))),
+            usage(NOW, 800),
+            {"cpu": 1800, "memory": 0},
+            {"cpu": 1800, "memory": 0},
+            id="percentile-over-the-window-only",
+        ),
+        pytest.param(
+            given(),
+            DemandHistory(demands=(usage(NOW - 100, 4000), usage(NOW - 400, 9000))),
+            usage(NOW, 800),
+            {"cpu": 1600, "memory": 0},
+            {"cpu": 4000, "memory": 0},
+            id="largest-demand-of-the-down-window",
+        ),
+        pytest.param(
+            given(vpa_targets={"app": Resources(cpu=5000, memory=GI)}),
+            DemandHistory(),
+            None,
+            {"cpu": 10_000, "memory": 0},
+            {"cpu": 10_000, "memory": 0},
+            id="new-hvpa-vpa-target-times-replicas",
+        ),
+        pytest.param(
+            given(floors=(ReplicaFloor("Pods metric qps", 5),)),
+            DemandHistory(),
+            usage(NOW, 800, 2 * GI),
+            {"cpu": 5000, "memory": 5 * GI},
+            {"cpu": 5000, "memory": 5 * GI},
+            id="replica-metric-wants-pods-of-the-current-size",
+        ),
+        pytest.param(given(), DemandHistory(), None, {}, {}, id="nothing-to-measure"),
+    ],
+)
+def test_demand(
+    inputs: DemandInput,
+    history: DemandHistory,
+    now_usage: Sample | None,
+    measured: dict[str, int],
+    effective: dict[str, int],
+) -> None:
+    demand = measure_demand(inputs, history, now_usage)
+    assert (demand.measured, demand.effective) == (measured, effective)
+
+
+def test_demand_history_keeps_one_sample_per_reading_within_its_window() -> None:
+    history = DemandHistory(
+        usage=(usage(NOW - 700, 1), usage(NOW - 30, 2), usage(NOW, 3)),
+        demands=(usage(NOW - 400, 1), usage(NOW - 10, 2)),
+    )
+    kept = measure_demand(given(), history, usage(NOW, 3)).history
+    assert [s.time for s in kept.usage] == [NOW - 30, NOW]
+    assert [s.time for s in kept.demands] == [NOW - 10, NOW]
+
+
+APP = ContainerSpec("app", Resources(cpu=1000, memory=GI), NO_RESOURCES)
+POLICY = ContainerTarget("app", NO_RESOURCES)
+
+
+def plan(
+    demand: dict[str, int],
+    *,
+    replicas: int = 1,
+    cpu: int = 1000,
+    memory: int = GI,
+    curve: tuple[CurvePoint, ...] = LINEAR,
+    overhead: dict[str, int] | None = None,
+    policy: ContainerTarget = POLICY,
+    fixed: frozenset[str] = frozenset(),
+    fixed_replicas: bool = False,
+    high: int = 10,
+) -> tuple[int, dict[str, int]]:
+    container = ContainerSpec("app", Resources(cpu=cpu, memory=memory), NO_RESOURCES)
+    params = CapacityParams(curve, overhead or {}, Fraction(10))
+    result = plan_capacity(
+        HorizontalInput(replicas, 1, high),
+        (container,),
+        (policy,),
+        demand,
+        params,
+        fixed=fixed,
+        fixed_replicas=fixed_replicas,
+    ).plan
+    sizes = {"cpu": cpu, "memory": memory}
+    for change in result.changes:
+        sizes[change.resource] = change.proposed
+    return result.replicas, sizes
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "expected"),
+    [
+        pytest.param(
+            {"demand": {"cpu": 5000, "memory": 0}, "overhead": {"memory": GI}},
+            (3, {"cpu": 1667, "memory": GI}),
+            id="multiplicative-example-3x1667m-not-9-cores",
+        ),
+        pytest.param(
+            {"demand": {"cpu": 1050}, "replicas": 1, "cpu": 1000},
+            (1, {"cpu": 1000, "memory": GI}),
+            id="within-tolerance-holds",
+        ),
+        pytest.param(
+            {"demand": {"cpu": 4600}, "replicas": 4, "curve": (point(1, 1000), point(10, 1000))},
+            (5, {"cpu": 1000, "memory": GI}),
+            id="resize-band-keeps-pod-size-while-count-moves",
+        ),
+        pytest.param(
+            {"demand": {"cpu": 3000}, "replicas": 3, "curve": VERTICAL},
+            (3, {"cpu": 1000, "memory": GI}),
+            id="vertical-segment-holds-within-tolerance",
+        ),
+        pytest.param(
+            {"demand": {"cpu": 6000}, "replicas": 3, "curve": VERTICAL},
+            (3, {"cpu": 2000, "memory": GI}),
+            id="vertical-segment-grows-pods-at-the-count",
+        ),
+        pytest.param(
+            {
+                "demand": {"cpu": 150_000},
+                "replicas": 10,
+                "cpu": 10_000,
+                "policy": ContainerTarget("app", NO_RESOURCES, max_allowed=Resources(cpu=16_000)),
+            },
+            (10, {"cpu": 15_000, "memory": GI}),
+            id="past-the-end-max-replicas-pods-up-to-max-allowed",
+        ),
+        pytest.param(
+            {"demand": {"cpu": 150_000}, "replicas": 10, "cpu": 9000},
+            (10, {"cpu": 10_000, "memory": GI}),
+            id="past-the-end-without-max-allowed-stays-on-the-curve",
+        ),
+        pytest.param(
+            {
+                "demand": {"cpu": 5000},
+                "policy": ContainerTarget("app", NO_RESOURCES, max_allowed=Resources(cpu=1000)),
+            },
+            (5, {"cpu": 1000, "memory": GI}),
+            id="max-allowed-below-the-curve-adds-replicas",
+        ),
+        pytest.param(
+            {
+                "demand": {"cpu": 100},
+                "replicas": 3,
+                "cpu": 3000,
+                "policy": ContainerTarget("app", NO_RESOURCES, min_allowed=Resources(cpu=500)),
+            },
+            (1, {"cpu": 500, "memory": GI}),
+            id="never-below-min-allowed",
+        ),
+        pytest.param(
+            {"demand": {"cpu": 5000}, "fixed": frozenset({"cpu"})},
+            (5, {"cpu": 1000, "memory": GI}),
+            id="pods-held-count-covers-the-demand",
+        ),
+        pytest.param(
+            {"demand": {"cpu": 5000}, "fixed_replicas": True},
+            (1, {"cpu": 1000, "memory": GI}),
+            id="count-held-pods-stay-within-the-curve-at-that-count",
+        ),
+        pytest.param(
+            {"demand": {"cpu": 5000}, "fixed_replicas": True, "replicas": 4, "cpu": 500},
+            (4, {"cpu": 1250, "memory": GI}),
+            id="count-held-pods-take-the-demand",
+        ),
+    ],
+)
+def test_plan(kwargs: dict[str, object], expected: tuple[int, dict[str, int]]) -> None:
+    assert plan(**kwargs) == expected  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize(
+    "start",
+    [
+        pytest.param({"replicas": 1, "cpu": 100}, id="from-below"),
+        pytest.param({"replicas": 10, "cpu": 10_000}, id="from-above"),
+        pytest.param({"replicas": 7, "cpu": 300}, id="from-many-small-pods"),
+    ],
+)
+def test_same_demand_same_decision_from_any_side(start: dict[str, int]) -> None:
+    assert plan({"cpu": 20_000}, **start) == (5, {"cpu": 4000, "memory": GI})  # type: ignore[arg-type]

@@ -1,0 +1,258 @@
+"""The Capacity strategy through decide: demand from usage, bands, guards, gates, status history.
+
+Each case is a scenario as `hvpa recommend` reads it (capacity_kit builds
+them). The CPU target utilization is 50% (demand = usage x 2), memory has
+none (usage x 1.15); the flat curve allows 1 CPU and 2G per pod at any count.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+import pytest
+from capacity_kit import RISING_CURVE, Workload, capacity_hvpa, time_at
+from decide_kit import NOW_SECONDS, at, blocked_of, condition, run
+
+from hvpa.api.base import plain
+from hvpa.cli import main
+from hvpa.engine.decision import Decision
+
+MB = 10**9  # milli-units of one MB
+
+
+def shape(decision: Decision) -> tuple[int, int | None, int | None]:
+    """Replicas, CPU millicores and memory MB of the first container."""
+    requests = decision.containers[0].requests
+    memory = requests.memory
+    return decision.desired_replicas, requests.cpu, None if memory is None else memory // MB
+
+
+SETTLED = Workload(memory=575 * MB)  # 2 x 500m at 250m: demand 1000m and 1150M, as requested
+
+
+@pytest.mark.parametrize(
+    ("workload", "hvpa", "options", "expected"),
+    [
+        pytest.param(
+            replace(SETTLED, cpu_usage=400),
+            capacity_hvpa(),
+            {"vpa_target": {"cpu": "4", "memory": "8G"}},
+            (2, 800, 575),
+            id="demand-from-total-usage-not-the-vpa-target",
+        ),
+        pytest.param(
+            replace(SETTLED, cpu_usage=400),
+            capacity_hvpa(),
+            {"vpa_conditions": [{"type": "RecommendationProvided", "status": "False"}]},
+            (2, 800, 575),
+            id="no-vpa-recommendation-needed-with-usage",
+        ),
+        pytest.param(
+            replace(SETTLED, cpu_usage=260),
+            capacity_hvpa(),
+            {},
+            (2, 500, 575),
+            id="within-tolerance-hysteresis-holds",
+        ),
+        pytest.param(
+            replace(SETTLED, cpu_usage=1800),
+            capacity_hvpa(),
+            {},
+            (8, 900, 143),
+            id="flat-curve-adds-pods-of-at-most-one-cpu",
+        ),
+        pytest.param(
+            replace(SETTLED, cpu_usage=100),
+            capacity_hvpa(
+                status={
+                    "history": {
+                        "demands": [{"time": at(100), "cpu": "4", "memory": "1150M"}],
+                    }
+                }
+            ),
+            {},
+            (4, 1000, 287),
+            id="scale-down-reads-the-largest-demand-of-the-window",
+        ),
+        pytest.param(
+            replace(SETTLED, cpu_usage=100),
+            capacity_hvpa(
+                status={
+                    "history": {
+                        "demands": [{"time": at(400), "cpu": "4", "memory": "1150M"}],
+                    }
+                }
+            ),
+            {},
+            (1, 400, 1150),
+            id="a-demand-older-than-the-window-is-forgotten",
+        ),
+        pytest.param(
+            replace(SETTLED, cpu_usage=900),
+            capacity_hvpa(hpa=False),
+            {},
+            (2, 1000, 575),
+            id="horizontal-off-pods-grow-up-to-the-curve-at-the-count",
+        ),
+        pytest.param(
+            replace(SETTLED, cpu_usage=900),
+            capacity_hvpa(vpa=False),
+            {},
+            (8, 500, 575),
+            id="vertical-off-the-count-covers-the-demand",
+        ),
+    ],
+)
+def test_capacity_decision(
+    workload: Workload,
+    hvpa: dict[str, Any],
+    options: dict[str, Any],
+    expected: tuple[int, int, int],
+) -> None:
+    assert shape(workload.decide(hvpa, **options)) == expected
+
+
+def test_no_usage_and_no_vpa_target_holds_both_axes() -> None:
+    raw = SETTLED.raw(capacity_hvpa(), with_vpa=False)
+    raw["podMetrics"] = []
+    decision = run(raw)
+    assert shape(decision) == (2, 500, 575)
+    assert condition(decision, "AbleToScale") == ("False", "NoDemand")
+    assert condition(decision, "VerticalScalingActive") == ("False", "NoDemand")
+
+
+def test_ramp_up_and_down_returns_to_where_it_started() -> None:
+    """Path independence: the same load gives the same shape after the windows have passed."""
+    hvpa = capacity_hvpa(RISING_CURVE)
+    workload = Workload(replicas=1, cpu=1000, cpu_usage=300, memory=2000 * MB)
+    loads = [300] * 3 + [600, 1200, 2400, 4000, 6000, 8000, 9000, 6000, 2400, 600] + [300] * 25
+    shapes = []
+    for load in loads:
+        workload = replace(workload, cpu_usage=load // workload.replicas)
+        decision = workload.decide(hvpa)
+        shapes.append(shape(decision))
+        workload = workload.after(decision, 60)
+    assert shapes[2] == shapes[-1] == (1, 600, 575)
+    assert max(s[0] for s in shapes) > 1
+    assert all(s[1] is not None and s[1] <= s[0] * 1000 for s in shapes), "above the curve"
+
+
+def test_a_held_replica_count_reads_the_curve_again_at_that_count() -> None:
+    hvpa = capacity_hvpa(hpa_scale_up={"updatePolicy": {"updateMode": "Off"}})
+    decision = replace(SETTLED, cpu_usage=900).decide(hvpa)
+    assert shape(decision) == (2, 1000, 575)
+    assert ("horizontal", "up", "UpdatePolicy") in blocked_of(decision)
+
+
+def test_held_pod_sizes_leave_the_count_to_cover_the_demand() -> None:
+    decision = replace(SETTLED, cpu_usage=100, memory_usage=100 * MB).decide(
+        capacity_hvpa(), rolling=True
+    )
+    assert shape(decision) == (1, 500, 575)
+    assert ("vertical", "down", "Rollout") in blocked_of(decision)
+
+
+@pytest.mark.parametrize(
+    ("workload", "hvpa", "expected", "blocked"),
+    [
+        pytest.param(
+            replace(SETTLED, cpu_usage=300),
+            capacity_hvpa(),
+            (2, 500, 575),
+            [("vertical", "up", "MinChange")],
+            id="a-resize-alone-needs-min-change",
+        ),
+        pytest.param(
+            replace(SETTLED, cpu=2000, cpu_usage=1200),
+            capacity_hvpa(RISING_CURVE, vpa_scale_down={"minChange": {"cpu": {"value": "1"}}}),
+            (3, 1600, 383),
+            [],
+            id="a-resize-with-a-replica-move-does-not",
+        ),
+    ],
+)
+def test_min_change_applies_only_when_the_count_stays(
+    workload: Workload,
+    hvpa: dict[str, Any],
+    expected: tuple[int, int, int],
+    blocked: list[tuple[str, str, str]],
+) -> None:
+    decision = workload.decide(hvpa)
+    assert shape(decision) == expected
+    assert blocked_of(decision) == blocked
+
+
+def test_a_starving_container_resizes_through_the_bands() -> None:
+    raw = SETTLED.raw(capacity_hvpa())
+    raw["podMetrics"][0]["containers"][0]["usage"]["cpu"] = "500m"
+    raw["podMetrics"][1]["containers"][0]["usage"]["cpu"] = "0"
+    decision = run(raw)
+    assert shape(decision) == (1, 1000, 1150)
+    assert any("starvation" in line for line in decision.explanation)
+
+
+def test_an_oom_kill_grows_memory_whatever_the_bands() -> None:
+    decision = SETTLED.decide(capacity_hvpa(), oom_killed_at=at(60))
+    assert shape(decision) == (2, 500, 690)
+
+
+def test_usage_and_demands_are_kept_in_the_status_within_their_windows() -> None:
+    first = SETTLED.decide(capacity_hvpa())
+    later = replace(SETTLED, now=NOW_SECONDS + 400, status=plain(first.status))
+    history = plain(later.decide(capacity_hvpa()).status)["history"]
+    assert [s["time"] for s in history["usage"]] == [
+        time_at(NOW_SECONDS),
+        time_at(NOW_SECONDS + 400),
+    ]
+    assert [s["time"] for s in history["demands"]] == [time_at(NOW_SECONDS + 400)]
+
+
+def with_sidecar(raw: dict[str, Any], usage: str, target: str) -> dict[str, Any]:
+    sidecar = {"name": "log", "image": "log:1", "resources": {"requests": {"cpu": "100m"}}}
+    raw["target"]["spec"]["template"]["spec"]["containers"].append(sidecar)
+    for pod in raw["pods"]:
+        pod["spec"]["containers"].append(sidecar)
+    for item in raw["podMetrics"]:
+        item["containers"].append({"name": "log", "usage": {"cpu": usage, "memory": "0"}})
+    recommendations = raw["vpa"]["status"]["recommendation"]["containerRecommendations"]
+    recommendations.append({"containerName": "log", "target": {"cpu": target}})
+    return raw
+
+
+@pytest.mark.parametrize(
+    ("policies", "expected"),
+    [
+        pytest.param(
+            [{"containerName": "*", "controlledResources": ["cpu"]}],
+            {"app": 525, "log": 175},
+            id="a-pod-size-split-by-vpa-target",
+        ),
+        pytest.param(
+            [{"containerName": "log", "mode": "Off"}],
+            {"app": 600, "log": 100},
+            id="a-container-with-mode-off-is-left-out",
+        ),
+    ],
+)
+def test_containers_share_the_pod_size(
+    policies: list[dict[str, Any]], expected: dict[str, int]
+) -> None:
+    small = {"minChange": {"cpu": {"value": "10m"}}}
+    hvpa = capacity_hvpa(policies=policies, vpa_scale_up=small, vpa_scale_down=small)
+    raw = replace(SETTLED, cpu_usage=300).raw(hvpa, vpa_target={"cpu": "3", "memory": "575M"})
+    decision = run(with_sidecar(raw, "50m", "1"))
+    assert decision.desired_replicas == 2
+    assert {c.name: c.requests.cpu for c in decision.containers} == expected
+
+
+def test_recommend_text_shows_the_demand_and_the_curve_point(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    example = Path(__file__).parents[2] / "examples" / "scenarios" / "capacity-multiplicative.yaml"
+    assert main(["recommend", "-f", str(example), "-o", "text"]) == 0
+    text = capsys.readouterr().out
+    assert "demand: cpu 5, memory 0 beyond the pods' overhead (vpa)" in text
+    assert "curve: 2 replicas are too few: cpu: 2 x (2 - 0) < 5" in text
+    assert "curve: cpu: 3 replicas, ceiling 3 per pod; per pod 0 + 5 / 3 = 1667m" in text
