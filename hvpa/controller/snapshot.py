@@ -31,6 +31,7 @@ from hvpa.engine.metrics import (
     ObjectMetricQuery,
     PodsMetricQuery,
     metric_queries,
+    needs_pod_usage,
 )
 from hvpa.records import ConfigMapRecord, TargetRecord, parse_time
 
@@ -107,7 +108,7 @@ def prepare(record: HvpaRecord, cache: Cache) -> Prepared:
             template.metrics if template is not None else (),
             namespace,
             target.selector,
-            pod_usage=hvpa.spec.vpa.deploy,
+            pod_usage=needs_pod_usage(hvpa.spec),
         )
     snapshot = Snapshot(
         target=target,
