@@ -71,6 +71,10 @@ def test_pod_usage_is_read_for_the_vertical_axis_alone() -> None:
     assert [type(q).__name__ for q in prepared.queries] == ["ResourceMetricsQuery"]
     off = hvpa(hpa={"deploy": False})
     assert prepare(off, Cache.of_records(hvpas=[off], targets=[target()])).queries == ()
+    capacity = hvpa(strategy="Capacity", capacity={"curve": [{"replicas": 1, "cpu": "1"}]})
+    assert capacity.hvpa is not None, capacity.problems
+    prepared = prepare(capacity, Cache.of_records(hvpas=[capacity], targets=[target()]))
+    assert [type(q).__name__ for q in prepared.queries] == ["ResourceMetricsQuery"]
 
 
 def test_cluster_proportional_sees_nodes_and_its_config_map() -> None:
