@@ -7,7 +7,8 @@ minAllowed or above maxAllowed; and the replica count stays within
 [minReplicas, maxReplicas] while the horizontal axis acts. The exceptions
 are upstream's: with the horizontal axis off the count is left as it is,
 and a target at 0 replicas is not scaled (upstream's "scaling is disabled");
-and another HPA on the target holds the count wherever it is.
+another HPA on the target holds the count wherever it is; and a Capacity
+Hvpa with nothing to measure demand from (NoDemand) holds it too.
 The random objects go through the scenario loader, as `hvpa recommend`
 reads them; specs the API would reject are skipped.
 """
@@ -28,7 +29,7 @@ from hvpa.scenario import ScenarioError, parse_scenario
 
 CONTAINERS = ("app", "sidecar")
 RESOURCES = ("cpu", "memory")
-STRATEGIES = ("Weighted", "HpaPreferred", "HpaBiased", "VpaBiased", "Mixed")
+STRATEGIES = ("Weighted", "HpaPreferred", "HpaBiased", "VpaBiased", "Mixed", "Capacity")
 
 often = st.sampled_from([True, True, True, True, False])
 rarely = st.sampled_from([True, False, False, False, False])
@@ -108,6 +109,27 @@ def scale(draw: st.DrawFn, vertical: bool) -> dict[str, Any] | None:
 
 
 @st.composite
+def capacity(draw: st.DrawFn, minimum: int, maximum: int) -> dict[str, Any]:
+    """A curve validation accepts: points within min..max, nothing shrinking, overhead below it."""
+    count = draw(st.integers(1, 4))
+    replicas = sorted(draw(st.lists(st.integers(minimum, maximum), min_size=count, max_size=count)))
+    resources = draw(st.sampled_from([("cpu",), ("memory",), ("cpu", "memory")]))
+    points: list[dict[str, Any]] = [{"replicas": r} for r in replicas]
+    base: dict[str, str] = {}
+    for resource in resources:
+        unit = "m" if resource == "cpu" else "M"
+        amounts = sorted(draw(st.lists(st.integers(1, 8000), min_size=count, max_size=count)))
+        for point, amount in zip(points, amounts, strict=True):
+            point[resource] = f"{amount}{unit}"
+        if draw(st.booleans()):
+            base[resource] = f"{draw(st.integers(0, amounts[0] - 1))}{unit}"
+    out: dict[str, Any] = {"curve": points, "tolerance": draw(st.sampled_from([0, 5, 10, 25]))}
+    if base:
+        out["baseResourcesPerReplica"] = base
+    return out
+
+
+@st.composite
 def hvpa_document(draw: st.DrawFn, containers: tuple[str, ...]) -> dict[str, Any]:
     strategy = draw(st.sampled_from(STRATEGIES))
     minimum = draw(st.integers(1, 5))
@@ -162,6 +184,8 @@ def hvpa_document(draw: st.DrawFn, containers: tuple[str, ...]) -> dict[str, Any
             "memoryThreshold": draw(memory),
             "prefer": draw(st.sampled_from(["Hpa", "Vpa"])),
         }
+    if strategy == "Capacity":
+        spec["capacity"] = draw(capacity(minimum, maximum))
     if draw(st.booleans()):
         begin, end = draw(st.integers(0, 23)), draw(st.integers(0, 23))
         spec["maintenanceTimeWindow"] = {
@@ -325,7 +349,8 @@ def check(raw: dict[str, Any], before: tuple[ContainerSpec, ...], decision: Deci
     template = spec["hpa"]["template"]["spec"]
     writers = {writer["kind"] for writer in raw.get("autoscalers", [])}
     held = "HorizontalPodAutoscaler" in writers
-    if not spec["hpa"]["deploy"] or current == 0 or held:
+    no_demand = any(c.reason == "NoDemand" for c in decision.conditions)
+    if not spec["hpa"]["deploy"] or current == 0 or held or no_demand:
         assert decision.desired_replicas == current
     else:
         assert template["minReplicas"] <= decision.desired_replicas <= template["maxReplicas"]
@@ -364,6 +389,7 @@ def test_every_decision_keeps_requests_and_replicas_within_their_bounds(
     assert loaded.snapshot.target is not None
     decision = decide(loaded.hvpa, loaded.snapshot, loaded.now, loaded.settings)
     check(raw, loaded.snapshot.target.containers, decision)
+    event(f"strategy: {raw['hvpa']['spec']['strategy']}, rescaled or resized: {decision.scales}")
     event(f"resized: {any(c.changed for c in decision.containers)}")
     event(f"rescaled: {decision.desired_replicas != decision.current_replicas}")
     for blocked in decision.blocked:
