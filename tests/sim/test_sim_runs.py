@@ -164,3 +164,56 @@ spec:
     report = json.loads((tmp_path / "report.json").read_text())
     assert report["scenario"]["target"] == "StatefulSet data/db"
     assert report["summary"]["replicas"]["max"] > 1
+
+
+def test_keep_running_serves_the_cluster_and_the_controller_in_real_time(tmp_path: Path) -> None:
+    import asyncio
+
+    import aiohttp
+
+    seen: dict[str, Any] = {}
+    probes: list[asyncio.Task[None]] = []
+
+    async def probe(endpoints: Any, main: asyncio.Task[Any]) -> None:
+        try:
+            async with aiohttp.ClientSession() as session:
+                async with session.get(endpoints.metrics) as response:
+                    seen["metrics"] = await response.text()
+                async with session.get(endpoints.debug_state) as response:
+                    seen["state"] = await response.json()
+                token = "hvpa-sim-token"
+                async with session.get(
+                    f"{endpoints.api_server}/api/v1/namespaces/default/pods",
+                    headers={"Authorization": f"Bearer {token}"},
+                ) as response:
+                    seen["pods"] = await response.json()
+            seen["kubeconfig"] = endpoints.kubeconfig.read_text()
+        finally:
+            main.cancel()
+
+    def serving(endpoints: Any) -> None:
+        main = asyncio.current_task()
+        assert main is not None
+        probes.append(asyncio.get_running_loop().create_task(probe(endpoints, main)))
+
+    chosen = builtin_scenario("proposal-1")
+    reports: list[dict[str, Any]] = []
+    with pytest.raises(asyncio.CancelledError):
+        simulate(
+            RunOptions(
+                scenario=chosen,
+                trace=parse_trace(
+                    "steady:high=30%", duration_seconds=600, peak=chosen.peak, seed=1
+                ),
+                duration_seconds=600,
+                kubeconfig_path=tmp_path / "kubeconfig",
+            ),
+            on_report=reports.append,
+            keep_running=True,
+            on_serving=serving,
+        )
+    assert len(reports) == 1
+    assert 'hvpa_current_replicas{name="hvpa-sample",namespace="default"}' in seen["metrics"]
+    assert list(seen["state"]["hvpas"]["items"]) == ["default/hvpa-sample"]
+    assert seen["pods"]["items"]
+    assert "server: http://127.0.0.1:" in seen["kubeconfig"]
