@@ -512,7 +512,7 @@ def _capacity(
                 findings.add(
                     f"{where}.replicas",
                     f"must be >= curve[{before_index}].replicas ({before.replicas}): "
-                    "points are listed by replica count",
+                    "points are listed by replica count (equal counts make a vertical segment)",
                 )
             for resource in resources:
                 now, then = getattr(point, resource), getattr(before, resource)
@@ -524,7 +524,7 @@ def _capacity(
                     findings.add(
                         f"{where}.{resource}",
                         f"must be >= curve[{before_index}].{resource} ({then}): "
-                        "per-pod size must not shrink as replicas grow",
+                        "per-pod size must not shrink as replicas grow (flat and vertical segments are allowed)",
                     )
         previous = (point, index)
     base = capacity.base_resources_per_replica

@@ -454,7 +454,7 @@ ROWS = [
     pytest.param(
         {**CAP, "spec.capacity.curve.1.cpu": "500m"},
         [
-            "spec.capacity.curve[1].cpu: must be >= curve[0].cpu (1): per-pod size must not shrink as replicas grow"
+            "spec.capacity.curve[1].cpu: must be >= curve[0].cpu (1): per-pod size must not shrink as replicas grow (flat and vertical segments are allowed)"
         ],
         id="capacity-curve-decreasing",
     ),
