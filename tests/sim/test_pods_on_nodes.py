@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from sim_kit import GIB, MIB, container, model, workload
+from sim_kit import GIB, MIB, container, model, resize, workload
 
 from hvpa.sim.load import ContainerLoad, WorkloadLoad, spread
 from hvpa.sim.pods import BACKOFF_INITIAL_SECONDS
@@ -41,20 +41,27 @@ def test_pods_spread_over_nodes_and_wait_unschedulable_when_full() -> None:
 
 def test_terminating_pods_hold_their_room_until_they_are_gone() -> None:
     m = model(nodes=1, node_cpu_millicores=1000, termination_seconds=30.0)
-    m.server.objects.create("deployments", workload("Deployment", replicas=2))
-    m.run(30)
-    m.server.objects.patch(
-        "deployments", "web", {"spec": {"strategy": {"type": "Recreate"}, "replicas": 2}}
-    )
-    m.server.objects.patch(
+    m.server.objects.create(
         "deployments",
-        "web",
-        {"spec": {"template": {"metadata": {"labels": {"app": "web", "v": "2"}}}}},
+        workload(
+            "Deployment",
+            replicas=2,
+            strategy={
+                "type": "RollingUpdate",
+                "rollingUpdate": {"maxSurge": 0, "maxUnavailable": 1},
+            },
+        ),
     )
+    m.run(30)
+    resize(m, "deployments", "web", cpu="400m")
     m.run(15)
-    assert [p.node for p in m.pods(DEPLOYMENT) if not p.deleting] == []
-    m.run(60)
-    assert len([p for p in m.pods(DEPLOYMENT) if p.node and p.ready]) == 2
+    pods = m.pods(DEPLOYMENT)
+    terminating = [p for p in pods if p.deleting]
+    new = [p for p in pods if p.containers[0].size.request_cpu == 400]
+    assert len(terminating) == 1 and terminating[0].node == "sim-node-0"
+    assert len(new) == 1 and new[0].node is None
+    m.run(30)
+    assert new[0].node == "sim-node-0"
 
 
 # ---------------------------------------------------------------- kubelet
