@@ -131,3 +131,19 @@ def test_unusable_hvpa_files_say_why(tmp_path: Path, content: str, message: str)
     path.write_text(content)
     with pytest.raises(ScenarioError, match=message):
         scenario_from_file(path)
+
+
+def test_without_matplotlib_the_plot_is_skipped_with_a_message(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import argparse
+    import sys
+
+    from hvpa.commands import sim as command
+
+    monkeypatch.setattr("hvpa.sim.plot.plot_available", lambda: False)
+    command._plot({}, tmp_path / "plot.png", argparse.Namespace(no_plot=False), sys.stdout)
+    assert capsys.readouterr().out == (
+        "plot skipped: matplotlib is not installed (pip install 'hvpa[plot]')\n"
+    )
+    assert not (tmp_path / "plot.png").exists()
