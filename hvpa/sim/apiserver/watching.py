@@ -41,6 +41,7 @@ from hvpa.sim.apiserver.storage import (
 __all__ = ["Watch", "WatchRequest", "Watches"]
 
 _CHUNK_LINES: Final = 1000
+_TIMER_SLACK_SECONDS: Final = 1e-3
 
 Write = Callable[[bytes], Awaitable[None]]
 
@@ -126,14 +127,17 @@ class Watch:
                 for offset in range(0, len(lines), _CHUNK_LINES):
                     await write(b"".join(lines[offset : offset + _CHUNK_LINES]))
                 continue
-            now = loop.time()
+            # A timer may fire a hair before its time (asyncio runs timers due within the
+            # clock's resolution, and virtual clocks round); comparing exactly would re-arm
+            # the same timer forever and, in virtual time, stop the clock.
+            now = loop.time() + _TIMER_SLACK_SECONDS
             if now >= deadline:
                 if request.allow_bookmarks:
                     await write(self._bookmark(max(self._storage.resource_version, start_rv)))
                 return
             if next_bookmark is not None and now >= next_bookmark:
                 await write(self._bookmark(max(self._storage.resource_version, start_rv)))
-                next_bookmark = now + self._bookmark_interval
+                next_bookmark = loop.time() + self._bookmark_interval
                 continue
             await self._wait(deadline if next_bookmark is None else min(deadline, next_bookmark))
 

@@ -9,8 +9,8 @@ from typing import Any
 
 import orjson
 import pytest
+from apiserver_http import Http
 from apiserver_objects import pod
-from conftest import Http
 
 from hvpa.sim.apiserver import ApiServer
 

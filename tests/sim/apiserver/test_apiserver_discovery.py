@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from conftest import Http
+from apiserver_http import Http
 
 from hvpa.sim.apiserver import ApiServer
 from hvpa.sim.apiserver.requestlog import request_attributes

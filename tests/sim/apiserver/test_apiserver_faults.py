@@ -7,8 +7,8 @@ import asyncio
 from typing import Any
 
 import pytest
+from apiserver_http import Http
 from apiserver_objects import deployment
-from conftest import Http
 
 from hvpa.sim.apiserver import ApiServer
 

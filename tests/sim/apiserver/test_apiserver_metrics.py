@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
+from apiserver_http import FAKE_NOW, Http
 from apiserver_objects import pod
-from conftest import FAKE_NOW, Http
 
 from hvpa.records import format_time
 from hvpa.sim.apiserver import ApiServer

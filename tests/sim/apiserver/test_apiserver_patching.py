@@ -7,8 +7,8 @@ import copy
 from typing import Any
 
 import pytest
+from apiserver_http import Http
 from apiserver_objects import deployment
-from conftest import Http
 
 from hvpa.sim.apiserver.errors import ApiError, BadRequest, Invalid
 from hvpa.sim.apiserver.patching import PatchType, apply_patch

@@ -6,8 +6,8 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+from apiserver_http import Http
 from apiserver_objects import deployment
-from conftest import Http
 
 APPS = "/apis/apps/v1/namespaces/default"
 HVPAS = "/apis/autoscaling.k8s.io/v1alpha1/namespaces/default/hvpas"

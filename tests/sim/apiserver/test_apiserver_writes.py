@@ -6,8 +6,8 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+from apiserver_http import FAKE_NOW, Http
 from apiserver_objects import deployment, pod
-from conftest import FAKE_NOW, Http
 
 from hvpa.records import format_time
 from hvpa.sim.apiserver import ApiServer, Conflict, Invalid, NotFound
