@@ -80,6 +80,10 @@ class ControllerSettings:
     # A ConfigMap informer started for a new configMapRef gets this long to sync
     # before the reconcile that needs it is retried.
     config_map_sync_retry_seconds: float = 1.0
+    # A status whose only change is `history` (the recommendation recorded at every
+    # resync) is kept in memory and written at most this often, so a quiet Hvpa
+    # costs no write per resync; any other change is written at once.
+    history_flush_seconds: float = 60.0
     # Bounds of /debug/state, so a cluster with thousands of Hvpas cannot make it huge.
     debug_max_hvpas: int = 100
     debug_max_explanation_lines: int = 200
@@ -96,6 +100,8 @@ class ControllerSettings:
             raise ValueError("the sync period must be positive")
         if self.metrics_timeout_seconds <= 0:
             raise ValueError("the metrics timeout must be positive")
+        if self.history_flush_seconds < 0:
+            raise ValueError("the history flush interval must not be negative")
 
 
 @dataclass(frozen=True, slots=True)
@@ -286,6 +292,14 @@ def add_flags(parser: argparse.ArgumentParser) -> None:
         help=f"re-decide every Hvpa this often (default {controller.sync_period_seconds:g}s)",
     )
     parser.add_argument(
+        "--history-flush-interval",
+        type=_seconds,
+        default=controller.history_flush_seconds,
+        metavar="DURATION",
+        help="write a status whose only change is its recommendation history at most this often; "
+        f"0 writes every change (default {controller.history_flush_seconds:g}s)",
+    )
+    parser.add_argument(
         "--concurrency",
         type=_positive_int,
         default=controller.concurrency,
@@ -339,6 +353,7 @@ def settings_from_args(args: argparse.Namespace) -> RunSettings:
         controller=ControllerSettings(
             namespaces=namespaces,
             sync_period_seconds=args.sync_period,
+            history_flush_seconds=args.history_flush_interval,
             concurrency=args.concurrency,
             dry_run=args.dry_run,
         ),
@@ -363,6 +378,7 @@ def describe(settings: RunSettings) -> dict[str, object]:
         "leader_elect": settings.leader_elect,
         "lease": f"{settings.leader_election.lease_namespace}/{settings.leader_election.lease_name}",
         "sync_period_seconds": controller.sync_period_seconds,
+        "history_flush_seconds": controller.history_flush_seconds,
         "concurrency": controller.concurrency,
         "dry_run": controller.dry_run,
         "metrics_bind_address": settings.server.metrics_bind_address,

@@ -31,9 +31,12 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Final
 
+import msgspec
+
 from hvpa.api import API_VERSION as HVPA_API_VERSION
 from hvpa.api import KIND as HVPA_KIND
 from hvpa.api.base import plain
+from hvpa.api.resource import Hvpa
 from hvpa.api.status import BlockedScaling, HvpaStatus
 from hvpa.controller.applier import Applier, ContainerResources
 from hvpa.controller.cache import Cache
@@ -92,6 +95,15 @@ def _block_keys(entries: Iterable[BlockedScaling] | None) -> set[tuple[str, str]
     return keys
 
 
+@dataclass(frozen=True, slots=True)
+class _UnwrittenHistory:
+    """A status that differs from the written one only in its history."""
+
+    based_on: str  # the Hvpa resourceVersion it was decided from
+    status: HvpaStatus
+    since: float  # when the oldest unwritten change was made
+
+
 class Reconciler:
     def __init__(
         self,
@@ -112,6 +124,7 @@ class Reconciler:
         self._engine = engine
         self._settings = settings
         self._expectations: dict[str, dict[str, _Expectation]] = {}
+        self._unwritten_history: dict[str, _UnwrittenHistory] = {}
 
     @property
     def dry_run(self) -> bool:
@@ -164,6 +177,7 @@ class Reconciler:
         if record is None:
             self._observations.forget(key)
             self._expectations.pop(key, None)
+            self._unwritten_history.pop(key, None)
             return None
         if record.deleting:
             return None
@@ -180,10 +194,25 @@ class Reconciler:
         readings = await self._reader.read(prepared.queries)
         snapshot = complete(prepared, readings)
         now = self._clock()
-        decision = decide(prepared.hvpa, snapshot, now, self._engine)
+        decision = decide(
+            self._with_unwritten_history(record, prepared.hvpa), snapshot, now, self._engine
+        )
         self._observe(record, prepared, snapshot, decision, now)
         await self._apply(record, prepared, decision, now)
         return None
+
+    def _with_unwritten_history(self, record: HvpaRecord, hvpa: Hvpa) -> Hvpa:
+        """The Hvpa as the last decision left it, when only its history is still unwritten.
+
+        Kept only while nobody else has written the Hvpa since: a newer object
+        (an edit, another leader's status) is the truth again."""
+        unwritten = self._unwritten_history.get(record.key)
+        if unwritten is None:
+            return hvpa
+        if unwritten.based_on != record.resource_version:
+            del self._unwritten_history[record.key]
+            return hvpa
+        return msgspec.structs.replace(hvpa, status=unwritten.status)
 
     def _observe(
         self,
@@ -281,11 +310,19 @@ class Reconciler:
         if target is not None and not self.dry_run:
             await self._apply_target(key, target, decision, involved)
         status = status_to_write(
-            hvpa=hvpa, decision=decision, target=target, dry_run=self.dry_run, now=now
+            hvpa=self._with_unwritten_history(record, hvpa),
+            decision=decision,
+            target=target,
+            dry_run=self.dry_run,
+            now=now,
         )
         previous = hvpa.status or HvpaStatus()
         if status == previous:
+            self._unwritten_history.pop(key, None)
             return
+        if self._defer_history(record, previous, status, now):
+            return
+        self._unwritten_history.pop(key, None)
         written = await self._applier.write_status(
             namespace=record.namespace,
             name=record.name,
@@ -294,6 +331,28 @@ class Reconciler:
         )
         self._expect(key, "hvpa", record.resource_version, written)
         await self._report(key, involved, decision, previous, status)
+
+    def _defer_history(
+        self, record: HvpaRecord, written: HvpaStatus, status: HvpaStatus, now: float
+    ) -> bool:
+        """Keep a history-only change in memory until it is `history_flush_seconds` old.
+
+        Every resync records the raw recommendation in `status.history`, so
+        writing each one would cost a status write per Hvpa per sync period
+        for nothing a reader needs; the engine reads the unwritten history
+        back through `_with_unwritten_history`. A leader change loses at most
+        one flush interval of recommendations (upstream's HPA keeps them only
+        in memory and loses them all)."""
+        if msgspec.structs.replace(status, history=written.history) != written:
+            return False
+        unwritten = self._unwritten_history.get(record.key)
+        since = unwritten.since if unwritten is not None else now
+        if now - since >= self._settings.history_flush_seconds:
+            return False
+        self._unwritten_history[record.key] = _UnwrittenHistory(
+            record.resource_version, status, since
+        )
+        return True
 
     async def _apply_target(
         self, key: str, target: TargetRecord, decision: Decision, involved: InvolvedObject

@@ -99,6 +99,12 @@ def test_defaults() -> None:
         pytest.param(
             ["--sync-period", "45"], "controller.sync_period_seconds", 45.0, id="sync-secs"
         ),
+        pytest.param(
+            ["--history-flush-interval", "2m"],
+            "controller.history_flush_seconds",
+            120.0,
+            id="history-flush",
+        ),
         pytest.param(["--concurrency", "12"], "controller.concurrency", 12, id="concurrency"),
         pytest.param(["--dry-run"], "controller.dry_run", True, id="dry-run"),
         pytest.param(["--log-format", "json"], "log_format", "json", id="log-format"),

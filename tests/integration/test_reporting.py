@@ -132,3 +132,45 @@ async def test_deleted_hvpa_takes_its_series_along(
     apiserver.objects.delete("hvpas", "web")
     await eventually(lambda: running.sample("hvpa_desired_replicas", labels) is None, within=30)
     assert "default/web" not in running.manager.state()["hvpas"]["items"]
+
+
+async def test_a_quiet_hvpa_writes_its_history_once_per_flush_interval(
+    apiserver: ApiServer, cluster: MiniCluster, start_controller: Any
+) -> None:
+    """Each resync records a recommendation; only the history changes, so it is
+    written every `history_flush_seconds`, not every sync period, and the unwritten
+    part still counts for the next decision."""
+    cluster.deployment(
+        "web", replicas=2, requests={"cpu": "100m", "memory": "64Mi"}, load=Load(cpu_millicores=100)
+    )
+    apiserver.objects.create("hvpas", hvpa_manifest())
+    settings = ControllerSettings(sync_period_seconds=15, history_flush_seconds=60)
+    running = await start_controller(settings=settings)
+    await eventually(lambda: "ScalingActive" in conditions(apiserver, "web"), within=30)
+    settled = len(writes(apiserver, resource="hvpas", subresource="status"))
+
+    await asyncio.sleep(600)  # 40 resyncs
+
+    status_writes = len(writes(apiserver, resource="hvpas", subresource="status")) - settled
+    assert 600 / 60 - 2 <= status_writes <= 600 / 60 + 1
+    recommendations = apiserver.objects.get("hvpas", "web")["status"]["history"]["recommendations"]
+    assert recommendations  # flushed, not only kept in memory
+    state = running.manager.state()["hvpas"]["items"]["default/web"]
+    assert state["decision"]["replicas"] == {"current": 2, "desired": 2}
+
+
+async def test_a_history_flush_interval_of_zero_writes_every_change(
+    apiserver: ApiServer, cluster: MiniCluster, start_controller: Any
+) -> None:
+    cluster.deployment(
+        "web", replicas=2, requests={"cpu": "100m", "memory": "64Mi"}, load=Load(cpu_millicores=100)
+    )
+    apiserver.objects.create("hvpas", hvpa_manifest())
+    settings = ControllerSettings(sync_period_seconds=15, history_flush_seconds=0)
+    await start_controller(settings=settings)
+    await eventually(lambda: "ScalingActive" in conditions(apiserver, "web"), within=30)
+    settled = len(writes(apiserver, resource="hvpas", subresource="status"))
+
+    await asyncio.sleep(150)  # 10 resyncs, each recording a recommendation
+
+    assert len(writes(apiserver, resource="hvpas", subresource="status")) - settled >= 9
