@@ -130,7 +130,11 @@ class LastScaleTimes(Model, frozen=True, kw_only=True):
 
 
 class ResourceSample(Model, frozen=True, kw_only=True):
-    """A total over the target's pods at one time (usage), or the demand derived from it."""
+    """A total over the target's pods at one time, or the demand derived from it.
+
+    In `history.usage` it is the load: the usage of the containers Capacity
+    sizes, less `baseResourcesPerReplica` for every pod measured.
+    """
 
     time: Time
     cpu: Quantity | None = None

@@ -19,7 +19,7 @@ from hvpa.engine.demand import (
     DemandInput,
     ReplicaFloor,
     measure_demand,
-    total_usage,
+    total_load,
 )
 from hvpa.engine.horizontal.controller import HorizontalRecommendation
 from hvpa.engine.strategies.capacity import CapacityParams, CurvePoint
@@ -196,7 +196,7 @@ def capacity_input(
         floors=_floors(horizontal),
         vpa_targets=targets,
     )
-    demand = measure_demand(given, history, total_usage(metrics, sized, now))
+    demand = measure_demand(given, history, total_load(metrics, sized, params.overhead, now))
     return CapacityInput(
         params=params,
         policies=policies,

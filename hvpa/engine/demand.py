@@ -4,20 +4,23 @@ Demand must not move when the decision does, or the decision chases its own
 tail: a VPA's per-pod target still remembers the usage of fewer, busier pods
 after a scale-out, so "target x replicas" grows with every pod added, which
 adds pods. Total usage (PodMetrics summed over the target's pods) is the
-same however many pods share it, so demand is built from that: a high
-percentile of the total usage samples in a window, less the fixed overhead
-the pods there are now use, divided by the target utilization. The
-overhead is taken out before the division: the target utilization is
-headroom for load, and an overhead scaled by it would grow with the
-replica count, which is the feedback this module exists to avoid (with
-1Gi per pod at 1 / 1.15, ten pods would ask 1.5Gi more than one). Pods,
+same however many pods share it, so demand is built from that: each
+reading is the total usage less the fixed overhead of every pod measured
+(the load), and demand is a high percentile of the loads in a window,
+divided by the target utilization. The overhead is taken out per pod
+measured, not per replica wanted: during a rollout or a scale-out the
+extra pods use their overhead too, and counting it as load would ask for
+more pods, which would use more overhead. And it is taken out before the
+division: the target utilization is headroom for load, and an overhead
+scaled by it would grow with the replica count (with 1Gi per pod at
+1 / 1.15, ten pods would ask 1.5Gi more than one). Pods,
 Object and External metrics speak in replicas, so each adds "at least this
 many pods of the current size". Only a new Hvpa, with no usage samples yet,
 falls back to the VPA target x replicas, for that one decision.
 
-Samples are kept in `status.history.usage` and `.demands` (times in POSIX
-seconds here), pruned to their windows, so a restarted controller computes
-the same demand. A scale-down uses the largest demand of the down window,
+Samples are kept in `status.history.usage` (the loads) and `.demands`
+(times in POSIX seconds here), pruned to their windows, so a restarted
+controller computes the same demand. A scale-down uses the largest demand of the down window,
 which is the only memory the decision has of the past.
 """
 
@@ -41,7 +44,7 @@ __all__ = [
     "Sample",
     "measure_demand",
     "percentile",
-    "total_usage",
+    "total_load",
 ]
 
 RESOURCES: Final = (CPU, MEMORY)
@@ -125,10 +128,16 @@ class Demand:
         return bool(self.effective)
 
 
-def total_usage(
-    metrics: Sequence[PodMetricsRecord], sized: Mapping[str, frozenset[str]], now: float
+def total_load(
+    metrics: Sequence[PodMetricsRecord],
+    sized: Mapping[str, frozenset[str]],
+    overhead: Mapping[str, int],
+    now: float,
 ) -> Sample | None:
-    """The usage of the sized containers summed over the pods, at the newest reading's time."""
+    """The usage of the sized containers summed over the pods, less each pod's overhead.
+
+    The time is the newest reading's, so the same reading read twice is one sample.
+    """
     if not metrics:
         return None
     totals = {resource: 0 for resource in RESOURCES if sized.get(resource)}
@@ -138,6 +147,8 @@ def total_usage(
                 amount = container.usage.get(resource)
                 if amount is not None and container.name in sized[resource]:
                     totals[resource] += amount
+    for resource in totals:
+        totals[resource] = max(totals[resource] - len(metrics) * overhead.get(resource, 0), 0)
     times = [pod.timestamp for pod in metrics if pod.timestamp is not None]
     return Sample(
         math.floor(max(times) if times else now),
@@ -172,9 +183,7 @@ def _from_usage(given: DemandInput, samples: Sequence[Sample], lines: list[str])
         values = [v for s in samples if (v := s.amounts.get(resource)) is not None]
         if not values or not given.sized.get(resource):
             continue
-        high = percentile(values, given.percentile)
-        overhead = given.replicas * given.overhead.get(resource, 0)
-        load = max(high - overhead, 0)
+        load = percentile(values, given.percentile)
         target = given.utilization.get(resource)
         if target:
             demand[resource], how = ceil_div(load * 100, target), f"/ target utilization {target}%"
@@ -182,10 +191,8 @@ def _from_usage(given: DemandInput, samples: Sequence[Sample], lines: list[str])
             demand[resource] = ceil_div(load * (100 + DEFAULT_HEADROOM_PERCENT), 100)
             how = f"x (1 + {DEFAULT_HEADROOM_PERCENT}% headroom)"
         lines.append(
-            f"demand: {resource}: (P{given.percentile:g} of {len(values)} usage samples "
-            f"{format_milli(high)} - {given.replicas} replicas x overhead "
-            f"{format_milli(given.overhead.get(resource, 0))}) {how} "
-            f"= {format_milli(demand[resource])}"
+            f"demand: {resource}: P{given.percentile:g} of {len(values)} load samples "
+            f"{format_milli(load)} {how} = {format_milli(demand[resource])}"
         )
     return demand
 
@@ -231,7 +238,10 @@ def measure_demand(given: DemandInput, history: DemandHistory, usage: Sample | N
     samples = history.usage
     if usage is not None:
         samples = _record(samples, usage)
-        lines.append(f"demand: total usage at this reading: {_describe_resources(usage.amounts)}")
+        lines.append(
+            "demand: load at this reading (usage less each pod's overhead): "
+            f"{_describe_resources(usage.amounts)}"
+        )
     samples = _within(samples, given.now, given.window_seconds)
     if samples:
         measured, source = _from_usage(given, samples, lines), "usage"

@@ -19,6 +19,7 @@ from hvpa.engine.demand import (
     Sample,
     measure_demand,
     percentile,
+    total_load,
 )
 from hvpa.engine.strategies import HorizontalInput
 from hvpa.engine.strategies.capacity import (
@@ -29,7 +30,7 @@ from hvpa.engine.strategies.capacity import (
     pod_split,
 )
 from hvpa.engine.vertical import ContainerTarget
-from hvpa.records import NO_RESOURCES, ContainerSpec, Resources
+from hvpa.records import NO_RESOURCES, ContainerMetrics, ContainerSpec, PodMetricsRecord, Resources
 
 GI = 1024**3 * 1000  # milli-units of one GiB
 
@@ -120,10 +121,10 @@ def usage(time: float, cpu: int, memory: int = 0) -> Sample:
         pytest.param(
             given(),
             DemandHistory(),
-            usage(NOW, 800, 2 * GI + 100 * 10**9 * 1000),
+            usage(NOW, 800, 100 * 10**9 * 1000),
             {"cpu": 1600, "memory": 115 * 10**9 * 1000},
             {"cpu": 1600, "memory": 115 * 10**9 * 1000},
-            id="usage-less-overhead-over-target-utilization",
+            id="load-over-target-utilization-or-headroom",
         ),
         pytest.param(
             given(),
@@ -169,6 +170,26 @@ def test_demand(
 ) -> None:
     demand = measure_demand(inputs, history, now_usage)
     assert (demand.measured, demand.effective) == (measured, effective)
+
+
+def test_load_is_usage_less_the_overhead_of_every_pod_measured() -> None:
+    """Three pods measured (one a surge pod of a rollout) carry three overheads, whatever the replicas."""
+    pods = tuple(
+        PodMetricsRecord(
+            "shop",
+            f"web-{index}",
+            NOW - 20,
+            15.0,
+            (
+                ContainerMetrics("app", Resources(cpu=400, memory=GI + GI // 2)),
+                ContainerMetrics("log", Resources(cpu=900, memory=GI)),
+            ),
+        )
+        for index in range(3)
+    )
+    sized = {"cpu": frozenset({"app"}), "memory": frozenset({"app"})}
+    load = total_load(pods, sized, {"memory": GI}, NOW)
+    assert load == Sample(NOW - 20, Resources(cpu=1200, memory=3 * GI // 2))
 
 
 def test_demand_history_keeps_one_sample_per_reading_within_its_window() -> None:

@@ -171,6 +171,13 @@ def test_held_pod_sizes_leave_the_count_to_cover_the_demand() -> None:
             [],
             id="a-resize-with-a-replica-move-does-not",
         ),
+        pytest.param(
+            replace(SETTLED, cpu_usage=400, memory_usage=550 * MB),
+            capacity_hvpa(),
+            (2, 800, 632),
+            [],
+            id="a-resize-that-clears-it-carries-every-resource",
+        ),
     ],
 )
 def test_min_change_applies_only_when_the_count_stays(

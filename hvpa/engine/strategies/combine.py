@@ -28,6 +28,7 @@ from hvpa.engine.vertical import (
     ScaleParams,
     VerticalRecommendation,
     apply_changes,
+    clears_min_change,
 )
 from hvpa.records import CPU, MEMORY, ContainerSpec, PodMetricsRecord, PodRecord
 
@@ -255,7 +256,9 @@ def combine_capacity(
     axis and the other would move, the curve is read again with the held
     axis as it is, and that second plan goes through the gates instead;
     what the first pass blocked is still reported. MinChange applies only
-    to a resize that keeps the replica count.
+    to a resize that keeps the replica count, and to the resize as a whole:
+    when one resource's step clears it the pods roll anyway, so the other
+    resources change in the same rollout rather than in one of their own.
     """
     lines = [f"guard: hold {hold.axis} ({hold.reason}): {hold.message}" for hold in holds]
     since_times = (
@@ -295,10 +298,14 @@ def combine_capacity(
             )
         plan = apply_starvation(planned.plan, starving, containers, planned.targets)
         moves = plan.replicas != plan.current_replicas
+        cleared = any(
+            c.moves and clears_min_change(c, settings.min_change_up, settings.min_change_down)[0]
+            for c in plan.changes
+        )
         gate = replace(settings, min_change_up=_NoMinChange(), min_change_down=_NoMinChange())
         gated = apply_gates(
             plan,
-            gate if moves else settings,
+            gate if moves or cleared else settings,
             now=now,
             scale_times=scale_times,
             legacy_scale_time=legacy_scale_time,
@@ -308,6 +315,11 @@ def combine_capacity(
         gated_lines: tuple[str, ...] = ()
         if moves and plan.changes:
             gated_lines = ("gate: minChange does not apply: the replica count moves too",)
+        elif cleared and len(plan.changes) > 1:
+            gated_lines = (
+                "gate: minChange is met by one resource: the resize carries every resource "
+                "(one rollout, not one per resource)",
+            )
         return _Pass(
             plan,
             gated,
