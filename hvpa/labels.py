@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, Final
 
 __all__ = ["LabelSelector", "Requirement", "SelectorError"]
@@ -73,7 +73,6 @@ class LabelSelector:
 
     requirements: tuple[Requirement, ...] = ()
     nothing: bool = False
-    match_labels: Mapping[str, str] = field(default_factory=dict, compare=False, hash=False)
 
     def matches(self, labels: Mapping[str, str]) -> bool:
         if self.nothing:
@@ -85,7 +84,9 @@ class LabelSelector:
         return not self.requirements and not self.nothing
 
     def __str__(self) -> str:
-        return ",".join(str(r) for r in self.requirements)
+        """The string form, requirements sorted by key, as apimachinery's
+        `LabelSelectorAsSelector(...).String()` writes it (e.g. a Scale's `status.selector`)."""
+        return ",".join(str(r) for r in sorted(self.requirements, key=lambda r: r.key))
 
     @classmethod
     def from_dict(cls, selector: Mapping[str, Any] | None) -> LabelSelector:
@@ -97,7 +98,7 @@ class LabelSelector:
         if not isinstance(match_labels, Mapping):
             raise SelectorError("matchLabels must be a map of strings")
         for key, value in sorted(match_labels.items()):
-            requirements.append(Requirement(str(key), "In", (str(value),)))
+            requirements.append(Requirement(str(key), "Equals", (str(value),)))
         for index, expression in enumerate(selector.get("matchExpressions") or []):
             if not isinstance(expression, Mapping):
                 raise SelectorError(f"matchExpressions[{index}] must be an object")
@@ -118,9 +119,7 @@ class LabelSelector:
                     f"matchExpressions[{index}].values: must be empty for {operator}"
                 )
             requirements.append(Requirement(str(key), str(operator), values))
-        return cls(
-            tuple(requirements), match_labels={str(k): str(v) for k, v in match_labels.items()}
-        )
+        return cls(tuple(requirements))
 
     @classmethod
     def parse(cls, text: str) -> LabelSelector:

@@ -33,7 +33,6 @@ from hvpa.api.resource import Hvpa
 from hvpa.api.status import Condition, HvpaStatus
 from hvpa.engine.conditions import ABLE_TO_SCALE, SCALING_ACTIVE
 from hvpa.engine.decision import Decision
-from hvpa.labels import LabelSelector
 from hvpa.records import TargetRecord, format_time
 
 __all__ = [
@@ -41,7 +40,6 @@ __all__ = [
     "INVALID_SPEC",
     "dry_run_summary",
     "invalid_status",
-    "selector_string",
     "status_to_write",
 ]
 
@@ -54,22 +52,6 @@ _DECISION_PREFIX: Final = "decision: "
 
 def _moment(seconds: float) -> datetime:
     return datetime.fromtimestamp(int(seconds), UTC)
-
-
-def selector_string(selector: LabelSelector) -> str:
-    """The selector as apimachinery's `LabelSelectorAsSelector(...).String()` writes it.
-
-    matchLabels are `key=value` (not `key in (value)`), every requirement
-    sorted by key: the form the workloads' own /scale subresource reports.
-    """
-    parts: list[tuple[str, str]] = []
-    for requirement in selector.requirements:
-        value = selector.match_labels.get(requirement.key)
-        if requirement.operator == "In" and requirement.values == (value,):
-            parts.append((requirement.key, f"{requirement.key}={value}"))
-        else:
-            parts.append((requirement.key, str(requirement)))
-    return ",".join(text for _, text in sorted(parts, key=lambda part: part[0]))
 
 
 def dry_run_summary(decision: Decision) -> str:
@@ -143,7 +125,7 @@ def status_to_write(
         status = replace(
             status,
             replicas=decision.current_replicas if dry_run else decision.desired_replicas,
-            target_selector=selector_string(target.selector),
+            target_selector=str(target.selector),
         )
     conditions = [
         c

@@ -14,7 +14,7 @@ from msgspec.structs import replace
 from hvpa.api.base import plain
 from hvpa.api.resource import Hvpa
 from hvpa.api.status import Condition, History, HvpaStatus, ScaleEvent
-from hvpa.controller.status import invalid_status, selector_string, status_to_write
+from hvpa.controller.status import invalid_status, status_to_write
 from hvpa.engine.decide import decide
 from hvpa.engine.decision import Decision, Snapshot
 from hvpa.labels import LabelSelector
@@ -147,8 +147,9 @@ def test_invalid_status(raw: dict[str, Any] | None, kept_time: bool) -> None:
         ),
     ],
 )
-def test_selector_string(selector: dict[str, Any], text: str) -> None:
-    assert selector_string(LabelSelector.from_dict(selector)) == text
+def test_target_selector_string(selector: dict[str, Any], text: str) -> None:
+    """status.targetSelector carries the target's selector as its /scale reports it."""
+    assert str(LabelSelector.from_dict(selector)) == text
 
 
 def test_the_status_is_plain_json() -> None:

@@ -13,7 +13,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from hvpa.labels import LabelSelector, Requirement, SelectorError
+from hvpa.labels import LabelSelector, SelectorError
 from hvpa.sim.apiserver.errors import BadRequest
 from hvpa.sim.apiserver.resources import ResourceType
 
@@ -146,20 +146,10 @@ def field_values(rtype: ResourceType, obj: Mapping[str, Any]) -> dict[str, str]:
 
 
 def selector_string(selector: Mapping[str, Any] | None) -> str:
-    """metav1.LabelSelector in the string form (`app=web,tier in (a,b)`), keys sorted, as
-    LabelSelectorAsSelector(...).String() writes it for Scale.status.selector."""
+    """metav1.LabelSelector in the string form Scale.status.selector carries; "" when absent or invalid."""
     if not selector:
         return ""
     try:
-        parsed = LabelSelector.from_dict(selector)
+        return str(LabelSelector.from_dict(selector))
     except SelectorError:
         return ""
-    single = {(k, v) for k, v in parsed.match_labels.items()}
-    requirements = [
-        Requirement(r.key, "Equals", r.values)
-        if r.operator == "In" and len(r.values) == 1 and (r.key, r.values[0]) in single
-        else r
-        for r in parsed.requirements
-    ]
-    requirements.sort(key=lambda r: r.key)
-    return str(LabelSelector(tuple(requirements)))
