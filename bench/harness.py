@@ -1,0 +1,188 @@
+"""What every benchmark module shares: rows, sizes, process measurements, child processes.
+
+A benchmark module defines `run(size) -> list[Row]`. `size` is "full" (what
+`make bench` runs), "quick" (`make bench ARGS=--quick`) or "tiny" (the smoke
+test: checks the code runs, measures nothing worth reading). Each row holds
+a measured value and the reference it is compared with, measured in the
+same run on the same machine, and their ratio; `target` says what the ratio
+(or value) should reach, `met` whether it did.
+
+Processes: RSS is read from /proc/self/status (VmRSS) and CPU time is
+`time.process_time()` (user + system of the whole process), both of the
+process that did the work: loads that need the API server run it in a child
+process of its own, so the two never share an event loop or a core's
+accounting.
+"""
+
+from __future__ import annotations
+
+import multiprocessing
+import multiprocessing.connection
+import os
+import statistics
+import sys
+import time
+from collections.abc import Callable, Sequence
+from concurrent.futures import ProcessPoolExecutor
+from dataclasses import dataclass
+from typing import Any, Literal, TypeVar
+
+__all__ = [
+    "SIZES",
+    "Child",
+    "Row",
+    "Size",
+    "cpu_seconds",
+    "in_child",
+    "pick",
+    "quantile",
+    "rss_bytes",
+]
+
+Size = Literal["tiny", "quick", "full"]
+SIZES: tuple[Size, ...] = ("tiny", "quick", "full")
+T = TypeVar("T")
+
+
+@dataclass(frozen=True, slots=True)
+class Row:
+    """One measured figure against its reference; `ratio` oriented so that higher is better
+    unless `target` says otherwise."""
+
+    name: str
+    value: float
+    unit: str
+    reference: float | None = None
+    ratio: float | None = None
+    target: str = ""
+    met: bool | None = None
+
+    @classmethod
+    def compared(
+        cls,
+        name: str,
+        value: float,
+        unit: str,
+        reference: float,
+        *,
+        invert: bool = False,
+        ratio_at_least: float | None = None,
+        target: str = "",
+        met: bool | None = None,
+    ) -> Row:
+        """`ratio` = value / reference, or reference / value with `invert` (for costs, so that
+        a ratio above 1 always means hvpa does better than the reference). `ratio_at_least`
+        sets the target and whether it was met from the ratio."""
+        if invert:
+            ratio = reference / value if value else float("inf")
+        else:
+            ratio = value / reference if reference else float("inf")
+        if ratio_at_least is not None:
+            target = target or f"ratio >= {ratio_at_least:g}"
+            met = ratio >= ratio_at_least if met is None else met and ratio >= ratio_at_least
+        return cls(name, value, unit, reference, ratio, target, met)
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "value": self.value,
+            "unit": self.unit,
+            "reference": self.reference,
+            "ratio": self.ratio,
+            "target": self.target or None,
+            "met": self.met,
+        }
+
+
+def pick(size: Size, tiny: T, quick: T, full: T) -> T:
+    return {"tiny": tiny, "quick": quick, "full": full}[size]
+
+
+def rss_bytes() -> int:
+    """This process's resident set size (VmRSS)."""
+    with open("/proc/self/status", encoding="ascii") as status:
+        for line in status:
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1]) * 1024
+    raise RuntimeError("no VmRSS in /proc/self/status")
+
+
+def cpu_seconds() -> float:
+    return time.process_time()
+
+
+def quantile(samples: Sequence[float], q: float) -> float:
+    """The q-quantile (0..1) by linear interpolation; samples need not be sorted."""
+    if len(samples) == 1:
+        return samples[0]
+    cuts = statistics.quantiles(samples, n=1000, method="inclusive")
+    index = min(max(round(q * 1000) - 1, 0), len(cuts) - 1)
+    return cuts[index]
+
+
+_SPAWN = multiprocessing.get_context("spawn")
+
+
+def in_child(func: Callable[..., T], *args: Any) -> T:
+    """Run `func(*args)` in a fresh Python process (spawned: nothing inherited) and return
+    its result; an exception in the child is raised here."""
+    with ProcessPoolExecutor(max_workers=1, mp_context=_SPAWN) as pool:
+        return pool.submit(func, *args).result()
+
+
+class Child:
+    """A long-running child process that talks over a pipe: `send` a message, `recv` a reply.
+
+    The target is called as `target(conn, *args)`; it replies on `conn`. On
+    exit the pipe is closed (the child should end on EOF) and the process
+    joined, then terminated if it lingers.
+    """
+
+    def __init__(self, target: Callable[..., None], *args: Any, name: str) -> None:
+        parent, child = _SPAWN.Pipe()
+        self._conn = parent
+        self._process = _SPAWN.Process(target=target, args=(child, *args), name=name, daemon=True)
+        self._process.start()
+        child.close()
+
+    def send(self, message: Any) -> None:
+        self._conn.send(message)
+
+    def recv(self, timeout: float = 600.0) -> Any:
+        if not self._conn.poll(timeout):
+            raise TimeoutError(f"{self._process.name} did not answer in {timeout} s")
+        reply = self._conn.recv()
+        if isinstance(reply, BaseException):
+            raise reply
+        return reply
+
+    def ask(self, message: Any, timeout: float = 600.0) -> Any:
+        self.send(message)
+        return self.recv(timeout)
+
+    @property
+    def pid(self) -> int:
+        pid = self._process.pid
+        assert pid is not None
+        return pid
+
+    def close(self) -> None:
+        self._conn.close()
+        self._process.join(30)
+        if self._process.is_alive():
+            self._process.terminate()
+            self._process.join(10)
+
+    def __enter__(self) -> Child:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+def nproc() -> int:
+    return len(os.sched_getaffinity(0))
+
+
+def note(message: str) -> None:
+    """Progress on stderr, so the table on stdout stays clean."""
+    print(message, file=sys.stderr, flush=True)
