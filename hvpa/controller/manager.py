@@ -158,8 +158,10 @@ class Manager:
             kind: self._partitioned(_TARGET_RESOURCES[kind], target_indexers())
             for kind in TARGET_KINDS
         }
-        vpas = self._partitioned(OWNED_VPAS, vpa_indexers())
-        hpas = self._partitioned(HPAS, hpa_indexers())
+        # VPAs and HPAs are optional APIs: a cluster without the VPA CRD still
+        # scales horizontally, and an Hvpa that needs a VPA holds its vertical axis.
+        vpas = self._partitioned(OWNED_VPAS, vpa_indexers(), optional=True)
+        hpas = self._partitioned(HPAS, hpa_indexers(), optional=True)
         self._node_informer: Informer[Any, NodeRecord] = self._informer(NODES, None, None)
         self.config_maps = ConfigMapWatches(
             client=client,
@@ -205,6 +207,7 @@ class Manager:
             clock=clock,
             engine=engine or EngineSettings(),
             settings=settings,
+            vpa_api_served=lambda: all(informer.served for informer in vpas[1]),
         )
 
     # -- construction helpers ------------------------------------------------------
@@ -213,7 +216,11 @@ class Manager:
         return not self.settings.namespaces or namespace in self.settings.namespaces
 
     def _informer(
-        self, resource: Resource[Any, Any], namespace: str | None, indexers: Any
+        self,
+        resource: Resource[Any, Any],
+        namespace: str | None,
+        indexers: Any,
+        optional: bool = False,
     ) -> Informer[Any, Any]:
         informer: Informer[Any, Any] = Informer(
             client=self._client,
@@ -222,16 +229,19 @@ class Manager:
             indexers=indexers,
             settings=self.settings.watch,
             rng=self._rng,
+            optional=optional,
         )
         self.informers.append(informer)
         return informer
 
     def _partitioned(
-        self, resource: Resource[Any, Any], indexers: Any
+        self, resource: Resource[Any, Any], indexers: Any, optional: bool = False
     ) -> tuple[Partitioned[Any], list[Informer[Any, Any]]]:
         """One informer over all namespaces, or one per watched namespace."""
         namespaces: tuple[str | None, ...] = self.settings.namespaces or (None,)
-        informers = [self._informer(resource, namespace, indexers) for namespace in namespaces]
+        informers = [
+            self._informer(resource, namespace, indexers, optional) for namespace in namespaces
+        ]
         stores: dict[str | None, Store[Any]] = {
             namespace: informer.store
             for namespace, informer in zip(namespaces, informers, strict=True)

@@ -115,8 +115,12 @@ class Reconciler:
         clock: Callable[[], float],
         engine: EngineSettings,
         settings: ControllerSettings,
+        vpa_api_served: Callable[[], bool] = lambda: True,
     ) -> None:
+        """`vpa_api_served` False: the VerticalPodAutoscaler CRD is not installed, so
+        no VPA is created (the engine holds the vertical axis for want of one)."""
         self._cache = cache
+        self._vpa_api_served = vpa_api_served
         self._reader = reader
         self._applier = applier
         self._observations = observations
@@ -283,6 +287,13 @@ class Reconciler:
         if not hvpa.spec.vpa.deploy:
             if owned is not None:
                 await self._applier.delete_vpa(owned)
+            return
+        if not self._vpa_api_served():
+            _logger.warning(
+                "spec.vpa.deploy is true but the VerticalPodAutoscaler API "
+                "(autoscaling.k8s.io/v1) is not served; install its CRD",
+                extra=fields(hvpa=record.key),
+            )
             return
         target_api_version = prepared.target.api_version if prepared.target else "apps/v1"
         if owned is not None:

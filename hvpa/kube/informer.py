@@ -62,7 +62,9 @@ class Informer(Generic[W, R]):
         indexers: Mapping[str, IndexFunc[R]] | None = None,
         settings: WatchSettings | None = None,
         rng: random.Random | None = None,
+        optional: bool = False,
     ) -> None:
+        """`optional`: see `Reflector`; an unserved resource syncs as empty."""
         self.resource = resource
         self.namespace = namespace
         self.store: Store[R] = Store(indexers=indexers)
@@ -77,6 +79,7 @@ class Informer(Generic[W, R]):
             field_selector=field_selector,
             settings=settings,
             rng=rng,
+            optional=optional,
         )
         self.name = self.reflector.name
 
@@ -98,6 +101,11 @@ class Informer(Generic[W, R]):
         await self._synced.wait()
 
     @property
+    def served(self) -> bool:
+        """False while the server does not serve an optional resource."""
+        return self.reflector.served
+
+    @property
     def resource_version(self) -> str:
         return self.reflector.resource_version
 
@@ -112,6 +120,7 @@ class Informer(Generic[W, R]):
             "resource": str(self.resource),
             "namespace": self.namespace,
             "synced": self.has_synced,
+            "served": reflector.served,
             "resource_version": reflector.resource_version,
             "size": self.size,
             "lists": reflector.lists,

@@ -42,6 +42,7 @@ from hvpa.kube.client import KubeClient, Params
 from hvpa.kube.errors import (
     Gone,
     KubeError,
+    NotFound,
     StatusWire,
     TooManyRequests,
     TransportError,
@@ -99,9 +100,14 @@ class Reflector(Generic[W, R]):
         field_selector: str | None = None,
         settings: WatchSettings | None = None,
         rng: random.Random | None = None,
+        optional: bool = False,
     ) -> None:
+        """`optional`: the resource may not be served (a CRD that is not installed);
+        then the sink gets an empty list, so its consumers are not held up, and the
+        reflector looks again every `unserved_recheck_seconds`."""
         self._client = client
         self._resource = resource
+        self._optional = optional
         self._sink = sink
         self._namespace = namespace
         self._settings = settings or WatchSettings()
@@ -129,6 +135,7 @@ class Reflector(Generic[W, R]):
         self.watches = 0
         self.skipped = 0
         self.last_error = ""
+        self.served = True
         self._watch_started = math.inf
 
     # -- the loop ------------------------------------------------------------
@@ -154,6 +161,14 @@ class Reflector(Generic[W, R]):
                 if loop.time() - self._watch_started < self._settings.short_watch_seconds:
                     delay = backoff.next_delay()
                 self._note_error("resourceVersion expired; re-listing", error, delay)
+            except NotFound as error:
+                if not self._optional:
+                    delay = backoff.next_delay()
+                    self._note_error("list or watch failed", error, delay)
+                else:
+                    delay = self._settings.unserved_recheck_seconds
+                    self._unserved(error, delay)
+                    must_list = True
             except TooManyRequests as error:
                 delay = max(error.retry_after or 0.0, backoff.next_delay())
                 self._note_error("throttled", error, delay)
@@ -162,6 +177,14 @@ class Reflector(Generic[W, R]):
                 self._note_error("list or watch failed", error, delay)
             if delay:
                 await asyncio.sleep(delay)
+
+    def _unserved(self, error: NotFound, delay: float) -> None:
+        """The server does not serve this resource: an empty, synced cache until it does."""
+        if self.served:
+            self._note_error("resource not served; treating it as empty", error, delay)
+        self.served = False
+        self.last_error = str(error)
+        self._sink.replace({})
 
     def _note_error(self, message: str, error: Exception, delay: float = 0.0) -> None:
         self.last_error = str(error)
@@ -217,6 +240,7 @@ class Reflector(Generic[W, R]):
             if not token:
                 break
         self.lists += 1
+        self.served = True
         self._sink.replace(items)
         self.resource_version = resource_version
         _logger.info(

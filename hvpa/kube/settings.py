@@ -56,6 +56,9 @@ class WatchSettings:
     short_watch_seconds: float = 1.0
     allow_bookmarks: bool = True
     request_timeout_seconds: float = 60.0
+    # An optional resource the server does not serve (its CRD is not installed)
+    # is looked for again this often.
+    unserved_recheck_seconds: float = 300.0
     backoff: BackoffSettings = field(default_factory=BackoffSettings)
 
 

@@ -309,3 +309,46 @@ async def test_wait_for_cache_sync_then_freeze(apiserver: ApiServer, kube: KubeC
             assert sorted(nodes.store) == ["n1"] and sorted(pods.store) == ["default/p0"]
     finally:
         gc.unfreeze()
+
+
+async def test_an_optional_resource_the_server_does_not_serve_syncs_empty_until_it_does(
+    apiserver: ApiServer, kube: KubeClient
+) -> None:
+    """A CRD that is not installed answers 404: an optional informer (VPAs, HPAs) must
+    not hold the controller's start-up, and must find the resource once it is installed."""
+    Cluster(apiserver).create("p0")
+    apiserver.faults.fail(status=404, times=1, method="GET", path=r"^/api/v1/pods$")
+    cache: Informer[PodWire, PodRecord] = Informer(
+        client=kube,
+        resource=PODS,
+        settings=WatchSettings(unserved_recheck_seconds=300),
+        rng=random.Random(3),
+        optional=True,
+    )
+    task = asyncio.create_task(cache.run())
+    try:
+        await asyncio.wait_for(cache.wait_synced(), timeout=5)
+        assert (cache.size, cache.served) == (0, False)
+        assert cache.state()["served"] is False
+        await asyncio.sleep(299)
+        assert not cache.served  # looked for again only after the recheck interval
+        await eventually(lambda: cache.served and cache.size == 1, within=5)
+    finally:
+        task.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await task
+
+
+async def test_a_required_resource_the_server_does_not_serve_never_syncs(
+    apiserver: ApiServer, kube: KubeClient
+) -> None:
+    apiserver.faults.fail(status=404, times=1000, method="GET", path=r"^/api/v1/pods$")
+    cache: Informer[PodWire, PodRecord] = Informer(client=kube, resource=PODS, rng=random.Random(3))
+    task = asyncio.create_task(cache.run())
+    try:
+        await asyncio.sleep(120)
+        assert not cache.has_synced
+    finally:
+        task.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await task

@@ -18,7 +18,14 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Final
 
-from hvpa.sim.apiserver.errors import ApiError, Conflict, InternalError, Timeout, TooManyRequests
+from hvpa.sim.apiserver.errors import (
+    ApiError,
+    Conflict,
+    InternalError,
+    NotFound,
+    Timeout,
+    TooManyRequests,
+)
 from hvpa.sim.apiserver.resources import ResourceType
 from hvpa.sim.apiserver.storage import Storage
 from hvpa.sim.apiserver.watching import Watches
@@ -31,12 +38,15 @@ class ServiceUnavailable(ApiError):
 
 
 _MESSAGES: Final = {
+    404: "the server could not find the requested resource",
     429: "Too many requests, please try again later.",
     500: "Internal error occurred: injected fault",
     503: "The server is currently unable to handle the request",
     504: "The server was unable to return a response in the time allotted, but may still be processing the request",
 }
 _ERRORS: Final[dict[int, type[ApiError]]] = {
+    # 404 as for a resource the server does not serve (a CRD that is not installed).
+    404: NotFound,
     429: TooManyRequests,
     500: InternalError,
     503: ServiceUnavailable,
