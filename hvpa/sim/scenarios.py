@@ -47,6 +47,7 @@ __all__ = [
     "Scenario",
     "ScenarioError",
     "builtin_scenario",
+    "examples_directory",
     "load_scenario",
     "scenario_from_file",
 ]
@@ -64,7 +65,18 @@ DEFAULT_MIXED: Final = {
     "prefer": "Hpa",
 }
 DEFAULT_START: Final = "2025-01-06T00:00:00Z"
-_EXAMPLES: Final = Path(__file__).resolve().parents[2] / "manifests" / "examples"
+
+
+def examples_directory() -> Path:
+    """Where the built-in scenarios' Hvpas are: manifests/examples/, which a wheel carries as
+    `hvpa/_examples` (pyproject's force-include); a source checkout or an editable install
+    has no `_examples` and reads the source tree's."""
+    package = Path(__file__).resolve().parents[1]
+    packaged = package / "_examples"
+    return packaged if packaged.is_dir() else package.parent / "manifests" / "examples"
+
+
+_EXAMPLES: Final = examples_directory()
 
 
 class ScenarioError(ValueError):
@@ -156,7 +168,7 @@ def _example(file_name: str) -> dict[str, Any]:
         document = yaml.safe_load(path.read_text(encoding="utf-8"))
     except OSError as error:
         raise ScenarioError(
-            f"built-in scenarios read {path} from the source tree ({error.strerror}); "
+            f"built-in scenarios read {path} ({error.strerror}); "
             "use --hvpa FILE with an Hvpa manifest instead"
         ) from None
     if not isinstance(document, dict):
