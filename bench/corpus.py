@@ -50,9 +50,8 @@ def namespace_of(workload: int) -> str:
 
 
 def pod_name(workload: int, replica: int) -> str:
-    return (
-        f"{workload_name(workload)}-{_hash('rs', workload)}-{_hash('pod', workload, replica)[:5]}"
-    )
+    suffix = f"{_hash('pod', workload, replica)[:2]}{replica:03x}"  # 5 characters, unique
+    return f"{workload_name(workload)}-{_hash('rs', workload)}-{suffix}"
 
 
 def workload_labels(workload: int) -> dict[str, str]:
@@ -393,9 +392,16 @@ def node(index: int) -> dict[str, Any]:
             ]
             + [{"type": "Ready", "status": "True", "reason": "KubeletReady"}],
             "nodeInfo": {
-                "kubeletVersion": "v1.32.0",
+                "architecture": "amd64",
+                "bootID": _uid("boot", index),
                 "containerRuntimeVersion": "containerd://1.7.20",
+                "kernelVersion": "6.8.0-1015-aws",
+                "kubeProxyVersion": "v1.32.0",
+                "kubeletVersion": "v1.32.0",
+                "machineID": _hash("machine", index) * 3,
+                "operatingSystem": "linux",
                 "osImage": "Ubuntu 24.04 LTS",
+                "systemUUID": _uid("system", index),
             },
         },
     }
