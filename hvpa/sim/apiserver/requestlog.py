@@ -9,6 +9,7 @@ authorizer would have seen.
 
 from __future__ import annotations
 
+import time
 from collections import deque
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
@@ -37,6 +38,9 @@ class RequestRecord:
     resource_request: bool = False
     # None until answered; a watch is answered when its stream starts.
     status: int | None = None
+    # When the request arrived: time.monotonic(), real time even under a virtual
+    # clock, so a benchmark can time a client's answer to a change it made.
+    received_at: float = field(default_factory=time.monotonic)
 
 
 def request_attributes(method: str, path: str, query: Mapping[str, str]) -> RequestRecord:
