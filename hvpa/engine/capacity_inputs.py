@@ -36,6 +36,7 @@ from hvpa.records import (
     NO_RESOURCES,
     ContainerSpec,
     PodMetricsRecord,
+    PodRecord,
     Resources,
     VpaContainerPolicy,
     VpaRecord,
@@ -162,6 +163,23 @@ def _floors(horizontal: HorizontalRecommendation | None) -> tuple[ReplicaFloor, 
     )
 
 
+def _serving(
+    metrics: Sequence[PodMetricsRecord], pods: Sequence[PodRecord]
+) -> tuple[PodMetricsRecord, ...]:
+    """The readings of the pods that take load: ready and not being deleted.
+
+    A pod that is starting (or leaving) gets no traffic, so its usage is no
+    load; counted, it would make a workload whose pods are all starting
+    look idle, and pods would be shrunk just before the load arrives.
+    Without pods to tell (a scenario that lists only PodMetrics) every
+    reading counts.
+    """
+    if not pods:
+        return tuple(metrics)
+    serving = {pod.name for pod in pods if pod.ready == "True" and not pod.deleting}
+    return tuple(m for m in metrics if m.name in serving)
+
+
 def capacity_input(
     spec: HvpaSpec,
     containers: Sequence[ContainerSpec],
@@ -171,6 +189,7 @@ def capacity_input(
     recommendation: VerticalRecommendation | None,
     vpa: VpaRecord | None,
     metrics: Sequence[PodMetricsRecord],
+    pods: Sequence[PodRecord],
     history: DemandHistory,
     now: float,
 ) -> tuple[CapacityInput, Demand]:
@@ -196,7 +215,9 @@ def capacity_input(
         floors=_floors(horizontal),
         vpa_targets=targets,
     )
-    demand = measure_demand(given, history, total_load(metrics, sized, params.overhead, now))
+    demand = measure_demand(
+        given, history, total_load(_serving(metrics, pods), sized, params.overhead, now)
+    )
     return CapacityInput(
         params=params,
         policies=policies,

@@ -415,6 +415,7 @@ def _combine_capacity(
         recommendation=recommendation,
         vpa=snapshot.vpa,
         metrics=metrics,
+        pods=snapshot.pods,
         history=read_demand_history(hvpa.status),
         now=now,
     )

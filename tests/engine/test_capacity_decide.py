@@ -159,10 +159,17 @@ def test_held_pod_sizes_leave_the_count_to_cover_the_demand() -> None:
     [
         pytest.param(
             replace(SETTLED, cpu_usage=300),
-            capacity_hvpa(),
+            capacity_hvpa(vpa_scale_up={"minChange": {"cpu": {"value": "200m"}}}),
             (2, 500, 575),
             [("vertical", "up", "MinChange")],
             id="a-resize-alone-needs-min-change",
+        ),
+        pytest.param(
+            replace(SETTLED, cpu_usage=300),
+            capacity_hvpa(),
+            (2, 600, 575),
+            [],
+            id="no-gardener-default-min-change-the-tolerance-decides",
         ),
         pytest.param(
             replace(SETTLED, cpu=2000, cpu_usage=1200),
@@ -263,3 +270,10 @@ def test_recommend_text_shows_the_demand_and_the_curve_point(
     assert "demand: cpu 5, memory 0 beyond the pods' overhead (vpa)" in text
     assert "curve: 2 replicas are too few: cpu: 2 x (2 - 0) < 5" in text
     assert "curve: cpu: 3 replicas, ceiling 3 per pod; per pod 0 + 5 / 3 = 1667m" in text
+
+
+def test_a_pod_that_is_not_ready_takes_no_load() -> None:
+    """Only web-0 serves: its 400m is the load (demand 800m), web-1's reading is left out."""
+    raw = replace(SETTLED, cpu_usage=400).raw(capacity_hvpa())
+    raw["pods"][1]["status"]["conditions"][0]["status"] = "False"
+    assert shape(run(raw)) == (1, 800, 575)

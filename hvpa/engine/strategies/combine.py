@@ -259,6 +259,10 @@ def combine_capacity(
     to a resize that keeps the replica count, and to the resize as a whole:
     when one resource's step clears it the pods roll anyway, so the other
     resources change in the same rollout rather than in one of their own.
+    A minChange the spec does not set is no threshold here (Gardener's
+    200m / 200M default would hold small pods off the curve for good, so
+    the same demand would leave different sizes behind): the tolerance is
+    what says a resize is worth a rollout.
     """
     lines = [f"guard: hold {hold.axis} ({hold.reason}): {hold.message}" for hold in holds]
     since_times = (
@@ -266,6 +270,11 @@ def combine_capacity(
         for key in ("verticalUp", "verticalDown")
     )
     since = max((t for t in since_times if t is not None), default=None)
+    settings = replace(
+        settings,
+        min_change_up=settings.min_change_up or _NoMinChange(),
+        min_change_down=settings.min_change_down or _NoMinChange(),
+    )
 
     def run(fixed: frozenset[str], fixed_replicas: bool) -> _Pass:
         planned = plan_capacity(
