@@ -1,0 +1,388 @@
+"""One recorded run of the real controller against the in-repo API server, for the RBAC check.
+
+Two controller instances with leader election (the Lease in `hvpa-system`, as
+the Deployment in manifests/ runs them) drive a cluster model (the
+simulator's nodes, scheduler, workload controllers, kubelet, metrics-server
+and VPA recommender) in virtual time through a scenario that reaches every
+write the controller makes:
+
+- `web` (Deployment): horizontal only, CPU utilization; the load rises, it
+  scales out through `deployments/scale`;
+- `api` (Deployment): Pods, Object and External metrics (custom and external
+  metrics APIs) and a vertical-only weight; the VPA recommendation resizes
+  it (a patch of the Deployment); later `vpa.deploy` is switched off, so its
+  VPA is deleted;
+- `db` (StatefulSet): vertical only; resized (a patch of the StatefulSet);
+  its `vpa.template` changes, so its VPA is patched;
+- `cache` (StatefulSet): cluster-proportional from a ConfigMap named by
+  `configMapRef`, scaled through `statefulsets/scale`;
+- `batch` (a bare ReplicaSet): cluster-proportional from inline parameters,
+  scaled through `replicasets/scale`;
+- `broken`: an Hvpa the CRD accepts but validation refuses (InvalidSpec, an
+  Event, repeated on every resync);
+- `legacy`: an HPA for another Deployment, which conflict detection reads;
+- the leader stops cleanly (releasing the Lease) and the standby takes over.
+
+The request log (`ApiServer.requests`) holds what an authorizer would have
+seen for every request: verb, API group, resource, subresource, namespace.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import random
+from collections.abc import Awaitable, Callable, Iterable
+from dataclasses import dataclass
+from typing import Any, Final
+
+from prometheus_client import CollectorRegistry, generate_latest
+
+from hvpa.controller.manager import Manager
+from hvpa.kube.client import client_from_kubeconfig
+from hvpa.kube.metrics import KubeMetrics
+from hvpa.kube.settings import LeaderElectionSettings
+from hvpa.settings import ControllerSettings
+from hvpa.sim.apiserver import ApiServer, RequestRecord
+from hvpa.sim.clock import SimClock, SimEventLoop
+from hvpa.sim.cluster import Cluster, ClusterSettings
+from hvpa.sim.load import ContainerLoad, WorkloadLoad
+from hvpa.sim.traces import Demand, Trace
+
+__all__ = ["CONTROLLER_NAMESPACE", "WORKLOAD_NAMESPACE", "RecordedRun", "record_run"]
+
+CONTROLLER_NAMESPACE: Final = "hvpa-system"
+WORKLOAD_NAMESPACE: Final = "shop"
+START_EPOCH: Final = 1_767_225_600.0  # 2026-01-01T00:00:00Z
+TICK_SECONDS: Final = 5.0
+GIB: Final = 2**30
+
+
+@dataclass(frozen=True)
+class RecordedRun:
+    requests: tuple[RequestRecord, ...]
+    # The leader's /metrics exposition at the end of the run (before it stopped).
+    exposition: str
+    # Objects at the end of the run, for the test to check the scenario did what it says.
+    hvpas: dict[str, dict[str, Any]]
+    events: tuple[dict[str, Any], ...]
+
+
+def _workload(
+    kind: str, name: str, replicas: int, cpu: str, memory: str, cpu_limit: str | None = None
+) -> dict[str, Any]:
+    labels = {"app": name}
+    resources: dict[str, Any] = {"requests": {"cpu": cpu, "memory": memory}}
+    if cpu_limit is not None:
+        resources["limits"] = {"cpu": cpu_limit}
+    spec: dict[str, Any] = {
+        "replicas": replicas,
+        "selector": {"matchLabels": labels},
+        "template": {
+            "metadata": {"labels": labels},
+            "spec": {
+                "containers": [
+                    {
+                        "name": "app",
+                        "image": f"registry.example/{name}:1",
+                        "resources": resources,
+                    }
+                ]
+            },
+        },
+    }
+    if kind == "StatefulSet":
+        spec["serviceName"] = name
+    return {
+        "apiVersion": "apps/v1",
+        "kind": kind,
+        "metadata": {"name": name, "namespace": WORKLOAD_NAMESPACE},
+        "spec": spec,
+    }
+
+
+def _hvpa(name: str, kind: str, **spec: Any) -> dict[str, Any]:
+    return {
+        "apiVersion": "autoscaling.k8s.io/v1alpha1",
+        "kind": "Hvpa",
+        "metadata": {"name": name, "namespace": WORKLOAD_NAMESPACE},
+        "spec": {"targetRef": {"apiVersion": "apps/v1", "kind": kind, "name": name}, **spec},
+    }
+
+
+def _hpa(name: str, metrics: list[dict[str, Any]], *, deploy: bool = True) -> dict[str, Any]:
+    return {
+        "deploy": deploy,
+        "selector": {"matchLabels": {"role": f"{name}-hpa"}},
+        "template": {
+            "metadata": {"labels": {"role": f"{name}-hpa"}},
+            "spec": {"minReplicas": 1, "maxReplicas": 10, "metrics": metrics},
+        },
+    }
+
+
+def _vpa(name: str, *, deploy: bool = True) -> dict[str, Any]:
+    return {
+        "deploy": deploy,
+        "selector": {"matchLabels": {"role": f"{name}-vpa"}},
+        "template": {"metadata": {"labels": {"role": f"{name}-vpa"}}},
+    }
+
+
+CPU_UTILIZATION: Final = {
+    "type": "Resource",
+    "resource": {"name": "cpu", "target": {"type": "Utilization", "averageUtilization": 50}},
+}
+# Targets far above what is served: the metrics are read, the replica count stays.
+CUSTOM_METRICS: Final = [
+    {
+        "type": "Pods",
+        "pods": {
+            "metric": {"name": "requests_per_second"},
+            "target": {"type": "AverageValue", "averageValue": "1k"},
+        },
+    },
+    {
+        "type": "Object",
+        "object": {
+            "describedObject": {"apiVersion": "v1", "kind": "Service", "name": "api"},
+            "metric": {"name": "requests_per_second"},
+            "target": {"type": "Value", "value": "10k"},
+        },
+    },
+    {
+        "type": "External",
+        "external": {
+            "metric": {"name": "queue_length", "selector": {"matchLabels": {"queue": "api"}}},
+            "target": {"type": "AverageValue", "averageValue": "1k"},
+        },
+    },
+]
+VERTICAL_ONLY: Final = [{"vpaWeight": 100}]
+HORIZONTAL_ONLY: Final = [{"vpaWeight": 0}]
+
+
+def _scenario_objects() -> Iterable[tuple[str, dict[str, Any]]]:
+    yield "deployments.apps", _workload("Deployment", "web", 2, "200m", "128Mi")
+    yield "deployments.apps", _workload("Deployment", "api", 2, "100m", "64Mi", cpu_limit="1")
+    yield "deployments.apps", _workload("Deployment", "legacy", 1, "100m", "64Mi")
+    yield "statefulsets.apps", _workload("StatefulSet", "db", 2, "100m", "64Mi")
+    yield "statefulsets.apps", _workload("StatefulSet", "cache", 1, "50m", "32Mi")
+    yield (
+        "configmaps",
+        {
+            "metadata": {"name": "cache-params", "namespace": WORKLOAD_NAMESPACE},
+            "data": {"linear": '{"nodesPerReplica": 1, "min": 1}'},
+        },
+    )
+    yield (
+        "horizontalpodautoscalers.autoscaling",
+        {
+            "apiVersion": "autoscaling/v2",
+            "kind": "HorizontalPodAutoscaler",
+            "metadata": {"name": "legacy", "namespace": WORKLOAD_NAMESPACE},
+            "spec": {
+                "scaleTargetRef": {"apiVersion": "apps/v1", "kind": "Deployment", "name": "legacy"},
+                "minReplicas": 1,
+                "maxReplicas": 3,
+                "metrics": [CPU_UTILIZATION],
+            },
+        },
+    )
+    yield (
+        "hvpas",
+        _hvpa(
+            "web",
+            "Deployment",
+            hpa=_hpa("web", [CPU_UTILIZATION]),
+            vpa=_vpa("web", deploy=False),
+            weightBasedScalingIntervals=HORIZONTAL_ONLY,
+        ),
+    )
+    yield (
+        "hvpas",
+        _hvpa(
+            "api",
+            "Deployment",
+            hpa=_hpa("api", CUSTOM_METRICS),
+            vpa=_vpa("api"),
+            weightBasedScalingIntervals=VERTICAL_ONLY,
+        ),
+    )
+    yield (
+        "hvpas",
+        _hvpa(
+            "db",
+            "StatefulSet",
+            hpa=_hpa("db", [CPU_UTILIZATION], deploy=False),
+            vpa=_vpa("db"),
+            weightBasedScalingIntervals=VERTICAL_ONLY,
+        ),
+    )
+    yield (
+        "hvpas",
+        _hvpa(
+            "cache",
+            "StatefulSet",
+            hpa={"deploy": True},
+            clusterProportional={"configMapRef": {"name": "cache-params"}},
+        ),
+    )
+    # A bare ReplicaSet (nothing runs its pods here), cluster-proportional from inline params.
+    yield "replicasets.apps", _workload("ReplicaSet", "batch", 1, "50m", "32Mi")
+    yield (
+        "hvpas",
+        _hvpa(
+            "batch",
+            "ReplicaSet",
+            hpa={"deploy": True},
+            clusterProportional={"linear": {"nodesPerReplica": 1, "min": 1}},
+        ),
+    )
+    broken = _hvpa("broken", "Deployment", hpa=_hpa("broken", [CPU_UTILIZATION]))
+    broken["spec"]["hpa"]["template"]["spec"].update(minReplicas=5, maxReplicas=2)
+    yield "hvpas", broken
+
+
+def _constant(cpu_millicores: float, memory_bytes: float) -> WorkloadLoad:
+    demand = Demand(cpu_millicores, memory_bytes)
+    return WorkloadLoad(
+        Trace("constant", lambda elapsed: demand), containers={"app": ContainerLoad(share=1.0)}
+    )
+
+
+def _rising(after_seconds: float) -> WorkloadLoad:
+    low, high = Demand(150.0, 0.2 * GIB), Demand(900.0, 0.2 * GIB)
+    return WorkloadLoad(
+        Trace("step", lambda elapsed: high if elapsed >= after_seconds else low),
+        containers={"app": ContainerLoad(share=1.0)},
+    )
+
+
+def record_run() -> RecordedRun:
+    """Run the scenario on a fresh simulator loop (about ten seconds of real time)."""
+    with asyncio.Runner(loop_factory=SimEventLoop) as runner:
+        return runner.run(_record())
+
+
+async def _record() -> RecordedRun:
+    loop = asyncio.get_running_loop()
+    assert isinstance(loop, SimEventLoop)
+    loop.start_virtual_time()
+    clock = SimClock(loop, start_epoch=START_EPOCH)
+    async with ApiServer(seed=1, clock=clock) as server:
+        for namespace in (CONTROLLER_NAMESPACE, WORKLOAD_NAMESPACE):
+            server.objects.create("namespaces", {"metadata": {"name": namespace}})
+        cluster = Cluster(server, settings=ClusterSettings(nodes=3), clock=clock)
+        for resource, body in _scenario_objects():
+            server.objects.create(resource, body, namespace=body["metadata"].get("namespace"))
+        loads = {
+            "Deployment/web": _rising(after_seconds=120.0),
+            "Deployment/api": _constant(1600.0, 1.0 * GIB),
+            "Deployment/legacy": _constant(50.0, 0.05 * GIB),
+            "StatefulSet/db": _constant(1600.0, 1.0 * GIB),
+            "StatefulSet/cache": _constant(20.0, 0.02 * GIB),
+        }
+        for key, load in loads.items():
+            kind, name = key.split("/")
+            cluster.loads[(kind, WORKLOAD_NAMESPACE, name)] = load
+        server.metrics.set_custom_metric(
+            "services", "api", "requests_per_second", "20", namespace=WORKLOAD_NAMESPACE
+        )
+        server.metrics.set_external_metric(
+            WORKLOAD_NAMESPACE, "queue_length", "3", labels={"queue": "api"}
+        )
+
+        async def tick_until(elapsed_seconds: float) -> None:
+            while clock.elapsed() < elapsed_seconds:
+                await asyncio.sleep(TICK_SECONDS)
+                cluster.step()
+                for pod in server.objects.list(
+                    "pods", namespace=WORKLOAD_NAMESPACE, label_selector="app=api"
+                ):
+                    server.metrics.set_custom_metric(
+                        "pods",
+                        pod["metadata"]["name"],
+                        "requests_per_second",
+                        "10",
+                        namespace=WORKLOAD_NAMESPACE,
+                    )
+
+        # The first instance takes the Lease alone; the second starts as a standby.
+        leader, leader_registry = await _start(server, clock, identity="hvpa-a")
+        await _until(leader, clock, tick_until)
+        standby, _ = await _start(server, clock, identity="hvpa-b")
+
+        await tick_until(10 * 60)
+        db = server.objects.get("hvpas", "db", namespace=WORKLOAD_NAMESPACE)
+        db["spec"]["vpa"]["template"]["metadata"]["labels"]["tier"] = "storage"
+        server.objects.update("hvpas", db)
+        await tick_until(13 * 60)
+        api = server.objects.get("hvpas", "api", namespace=WORKLOAD_NAMESPACE)
+        api["spec"]["vpa"]["deploy"] = False
+        server.objects.update("hvpas", api)
+        await tick_until(15 * 60)
+
+        exposition = generate_latest(leader_registry).decode()
+        await leader.stop()
+        await _until(standby, clock, tick_until)
+        await tick_until(17 * 60)
+        await standby.stop()
+
+        hvpas = {
+            h["metadata"]["name"]: h
+            for h in server.objects.list("hvpas", namespace=WORKLOAD_NAMESPACE)
+        }
+        events = tuple(server.objects.list("events", namespace=WORKLOAD_NAMESPACE))
+        return RecordedRun(tuple(server.requests), exposition, hvpas, events)
+
+
+@dataclass
+class _Instance:
+    manager: Manager
+    task: asyncio.Task[None]
+    close: Callable[[], Awaitable[None]]
+
+    def raise_if_stopped(self) -> None:
+        if self.task.done():
+            self.task.result()
+            raise AssertionError(f"{self.manager.identity} stopped")
+
+    async def stop(self) -> None:
+        self.manager.stop()
+        try:
+            await self.task
+        finally:
+            await self.close()
+
+
+async def _start(
+    server: ApiServer, clock: SimClock, *, identity: str
+) -> tuple[_Instance, CollectorRegistry]:
+    registry = CollectorRegistry()
+    kube_metrics = KubeMetrics(registry)
+    client = await client_from_kubeconfig(metrics=kube_metrics, path=str(server.kubeconfig_path))
+    manager = Manager(
+        client=client,
+        kube_metrics=kube_metrics,
+        settings=ControllerSettings(),
+        leader_election=LeaderElectionSettings(
+            lease_name="hvpa", lease_namespace=CONTROLLER_NAMESPACE
+        ),
+        identity=identity,
+        clock=clock,
+        rng=random.Random(identity),
+    )
+    task = asyncio.create_task(manager.run(), name=identity)
+    return _Instance(manager, task, client.close), registry
+
+
+async def _until(
+    instance: _Instance, clock: SimClock, tick_until: Callable[[float], Awaitable[None]]
+) -> None:
+    """Tick the cluster until `instance` leads (at most five virtual minutes)."""
+    deadline = clock.elapsed() + 300
+    while not instance.manager.leading():
+        instance.raise_if_stopped()
+        if clock.elapsed() > deadline:
+            raise AssertionError(f"{instance.manager.identity} did not lead within 300 s")
+        await tick_until(clock.elapsed() + TICK_SECONDS)

