@@ -14,7 +14,15 @@ and add a workload sized for it:
     coredns
         a cluster-proportional DNS Hvpa: the trace drives the node count (16
         to 320 nodes) as well as the DNS load, and the replica count follows
-        the nodes, not the load.
+        the nodes, not the load;
+    capacity
+        the Capacity example (one curve: pods grow to 1 CPU at 2 replicas,
+        then 1-CPU pods up to 20) on a one-container `api` Deployment whose
+        pods use 256Mi whatever their load, the overhead the curve names.
+
+`--strategy Weighted` on an Hvpa without weights gives it Gardener's 50/50
+interval; `--strategy Capacity` on one without spec.capacity derives a curve
+from the workload (default_capacity).
 
 `--hvpa FILE` reads an Hvpa manifest; an optional second YAML document is
 the workload (a Deployment or StatefulSet named by the targetRef). Without
@@ -47,6 +55,7 @@ __all__ = [
     "Scenario",
     "ScenarioError",
     "builtin_scenario",
+    "default_capacity",
     "examples_directory",
     "load_scenario",
     "scenario_from_file",
@@ -54,9 +63,16 @@ __all__ = [
 
 MIB: Final = 2**20
 GIB: Final = 2**30
-# The strategies `--strategy` and `--compare` offer, in `--compare`'s order. Capacity joins
-# them once the engine implements it (it needs spec.capacity, which no example here carries).
-STRATEGIES: Final = ("Weighted", "HpaPreferred", "HpaBiased", "VpaBiased", "Mixed")
+# The strategies `--strategy` and `--compare` offer, in `--compare`'s order.
+STRATEGIES: Final = ("Weighted", "HpaPreferred", "HpaBiased", "VpaBiased", "Mixed", "Capacity")
+# What `--strategy Weighted` adds to an Hvpa with no weights at all: Gardener's 50/50.
+DEFAULT_INTERVALS: Final = ({"vpaWeight": 50},)
+_WEIGHT_FIELDS: Final = (
+    "weightBasedScalingIntervals",
+    "firstStageVpaWeight",
+    "secondStageVpaWeight",
+    "thirdStageVpaWeight",
+)
 # What `--strategy Mixed` adds to an Hvpa that has no spec.mixed (validation requires one).
 DEFAULT_MIXED: Final = {
     "replicaThreshold": 1,
@@ -125,7 +141,60 @@ class Scenario:
         hvpa["spec"]["strategy"] = strategy
         if strategy == "Mixed" and "mixed" not in hvpa["spec"]:
             hvpa["spec"]["mixed"] = dict(DEFAULT_MIXED)
+        if strategy == "Weighted" and not any(f in hvpa["spec"] for f in _WEIGHT_FIELDS):
+            hvpa["spec"]["weightBasedScalingIntervals"] = [dict(i) for i in DEFAULT_INTERVALS]
+        if strategy == "Capacity" and "capacity" not in hvpa["spec"]:
+            hvpa["spec"]["capacity"] = default_capacity(self)
         return dataclasses.replace(self, hvpa=hvpa)
+
+
+def default_capacity(scenario: Scenario) -> dict[str, Any]:
+    """What `--strategy Capacity` adds to an Hvpa without spec.capacity, from its workload.
+
+    The curve says what the Hvpa's other strategies leave implicit: at
+    minReplicas a pod may grow from its requests to its limits (twice the
+    requests where it has none), then pods of that size are added up to
+    maxReplicas. A pod is the containers Capacity sizes (those whose policy
+    is not `mode: Off`); its overhead is their base usage in the load model.
+    """
+    spec = apply_defaults(parse_hvpa(dict(scenario.hvpa))).spec
+    template = spec.hpa.template.spec
+    low = template.min_replicas if template and template.min_replicas else 1
+    high = template.max_replicas if template else low
+    policy = spec.vpa.template.spec.resource_policy if spec.vpa.template.spec else None
+    off = {
+        p.container_name for p in (policy.container_policies if policy else ()) if p.mode == "Off"
+    }
+    sized = [
+        c
+        for c in container_sizes(scenario.workload["spec"]["template"]["spec"])
+        if c.name not in off
+    ]
+    request_cpu = sum(c.request_cpu or 0 for c in sized)
+    request_memory = sum(c.request_memory or 0 for c in sized)
+    limit_cpu = sum(c.limit_cpu or 2 * (c.request_cpu or 0) for c in sized)
+    limit_memory = sum(c.limit_memory or 2 * (c.request_memory or 0) for c in sized)
+    loads = [scenario.loads.get(c.name, ContainerLoad()) for c in sized]
+    base_cpu = int(sum(load.base_cpu_millicores for load in loads))
+    base_memory = int(sum(load.base_memory_bytes for load in loads))
+    capacity: dict[str, Any] = {
+        "curve": [
+            {"replicas": low, "cpu": f"{request_cpu}m", "memory": str(request_memory)},
+            {"replicas": low, "cpu": f"{limit_cpu}m", "memory": str(limit_memory)},
+            {"replicas": high, "cpu": f"{limit_cpu}m", "memory": str(limit_memory)},
+        ]
+    }
+    base = {
+        resource: amount
+        for resource, amount, smallest in (
+            ("cpu", f"{base_cpu}m", base_cpu < request_cpu and base_cpu),
+            ("memory", str(base_memory), base_memory < request_memory and base_memory),
+        )
+        if smallest
+    }
+    if base:
+        capacity["baseResourcesPerReplica"] = base
+    return capacity
 
 
 # ---------------------------------------------------------------- building blocks
@@ -261,12 +330,34 @@ def _coredns() -> Scenario:
     )
 
 
+def _capacity() -> Scenario:
+    hvpa = _example("capacity.yaml")
+    namespace = str(hvpa["metadata"]["namespace"])
+    workload = _deployment(
+        namespace,
+        "api",
+        {"app": "api"},
+        [_container("api", {"cpu": "250m", "memory": "512Mi"}, {"cpu": "500m", "memory": "1Gi"})],
+        replicas=2,
+    )
+    return Scenario(
+        name="capacity",
+        description="the Capacity example: pods grow to 1 CPU at 2 replicas, then 1-CPU pods "
+        "up to 20 (with --strategy Weighted: Gardener's 50/50)",
+        hvpa=hvpa,
+        workload=workload,
+        loads={"api": ContainerLoad(1.0, 20.0, 256 * MIB)},
+        peak=Demand(4000.0, 4 * GIB),
+    )
+
+
 _BUILTINS: Final = {
     "proposal-1": lambda: _proposal(1),
     "proposal-2": lambda: _proposal(2),
     "proposal-3": lambda: _proposal(3),
     "kube-apiserver": _kube_apiserver,
     "coredns": _coredns,
+    "capacity": _capacity,
 }
 SCENARIO_NAMES: Final = tuple(_BUILTINS)
 

@@ -71,7 +71,7 @@ def test_builtin_scenarios_pair_a_valid_hvpa_with_its_target(name: str) -> None:
     assert scenario.hvpa["metadata"].get("namespace", "default") == scenario.namespace
     assert scenario.main_container in scenario.loads
     assert scenario.with_strategy("Mixed").hvpa["spec"]["mixed"]["prefer"] == "Hpa"
-    assert scenario.strategy == "Weighted"
+    assert scenario.strategy == ("Capacity" if name == "capacity" else "Weighted")
 
 
 def test_a_workload_is_derived_from_an_hvpa_alone(tmp_path: Path) -> None:

@@ -1,0 +1,76 @@
+"""The Capacity strategy in `hvpa sim`: the strategy option, the derived curve, and a whole run.
+
+The run is the path-independence claim as the simulator sees it: under a
+load ramp up and back down, the target returns to the shape it settled on
+at the start (the same replicas, the same requests within the tolerance).
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from hvpa.api import parse_hvpa
+from hvpa.sim.runner import RunOptions, simulate
+from hvpa.sim.scenarios import STRATEGIES, builtin_scenario, default_capacity
+from hvpa.sim.traces import parse_trace
+
+
+def test_capacity_is_a_strategy_of_the_simulator() -> None:
+    assert STRATEGIES[-1] == "Capacity"
+
+
+@pytest.mark.parametrize(
+    ("name", "strategy", "intervals"),
+    [
+        pytest.param("capacity", "Weighted", [{"vpaWeight": 50}], id="no-weights-gets-50-50"),
+        pytest.param("proposal-1", "Weighted", None, id="three-stage-weights-kept"),
+        pytest.param("capacity", "HpaPreferred", None, id="other-strategies-get-no-weights"),
+    ],
+)
+def test_weighted_without_weights_is_gardeners_50_50(
+    name: str, strategy: str, intervals: list[dict[str, int]] | None
+) -> None:
+    spec = builtin_scenario(name).with_strategy(strategy).hvpa["spec"]
+    assert spec.get("weightBasedScalingIntervals") == intervals
+
+
+def test_a_curve_is_derived_from_the_workload_when_the_hvpa_has_none() -> None:
+    """proposal-1: 250m/400Mi pods may grow to their 500m/800Mi limits at 1 replica, then 10 of them."""
+    scenario = builtin_scenario("proposal-1")
+    assert default_capacity(scenario) == {
+        "curve": [
+            {"replicas": 1, "cpu": "250m", "memory": str(400 * 2**20)},
+            {"replicas": 1, "cpu": "500m", "memory": str(800 * 2**20)},
+            {"replicas": 10, "cpu": "500m", "memory": str(800 * 2**20)},
+        ],
+        "baseResourcesPerReplica": {"cpu": "20m", "memory": str(64 * 2**20)},
+    }
+    hvpa = parse_hvpa(dict(scenario.with_strategy("Capacity").hvpa))
+    assert hvpa.spec.strategy == "Capacity"
+    assert hvpa.spec.capacity is not None
+
+
+@pytest.mark.parametrize("name", ["kube-apiserver", "coredns", "capacity"])
+def test_every_builtin_scenario_takes_the_capacity_strategy(name: str) -> None:
+    hvpa = parse_hvpa(dict(builtin_scenario(name).with_strategy("Capacity").hvpa))
+    assert hvpa.spec.capacity is not None
+
+
+@pytest.mark.slow
+def test_a_ramp_up_and_back_down_returns_to_where_it_started() -> None:
+    scenario = builtin_scenario("capacity")
+    duration = 4 * 3600
+    report = simulate(
+        RunOptions(
+            scenario=scenario,
+            trace=parse_trace("ramp", duration_seconds=duration, peak=scenario.peak, seed=1),
+            duration_seconds=duration,
+            seed=1,
+        )
+    )
+    series = report["series"]
+    settled, last = series[10], series[-1]
+    assert report["summary"]["replicas"]["max"] > settled["replicas"]
+    assert last["replicas"] == settled["replicas"]
+    for column in ("podRequestCpuCores", "podRequestMemoryBytes"):
+        assert last[column] == pytest.approx(settled[column], rel=0.1), column
