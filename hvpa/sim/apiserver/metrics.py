@@ -65,6 +65,9 @@ class Metrics:
         self._storage = storage
         self._clock = clock
         self._pods: dict[tuple[str, str], _Usage] = {}
+        # Pod names with metrics, by namespace: a namespaced read looks at its own
+        # namespace only (scanning every pod's key made each read O(cluster)).
+        self._pod_names: dict[str, set[str]] = {}
         self._nodes: dict[str, _Usage] = {}
         # (group resource, namespace or "", object name, metric) -> series by metric labels
         self._custom: dict[
@@ -90,9 +93,15 @@ class Metrics:
             for container, values in containers.items()
         }
         self._pods[(namespace, name)] = _Usage(usage, self._at(timestamp), window_seconds)
+        self._pod_names.setdefault(namespace, set()).add(name)
 
     def remove_pod_metrics(self, namespace: str, name: str) -> None:
         self._pods.pop((namespace, name), None)
+        names = self._pod_names.get(namespace)
+        if names is not None:
+            names.discard(name)
+            if not names:
+                del self._pod_names[namespace]
 
     def set_node_metrics(
         self,
@@ -156,6 +165,7 @@ class Metrics:
 
     def clear(self) -> None:
         self._pods.clear()
+        self._pod_names.clear()
         self._nodes.clear()
         self._custom.clear()
         self._external.clear()
@@ -179,8 +189,10 @@ class Metrics:
         found: list[tuple[str, dict[str, Any]]] = []
         if name is not None:
             candidates = [(namespace, name)] if namespace is not None else []
+        elif namespace is not None:
+            candidates = [(namespace, n) for n in sorted(self._pod_names.get(namespace, ()))]
         else:
-            candidates = sorted(k for k in self._pods if namespace in (None, k[0]))
+            candidates = sorted(self._pods)
         for pod_namespace, pod_name in candidates:
             usage = self._pods.get((pod_namespace, pod_name))
             entry = entries.get(f"{pod_namespace}/{pod_name}")
