@@ -58,7 +58,7 @@ def populate(server: ApiServer, spec: ClusterSpec) -> None:
     objects = server.objects
     for index in range(corpus.NAMESPACES):
         with contextlib.suppress(Exception):
-            objects.create("namespaces", {"metadata": {"name": f"team-{index:02d}"}})
+            objects.create("namespaces", {"metadata": {"name": corpus.namespace_name(index)}})
     for index in range(spec.nodes):
         objects.create("nodes", corpus.node(index), keep_status=True)
     per = spec.pods_per_workload

@@ -15,19 +15,19 @@ from __future__ import annotations
 import hashlib
 from typing import Any, Final
 
-import orjson
-
 __all__ = [
     "NAMESPACES",
     "deployment",
+    "namespace_name",
+    "namespace_of",
     "node",
     "pod",
     "pod_name",
-    "watch_lines",
     "workload_name",
 ]
 
-NAMESPACES: Final = 20
+# Five workloads per namespace at 1,000 workloads: team namespaces of a few services each.
+NAMESPACES: Final = 200
 START: Final = "2026-03-01T08:00:00Z"
 _IMAGES: Final = ("registry.example.com/shop/api", "registry.example.com/shop/worker")
 
@@ -46,7 +46,11 @@ def workload_name(workload: int) -> str:
 
 
 def namespace_of(workload: int) -> str:
-    return f"team-{workload % NAMESPACES:02d}"
+    return namespace_name(workload % NAMESPACES)
+
+
+def namespace_name(index: int) -> str:
+    return f"team-{index:03d}"
 
 
 def pod_name(workload: int, replica: int) -> str:
@@ -59,7 +63,7 @@ def workload_labels(workload: int) -> dict[str, str]:
         "app.kubernetes.io/name": workload_name(workload),
         "app.kubernetes.io/part-of": "shop",
         "app.kubernetes.io/version": "1.42.0",
-        "team": f"team-{workload % NAMESPACES:02d}",
+        "team": namespace_of(workload),
     }
 
 
@@ -69,7 +73,7 @@ def _env(workload: int) -> list[dict[str, Any]]:
         {"name": "LOG_LEVEL", "value": "info"},
         {"name": "HTTP_PORT", "value": "8080"},
         {"name": "METRICS_PORT", "value": "9090"},
-        {"name": "DATABASE_URL", "value": f"postgres://db.team-{workload % 20:02d}:5432/shop"},
+        {"name": "DATABASE_URL", "value": f"postgres://db.{namespace_of(workload)}:5432/shop"},
         {"name": "CACHE_TTL_SECONDS", "value": "300"},
         {"name": "FEATURE_FLAGS", "value": "checkout-v2,search-ranking,async-payments"},
         {
@@ -119,8 +123,8 @@ def _containers(workload: int) -> list[dict[str, Any]]:
             ],
             "env": _env(workload),
             "resources": {
-                "requests": {"cpu": f"{cpu}m", "memory": "256Mi"},
-                "limits": {"cpu": f"{2 * cpu}m", "memory": "512Mi"},
+                "requests": {"cpu": f"{cpu}m", "memory": "256M"},
+                "limits": {"cpu": f"{2 * cpu}m", "memory": "512M"},
             },
             "livenessProbe": probe,
             "readinessProbe": {**probe, "httpGet": {**probe["httpGet"], "path": "/ready"}},
@@ -148,8 +152,8 @@ def _containers(workload: int) -> list[dict[str, Any]]:
                 },
             ],
             "resources": {
-                "requests": {"cpu": "50m", "memory": "64Mi"},
-                "limits": {"cpu": "500m", "memory": "256Mi"},
+                "requests": {"cpu": "50m", "memory": "64M"},
+                "limits": {"cpu": "500m", "memory": "256M"},
             },
             "volumeMounts": mounts[2:],
             "terminationMessagePath": "/dev/termination-log",
@@ -356,16 +360,6 @@ def pod(workload: int, replica: int, *, managed_fields: bool = True) -> dict[str
             "qosClass": "Burstable",
         },
     }
-
-
-def watch_lines(count: int, *, per_workload: int = 50) -> list[bytes]:
-    """`count` watch-event lines (ADDED, then MODIFIED), as a watch stream carries them."""
-    lines = []
-    for index in range(count):
-        workload, replica = divmod(index, per_workload)
-        kind = "ADDED" if index % 3 else "MODIFIED"
-        lines.append(orjson.dumps({"type": kind, "object": pod(workload, replica)}))
-    return lines
 
 
 def node(index: int) -> dict[str, Any]:

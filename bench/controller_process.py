@@ -1,0 +1,90 @@
+"""The controller process of bench_controller: the real Manager, driven over a pipe.
+
+Kept apart from bench_controller so the spawned process imports only what
+`hvpa run` imports (the controller, not the simulator or the API server):
+its RSS is then the controller's own.
+
+Commands: ("settle", seconds) waits until the work queue has been empty and
+no reconcile running for that long; ("count",) reports reconciles so far and
+RSS; ("stop",) (or EOF) stops the Manager and reports the reconciles.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import time
+from multiprocessing.connection import Connection
+
+from bench.harness import rss_bytes
+
+__all__ = ["controller_main"]
+
+
+def controller_main(conn: Connection, kubeconfig: str) -> None:
+    try:
+        asyncio.run(_controller(conn, kubeconfig))
+    except Exception as error:
+        with contextlib.suppress(Exception):
+            conn.send(error)
+        raise
+
+
+async def _controller(conn: Connection, kubeconfig: str) -> None:
+    from prometheus_client import CollectorRegistry
+
+    from hvpa.controller.manager import Manager
+    from hvpa.kube.client import client_from_kubeconfig
+    from hvpa.kube.metrics import KubeMetrics
+    from hvpa.settings import ControllerSettings
+
+    rss_start = rss_bytes()
+    registry = CollectorRegistry()
+    kube_metrics = KubeMetrics(registry)
+    client = await client_from_kubeconfig(metrics=kube_metrics, path=kubeconfig)
+    manager = Manager(
+        client=client,
+        kube_metrics=kube_metrics,
+        settings=ControllerSettings(),
+        identity="bench",
+    )
+    started = time.perf_counter()
+    task = asyncio.create_task(manager.run())
+    await manager.wait_synced()
+    conn.send({"synced_seconds": time.perf_counter() - started, "rss_start": rss_start})
+
+    def reconciles() -> float:
+        total = 0.0
+        for metric in registry.collect():
+            if metric.name == "controller_runtime_reconcile":
+                total += sum(s.value for s in metric.samples if s.name.endswith("_total"))
+        return total
+
+    async with client:
+        while True:
+            try:
+                command = await asyncio.to_thread(conn.recv)
+            except EOFError:
+                command = ("stop",)
+            if command[0] == "settle":
+                quiet_since = None
+                while True:
+                    await asyncio.sleep(0.1)
+                    busy = len(manager.queue) or manager.queue.processing
+                    now = time.perf_counter()
+                    if busy:
+                        quiet_since = None
+                    elif quiet_since is None:
+                        quiet_since = now
+                    elif now - quiet_since >= command[1]:
+                        break
+                conn.send({"rss": rss_bytes(), "reconciles": reconciles()})
+            elif command[0] == "count":
+                conn.send({"reconciles": reconciles(), "rss": rss_bytes()})
+            else:
+                manager.stop()
+                with contextlib.suppress(Exception):
+                    await asyncio.wait_for(task, 60)
+                with contextlib.suppress(Exception):
+                    conn.send({"reconciles": reconciles()})
+                return
