@@ -166,18 +166,31 @@ def _floors(horizontal: HorizontalRecommendation | None) -> tuple[ReplicaFloor, 
 def _serving(
     metrics: Sequence[PodMetricsRecord], pods: Sequence[PodRecord]
 ) -> tuple[PodMetricsRecord, ...]:
-    """The readings of the pods that take load: ready and not being deleted.
+    """The readings of pods that were taking load all through their window.
 
     A pod that is starting (or leaving) gets no traffic, so its usage is no
-    load; counted, it would make a workload whose pods are all starting
-    look idle, and pods would be shrunk just before the load arrives.
-    Without pods to tell (a scenario that lists only PodMetrics) every
-    reading counts.
+    load; counted, it would make a workload whose pods are all starting look
+    idle, and pods would be shrunk just before the load arrives. So a
+    reading counts only when its pod is ready, not being deleted, and was
+    ready before the reading's window began (upstream's HPA drops CPU
+    samples that overlap a pod's readiness change the same way). Without
+    pods to tell (a scenario that lists only PodMetrics) every reading counts.
     """
     if not pods:
         return tuple(metrics)
-    serving = {pod.name for pod in pods if pod.ready == "True" and not pod.deleting}
-    return tuple(m for m in metrics if m.name in serving)
+    since = {
+        pod.name: pod.ready_transition for pod in pods if pod.ready == "True" and not pod.deleting
+    }
+    return tuple(
+        m
+        for m in metrics
+        if m.name in since
+        and (
+            since[m.name] is None
+            or m.timestamp is None
+            or m.timestamp - m.window_seconds >= (since[m.name] or 0)
+        )
+    )
 
 
 def capacity_input(

@@ -298,6 +298,11 @@ def plan(
             id="never-below-min-allowed",
         ),
         pytest.param(
+            {"demand": {"cpu": 12_000}, "replicas": 11, "curve": (point(1, 1000), point(10, 1000))},
+            (10, {"cpu": 1000, "memory": GI}),
+            id="no-hysteresis-holds-a-count-above-max-replicas",
+        ),
+        pytest.param(
             {"demand": {"cpu": 5000}, "fixed": frozenset({"cpu"})},
             (5, {"cpu": 1000, "memory": GI}),
             id="pods-held-count-covers-the-demand",

@@ -272,8 +272,17 @@ def test_recommend_text_shows_the_demand_and_the_curve_point(
     assert "curve: cpu: 3 replicas, ceiling 3 per pod; per pod 0 + 5 / 3 = 1667m" in text
 
 
-def test_a_pod_that_is_not_ready_takes_no_load() -> None:
+@pytest.mark.parametrize(
+    ("condition_change"),
+    [
+        pytest.param({"status": "False"}, id="not-ready"),
+        pytest.param({"lastTransitionTime": at(10)}, id="ready-within-its-metric-window"),
+    ],
+)
+def test_a_pod_that_is_not_serving_takes_no_load(condition_change: dict[str, str]) -> None:
     """Only web-0 serves: its 400m is the load (demand 800m), web-1's reading is left out."""
     raw = replace(SETTLED, cpu_usage=400).raw(capacity_hvpa())
-    raw["pods"][1]["status"]["conditions"][0]["status"] = "False"
+    raw["pods"][1]["status"]["conditions"][0].update(condition_change)
+    for item in raw["podMetrics"]:
+        item["window"] = "30s"
     assert shape(run(raw)) == (1, 800, 575)

@@ -404,7 +404,12 @@ def plan_capacity(
                 f"{float(params.tolerance):g}% of the curve's size); {kept.replicas} replicas cover "
                 "the demand"
             )
-    if not force_resize:
+    if not low <= current_replicas <= high:
+        lines.append(
+            f"capacity: {current_replicas} replicas are outside minReplicas {low} and "
+            f"maxReplicas {high}: no hysteresis holds them there"
+        )
+    elif not force_resize:
         inside = [
             r for r in chosen.sizes if _within(chosen.total(r), current.total(r), params.tolerance)
         ]
