@@ -9,8 +9,9 @@
 
 Writes DIR/report.json (scenario, summary, the target's changes, a
 one-minute time series) and DIR/plot.png (with matplotlib, the `plot`
-extra); with --compare, DIR/report.json holds every run and DIR/plot-<strategy>.png
-each picture. The summary (or the comparison) goes to stdout, the progress
+extra); with --curve also DIR/curve.png (the Capacity curve and the path
+the target took); with --compare, DIR/report.json holds every run and
+DIR/plot-<strategy>.png (and curve-<strategy>.png) each picture. The summary (or the comparison) goes to stdout, the progress
 bar to stderr when it is a terminal (or with --progress).
 
 Exit codes: 0 done; 1 the simulation failed (the controller stopped); 2
@@ -59,7 +60,9 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--strategy",
         metavar="NAME",
-        help="override the Hvpa's strategy: Weighted, HpaPreferred, HpaBiased, VpaBiased, Mixed",
+        help="override the Hvpa's strategy: Weighted, HpaPreferred, HpaBiased, VpaBiased, Mixed, "
+        "Capacity (Weighted without weights gets 50/50, Capacity without a curve one derived "
+        "from the workload)",
     )
     parser.add_argument(
         "--compare",
@@ -90,6 +93,12 @@ def configure(parser: argparse.ArgumentParser) -> None:
         help="show the progress bar even when stderr is not a terminal",
     )
     parser.add_argument("--no-plot", action="store_true", help="do not draw plot.png")
+    parser.add_argument(
+        "--curve",
+        action="store_true",
+        help="also draw curve.png: per-pod request against replicas, the Hvpa's Capacity curve "
+        "and the path the target took (with --compare, curve-<strategy>.png)",
+    )
     parser.add_argument(
         "--keep-running",
         action="store_true",
@@ -235,6 +244,23 @@ def _plot(report: dict[str, Any], path: Path, args: argparse.Namespace, out: Tex
     out.write(f"plot: {path}\n")
 
 
+def _curve(options: RunOptions, report: dict[str, Any], path: Path, out: TextIO) -> None:
+    from hvpa.api import apply_defaults, parse_hvpa
+    from hvpa.sim.curveplot import write_curve_plot
+    from hvpa.sim.plot import plot_available
+
+    if not plot_available():
+        out.write("curve skipped: matplotlib is not installed (pip install 'hvpa[plot]')\n")
+        return
+    spec = apply_defaults(parse_hvpa(dict(options.scenario.hvpa))).spec
+    template = spec.hpa.template.spec
+    low = template.min_replicas or 1 if template else 1
+    high = template.max_replicas if template else report["summary"]["replicas"]["max"]
+    capacity = options.scenario.hvpa["spec"].get("capacity")
+    write_curve_plot(report, capacity, (low, high), path)
+    out.write(f"curve: {path}\n")
+
+
 def _serving(endpoints: Endpoints) -> None:
     out = sys.stdout
     out.write(
@@ -282,11 +308,13 @@ def run(args: argparse.Namespace) -> int:
         progress = _ProgressBar(sys.stderr, scenario.strategy) if show_progress else None
         started = time.perf_counter()
 
-        def write_single(report: dict[str, Any]) -> None:
+        def write_single(report: dict[str, Any], run: RunOptions = options) -> None:
             out.write(summary_table(report["summary"]))
             _write_json(output / "report.json", report)
             out.write(f"report: {output / 'report.json'}\n")
             _plot(report, output / "plot.png", args, out)
+            if args.curve:
+                _curve(run, report, output / "curve.png", out)
             out.flush()
 
         try:
@@ -319,6 +347,8 @@ def run(args: argparse.Namespace) -> int:
             },
         )
         out.write(f"report: {output / 'report.json'}\n")
-        for strategy, report in reports:
+        for (strategy, report), options in zip(reports, runs, strict=True):
             _plot(report, output / f"plot-{strategy}.png", args, out)
+            if args.curve:
+                _curve(options, report, output / f"curve-{strategy}.png", out)
     return 0

@@ -7,9 +7,15 @@ at the start (the same replicas, the same requests within the tolerance).
 
 from __future__ import annotations
 
+from pathlib import Path
+from typing import Any
+
 import pytest
 
 from hvpa.api import parse_hvpa
+from hvpa.cli import main
+from hvpa.sim.curveplot import curve_points, path_points
+from hvpa.sim.plot import plot_available
 from hvpa.sim.runner import RunOptions, simulate
 from hvpa.sim.scenarios import STRATEGIES, builtin_scenario, default_capacity
 from hvpa.sim.traces import parse_trace
@@ -74,3 +80,57 @@ def test_a_ramp_up_and_back_down_returns_to_where_it_started() -> None:
     assert last["replicas"] == settled["replicas"]
     for column in ("podRequestCpuCores", "podRequestMemoryBytes"):
         assert last[column] == pytest.approx(settled[column], rel=0.1), column
+
+
+@pytest.mark.parametrize(
+    ("capacity", "resource", "expected"),
+    [
+        pytest.param(
+            {"curve": [{"replicas": 2, "cpu": "250m"}, {"replicas": 2, "cpu": "1"}]},
+            "cpu",
+            [(1.0, 0.25), (2.0, 0.25), (2.0, 1.0), (20.0, 1.0)],
+            id="flat-out-to-min-and-max",
+        ),
+        pytest.param(
+            {"curve": [{"replicas": 1, "memory": "1Gi"}, {"replicas": 20, "memory": "2Gi"}]},
+            "memory",
+            [(1.0, 1.0), (20.0, 2.0)],
+            id="memory-in-gib",
+        ),
+        pytest.param({"curve": [{"replicas": 1, "cpu": "1"}]}, "memory", [], id="no-memory"),
+        pytest.param(None, "cpu", [], id="no-curve"),
+    ],
+)
+def test_curve_points(
+    capacity: dict[str, Any] | None, resource: str, expected: list[tuple[float, float]]
+) -> None:
+    assert curve_points(capacity, resource, 1, 20) == expected
+
+
+def test_the_path_is_one_point_per_change() -> None:
+    series = [
+        {"time": 0, "replicas": 2, "podRequestCpuCores": 0.25},
+        {"time": 60, "replicas": 2, "podRequestCpuCores": 0.25},
+        {"time": 120, "replicas": 3, "podRequestCpuCores": 0.25},
+        {"time": 180, "replicas": 3, "podRequestCpuCores": None},
+        {"time": 240, "replicas": 3, "podRequestCpuCores": 0.5},
+    ]
+    assert path_points(series, "podRequestCpuCores", 1.0) == [
+        (2.0, 0.25, 0.0),
+        (3.0, 0.25, 120 / 3600),
+        (3.0, 0.5, 240 / 3600),
+    ]
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(not plot_available(), reason="matplotlib is not installed")
+def test_the_curve_option_draws_one_picture_per_strategy(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    args = ["sim", "--hvpa", "capacity", "--duration", "10m", "--no-plot", "--curve"]
+    assert main([*args, "--compare", "Capacity,Weighted", "-o", str(tmp_path)]) == 0
+    assert "curve: " in capsys.readouterr().out
+    assert sorted(p.name for p in tmp_path.glob("curve*.png")) == [
+        "curve-Capacity.png",
+        "curve-Weighted.png",
+    ]
