@@ -60,8 +60,9 @@ GIB: Final = 2**30
 @dataclass(frozen=True)
 class RecordedRun:
     requests: tuple[RequestRecord, ...]
-    # The leader's /metrics exposition at the end of the run (before it stopped).
+    # The leader's /metrics exposition and /debug/state at the end of its term.
     exposition: str
+    debug_state: dict[str, Any]
     # Objects at the end of the run, for the test to check the scenario did what it says.
     hvpas: dict[str, dict[str, Any]]
     events: tuple[dict[str, Any], ...]
@@ -323,6 +324,7 @@ async def _record() -> RecordedRun:
         await tick_until(15 * 60)
 
         exposition = generate_latest(leader_registry).decode()
+        debug_state = leader.manager.state()
         await leader.stop()
         await _until(standby, clock, tick_until)
         await tick_until(17 * 60)
@@ -333,7 +335,7 @@ async def _record() -> RecordedRun:
             for h in server.objects.list("hvpas", namespace=WORKLOAD_NAMESPACE)
         }
         events = tuple(server.objects.list("events", namespace=WORKLOAD_NAMESPACE))
-        return RecordedRun(tuple(server.requests), exposition, hvpas, events)
+        return RecordedRun(tuple(server.requests), exposition, debug_state, hvpas, events)
 
 
 @dataclass
