@@ -12,10 +12,11 @@
 
 from __future__ import annotations
 
+import json
 import re
 from collections import defaultdict
 from dataclasses import replace
-from typing import Final
+from typing import Any, Final
 
 import pytest
 from manifest_kit import ROOT, Grant, Request, allowed, find, grants_for, install_objects
@@ -193,3 +194,34 @@ def test_readme_lists_exactly_the_exposed_metrics(run: RecordedRun) -> None:
 def test_readme_explains_the_created_series() -> None:
     section = README.read_text(encoding="utf-8").split("\n## Metrics\n", 1)[1]
     assert "`_created`" in section.split("\n## ", 1)[0]
+
+
+# -- the README's /debug/state example --------------------------------------------------
+
+
+def _unknown_keys(example: Any, real: Any, path: str = "") -> list[str]:
+    """Keys of the example that the real state does not have at the same place."""
+    if isinstance(example, dict) and isinstance(real, dict):
+        found: list[str] = []
+        for key, value in example.items():
+            if key not in real:
+                found.append(f"{path}.{key}")
+            else:
+                found += _unknown_keys(value, real[key], f"{path}.{key}")
+        return found
+    if isinstance(example, list) and isinstance(real, list) and example and real:
+        return _unknown_keys(example[0], real[0], f"{path}[0]")
+    return []
+
+
+def test_readme_debug_state_example_has_the_real_shape(run: RecordedRun) -> None:
+    section = README.read_text(encoding="utf-8").split("\n## /debug/state\n", 1)[1]
+    (example_text,) = re.findall(r"```json\n(.*?)```", section.split("\n## ", 1)[0], re.DOTALL)
+    example = json.loads(example_text)
+    state = run.debug_state
+    assert list(example) == list(state)
+    assert list(example["leader"]) == list(state["leader"])
+    assert list(example["informers"][0]) == list(state["informers"][0])
+    item = state["hvpas"]["items"]["shop/web"]
+    assert list(example["hvpas"]["items"]["shop/web"]) == list(item)
+    assert _unknown_keys(example, state) == []
