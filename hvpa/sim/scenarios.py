@@ -337,8 +337,8 @@ def _capacity() -> Scenario:
         namespace,
         "api",
         {"app": "api"},
-        [_container("api", {"cpu": "250m", "memory": "512Mi"}, {"cpu": "500m", "memory": "1Gi"})],
-        replicas=2,
+        [_container("api", {"cpu": "250m", "memory": "512Mi"}, {"cpu": "500m", "memory": "2Gi"})],
+        replicas=4,
     )
     return Scenario(
         name="capacity",
