@@ -32,6 +32,7 @@ from dataclasses import dataclass
 from fractions import Fraction
 from typing import Final
 
+from hvpa.engine.vertical import describe
 from hvpa.quantity import ceil_div, format_milli
 from hvpa.records import CPU, MEMORY, PodMetricsRecord, Resources
 
@@ -42,6 +43,7 @@ __all__ = [
     "DemandInput",
     "ReplicaFloor",
     "Sample",
+    "describe_amounts",
     "measure_demand",
     "percentile",
     "total_load",
@@ -173,8 +175,9 @@ def _record(samples: Sequence[Sample], sample: Sample) -> tuple[Sample, ...]:
     return (*kept, sample)
 
 
-def _describe(amounts: Mapping[str, int]) -> str:
-    return ", ".join(f"{r} {format_milli(amounts[r])}" for r in RESOURCES if r in amounts)
+def describe_amounts(amounts: Mapping[str, int]) -> str:
+    """`cpu 5, memory 1Gi` for explanation lines, as the vertical axis writes resources."""
+    return describe(Resources(cpu=amounts.get(CPU), memory=amounts.get(MEMORY)))
 
 
 def _from_usage(given: DemandInput, samples: Sequence[Sample], lines: list[str]) -> dict[str, int]:
@@ -240,7 +243,7 @@ def measure_demand(given: DemandInput, history: DemandHistory, usage: Sample | N
         samples = _record(samples, usage)
         lines.append(
             "demand: load at this reading (usage less each pod's overhead): "
-            f"{_describe_resources(usage.amounts)}"
+            f"{describe(usage.amounts)}"
         )
     samples = _within(samples, given.now, given.window_seconds)
     if samples:
@@ -265,15 +268,11 @@ def measure_demand(given: DemandInput, history: DemandHistory, usage: Sample | N
     if effective != measured:
         lines.append(
             f"demand: the largest of the last {given.down_window_seconds:g}s holds a scale-down: "
-            f"{_describe(effective)} (now {_describe(measured)})"
+            f"{describe_amounts(effective)} (now {describe_amounts(measured)})"
         )
-    lines.append(f"demand: {_describe(effective)} beyond the pods' overhead ({source})")
+    lines.append(f"demand: {describe_amounts(effective)} beyond the pods' overhead ({source})")
     now = Sample(
         math.floor(given.now), Resources(cpu=measured.get(CPU), memory=measured.get(MEMORY))
     )
     kept = DemandHistory(samples, _record(earlier, now))
     return Demand(measured, effective, source, kept, tuple(lines))
-
-
-def _describe_resources(amounts: Resources) -> str:
-    return _describe({r: v for r in RESOURCES if (v := amounts.get(r)) is not None})

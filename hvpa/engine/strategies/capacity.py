@@ -35,6 +35,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from fractions import Fraction
 
+from hvpa.engine.demand import describe_amounts
 from hvpa.engine.vertical import ContainerTarget, ResourceChange, round_request
 from hvpa.engine.vertical.requests import MEMORY_STEP_MILLI
 from hvpa.quantity import ceil_div, format_milli
@@ -120,10 +121,6 @@ def ceiling(curve: Sequence[CurvePoint], resource: str, replicas: int) -> int | 
     return low_amount + (high_amount - low_amount) * (replicas - low_replicas) // span
 
 
-def _describe(sizes: Mapping[str, int]) -> str:
-    return ", ".join(f"{r} {format_milli(sizes[r])}" for r in RESOURCES if r in sizes)
-
-
 @dataclass(frozen=True, slots=True)
 class _Room:
     """What a pod may hold of each resource: the curve (or the size it must keep), and maxAllowed."""
@@ -192,7 +189,8 @@ def _solve(
             )
         lines.append(
             f"curve: even {high} replicas (maxReplicas) at the curve's size do not cover the "
-            f"demand: past the curve's end, pods grow up to maxAllowed: {_describe(sizes)}"
+            "demand: past the curve's end, pods grow up to maxAllowed (stay on the curve "
+            f"without one): {describe_amounts(sizes)}"
         )
         return Shape(high, sizes)
     first, last = low, high
@@ -363,8 +361,8 @@ def plan_capacity(
     lines = [
         f"strategy Capacity: {current_replicas} replicas (min {horizontal.min_replicas}, "
         f"max {horizontal.max_replicas})",
-        f"capacity: demand {_describe(demand)} beyond the overhead "
-        f"({_describe(params.overhead) or 'none'} per pod), tolerance {float(params.tolerance):g}%",
+        f"capacity: demand {describe_amounts(demand)} beyond the overhead "
+        f"({describe_amounts(params.overhead)} per pod), tolerance {float(params.tolerance):g}%",
     ]
     sized: dict[str, list[str]] = {
         r: [p.name for p in policies if p.controls(r)]
@@ -373,11 +371,12 @@ def plan_capacity(
     }
     current = _current(containers, sized, current_replicas)
     pinned = {r: current.sizes[r] for r in sized if r in fixed}
+    bounds = {r: _pod_bounds(policies, sized[r], r) for r in sized}
     room = _Room(
         params,
         pinned,
-        {r: _sum_bound(policies, sized[r], r, "max") for r in sized},
-        {r: _sum_bound(policies, sized[r], r, "min") or 0 for r in sized},
+        {r: high for r, (_, high) in bounds.items()},
+        {r: low for r, (low, _) in bounds.items()},
     )
     wanted = {r: demand[r] for r in sized}
     if current_replicas == 0:
@@ -400,7 +399,7 @@ def plan_capacity(
         if kept is not None:
             chosen = kept
             lines.append(
-                f"capacity: resize band: pods keep {_describe(current.sizes)} (within "
+                f"capacity: resize band: pods keep {describe_amounts(current.sizes)} (within "
                 f"{float(params.tolerance):g}% of the curve's size); {kept.replicas} replicas cover "
                 "the demand"
             )
@@ -427,30 +426,23 @@ def plan_capacity(
             return _hold(horizontal, targets, ideal, lines)
     changes = _changes(_requests(chosen, policies, sized, shares or {}), containers)
     lines.append(
-        f"capacity: {current_replicas} -> {chosen.replicas} replicas of {_describe(chosen.sizes)}"
+        f"capacity: {current_replicas} -> {chosen.replicas} replicas of {describe_amounts(chosen.sizes)}"
         if chosen.replicas != current_replicas
-        else f"capacity: keep {current_replicas} replicas; pods {_describe(chosen.sizes)}"
+        else f"capacity: keep {current_replicas} replicas; pods {describe_amounts(chosen.sizes)}"
     )
     lines.extend(f"vertical: {c.describe()}" for c in changes)
     plan = Plan("Capacity", horizontal, chosen.replicas, changes, explanation=tuple(lines))
     return CapacityPlan(plan, ideal, targets)
 
 
-def _sum_bound(
-    policies: Sequence[ContainerTarget], names: Sequence[str], resource: str, which: str
-) -> int | None:
-    """The pod's minAllowed or maxAllowed: the containers' sum, None when one has none."""
+def _pod_bounds(
+    policies: Sequence[ContainerTarget], names: Sequence[str], resource: str
+) -> tuple[int, int | None]:
+    """A pod's minAllowed and maxAllowed: its sized containers' sums; no maximum when one has none."""
     by_name = {p.name: p for p in policies}
-    total = 0
-    for name in names:
-        bounds = by_name[name].max_allowed if which == "max" else by_name[name].min_allowed
-        amount = bounds.get(resource)
-        if not amount:
-            if which == "max":
-                return None
-            continue
-        total += amount
-    return total
+    lows = [by_name[name].min_allowed.get(resource) or 0 for name in names]
+    highs = [by_name[name].max_allowed.get(resource) for name in names]
+    return sum(lows), None if any(not high for high in highs) else sum(h or 0 for h in highs)
 
 
 def _targets(
