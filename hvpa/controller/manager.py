@@ -296,10 +296,10 @@ class Manager:
         if self.elector is not None and self._lease_settings is not None:
             lease = self._lease_settings
             leader.update(self.elector.state())
-            leader["is_leader"] = self.elector.is_leader()
-            leader["lease_duration_seconds"] = lease.lease_duration_seconds
-            leader["renew_deadline_seconds"] = lease.renew_deadline_seconds
-            leader["retry_period_seconds"] = lease.retry_period_seconds
+            leader["isLeader"] = self.elector.is_leader()
+            leader["leaseDurationSeconds"] = lease.lease_duration_seconds
+            leader["renewDeadlineSeconds"] = lease.renew_deadline_seconds
+            leader["retryPeriodSeconds"] = lease.retry_period_seconds
         return {
             "identity": self.identity,
             "dryRun": settings.dry_run,

@@ -121,12 +121,12 @@ class Informer(Generic[W, R]):
             "namespace": self.namespace,
             "synced": self.has_synced,
             "served": reflector.served,
-            "resource_version": reflector.resource_version,
+            "resourceVersion": reflector.resource_version,
             "size": self.size,
             "lists": reflector.lists,
             "watches": reflector.watches,
             "skipped": reflector.skipped,
-            "last_error": reflector.last_error,
+            "lastError": reflector.last_error,
             "indexes": self.store.index_names,
         }
 

@@ -157,9 +157,9 @@ class LeaderElector:
             "lease": f"{self._settings.lease_namespace}/{self._settings.lease_name}",
             "identity": self.identity,
             "leader": self.leader,
-            "is_leader": self.leading.is_set(),
-            "renew_time": spec.renew_time,
-            "lease_transitions": spec.lease_transitions,
+            "isLeader": self.leading.is_set(),
+            "renewTime": spec.renew_time,
+            "leaseTransitions": spec.lease_transitions,
         }
 
     # -- the loop ------------------------------------------------------------

@@ -142,7 +142,7 @@ async def test_debug_state_is_bounded_json(
     }
     for informer in informers.values():
         assert informer["synced"] is True
-        assert informer["resource_version"]
+        assert informer["resourceVersion"]
         assert isinstance(informer["size"], int)
     assert informers["pods"]["size"] == 4
     queue = state["queue"]
@@ -150,8 +150,8 @@ async def test_debug_state_is_bounded_json(
     leader = state["leader"]
     assert leader["enabled"] is True
     assert leader["identity"] == leader["leader"] == "controller-a"
-    assert leader["is_leader"] is True
-    assert leader["renew_time"]
+    assert leader["isLeader"] is True
+    assert leader["renewTime"]
     hvpas = state["hvpas"]
     assert (hvpas["count"], hvpas["shown"], hvpas["truncated"]) == (2, 1, True)
     (entry,) = hvpas["items"].values()
