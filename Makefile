@@ -39,7 +39,15 @@ sim: install
 run: install
 	$(BIN)/hvpa run $(ARGS)
 
-bench: install
+# Benchmarks, each against a reference measured in the same run (a few minutes;
+# ARGS=--quick for a smaller run, ARGS=ingest for one module). Installs the bench extra (kopf).
+BENCH_STAMP := $(VENV)/.bench-stamp
+
+$(BENCH_STAMP): $(STAMP)
+	$(BIN)/python -m pip install --quiet -e '.[dev,bench]'
+	@touch $(BENCH_STAMP)
+
+bench: $(BENCH_STAMP)
 	$(BIN)/python -m bench $(ARGS)
 
 clean:

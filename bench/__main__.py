@@ -25,6 +25,8 @@ from typing import Any
 from bench.harness import Row, Size, note, nproc
 
 HERE = Path(__file__).parent
+# What --quick runs (the smoke test makes it "tiny").
+SIZE_OF_QUICK: Size = "quick"
 
 
 def _cell(value: Any) -> str:
@@ -64,7 +66,7 @@ def main(argv: list[str]) -> int:
     parser.add_argument("--quick", action="store_true", help="smaller loads (about 2 minutes)")
     parser.add_argument("only", nargs="*", help="run only modules whose name contains one")
     args = parser.parse_args(argv)
-    size: Size = "quick" if args.quick else "full"
+    size: Size = SIZE_OF_QUICK if args.quick else "full"
     modules = sorted(p.stem for p in HERE.glob("bench_*.py"))
     chosen = [m for m in modules if not args.only or any(a in m for a in args.only)]
     rows: list[tuple[str, Row]] = []

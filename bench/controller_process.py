@@ -16,7 +16,7 @@ import contextlib
 import time
 from multiprocessing.connection import Connection
 
-from bench.harness import rss_bytes
+from bench.harness import GcPauses, LoopLag, rss_bytes
 
 __all__ = ["controller_main"]
 
@@ -49,6 +49,9 @@ async def _controller(conn: Connection, kubeconfig: str) -> None:
         identity="bench",
     )
     started = time.perf_counter()
+    lag = LoopLag()
+    pauses = GcPauses()
+    lag_task = asyncio.create_task(lag.run())
     task = asyncio.create_task(manager.run())
     await manager.wait_synced()
     conn.send({"synced_seconds": time.perf_counter() - started, "rss_start": rss_start})
@@ -70,7 +73,9 @@ async def _controller(conn: Connection, kubeconfig: str) -> None:
                 quiet_since = None
                 while True:
                     await asyncio.sleep(0.1)
-                    busy = len(manager.queue) or manager.queue.processing
+                    # At most one key waiting: a resync spread over its period never
+                    # empties the queue for long, a burst of work does fill it.
+                    busy = len(manager.queue) > 1
                     now = time.perf_counter()
                     if busy:
                         quiet_since = None
@@ -80,8 +85,16 @@ async def _controller(conn: Connection, kubeconfig: str) -> None:
                         break
                 conn.send({"rss": rss_bytes(), "reconciles": reconciles()})
             elif command[0] == "count":
-                conn.send({"reconciles": reconciles(), "rss": rss_bytes()})
+                conn.send(
+                    {
+                        "reconciles": reconciles(),
+                        "rss": rss_bytes(),
+                        "stalls": lag.stalls,
+                        "gc": pauses.pauses,
+                    }
+                )
             else:
+                lag_task.cancel()
                 manager.stop()
                 with contextlib.suppress(Exception):
                     await asyncio.wait_for(task, 60)

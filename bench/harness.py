@@ -186,3 +186,40 @@ def nproc() -> int:
 def note(message: str) -> None:
     """Progress on stderr, so the table on stdout stays clean."""
     print(message, file=sys.stderr, flush=True)
+
+
+class LoopLag:
+    """How late the running loop wakes a 10 ms sleeper: its stalls, with when they ended
+    (time.monotonic, comparable between processes on one Linux machine)."""
+
+    def __init__(self, period_seconds: float = 0.01) -> None:
+        self.period = period_seconds
+        self.stalls: list[tuple[float, float]] = []  # (ended at, seconds late) over 50 ms
+
+    async def run(self) -> None:
+        import asyncio
+
+        while True:
+            before = time.monotonic()
+            await asyncio.sleep(self.period)
+            late = time.monotonic() - before - self.period
+            if late > 0.05:
+                self.stalls.append((time.monotonic(), late))
+
+
+class GcPauses:
+    """The garbage collector's pauses over 20 ms in this process: (ended at, generation, seconds)."""
+
+    def __init__(self) -> None:
+        import gc
+
+        self.pauses: list[tuple[float, int, float]] = []
+        self._started = 0.0
+        gc.callbacks.append(self._callback)
+
+    def _callback(self, phase: str, info: dict[str, int]) -> None:
+        now = time.monotonic()
+        if phase == "start":
+            self._started = now
+        elif now - self._started > 0.02:
+            self.pauses.append((now, info["generation"], now - self._started))
