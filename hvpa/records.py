@@ -485,6 +485,10 @@ def _intern_labels(labels: dict[str, str] | None) -> Mapping[str, str]:
     return shared
 
 
+def _intern_optional(text: str | None) -> str | None:
+    return None if text is None else sys.intern(text)
+
+
 def _intern_containers(containers: tuple[ContainerSpec, ...]) -> tuple[ContainerSpec, ...]:
     shared = _containers_seen.get(containers)
     if shared is None:
@@ -601,13 +605,14 @@ def pod_from_wire(wire: PodWire) -> PodRecord:
         phase=sys.intern(status.phase or "Pending"),
         deleting=meta.deletion_timestamp is not None,
         start_time=parse_time(status.start_time),
-        ready=ready.status if ready else None,
+        ready=sys.intern(ready.status) if ready else None,
         ready_transition=parse_time(ready.last_transition_time) if ready else None,
         containers=_container_specs(wire.spec, f"pod {meta.namespace}/{meta.name} spec"),
-        node_name=wire.spec.node_name,
+        # Shared by the pods on a node and by the pods of a ReplicaSet: one copy each.
+        node_name=_intern_optional(wire.spec.node_name),
         oom_kills=ooms,
         resource_version=meta.resource_version,
-        owner_uid=_controller_uid(meta),
+        owner_uid=_intern_optional(_controller_uid(meta)),
     )
 
 
