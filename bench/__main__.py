@@ -1,6 +1,6 @@
 """`python -m bench` (`make bench`): run every bench/bench_*.py and print one table.
 
-    python -m bench                 # everything, full size (a few minutes)
+    python -m bench                 # everything, full size (about 7 minutes on 2 cores)
     python -m bench --quick         # smaller loads, same rows
     python -m bench ingest memory   # only modules whose name contains a fragment
 
@@ -63,7 +63,7 @@ def _table(rows: list[tuple[str, Row]]) -> str:
 
 def main(argv: list[str]) -> int:
     parser = argparse.ArgumentParser(prog="python -m bench", description=__doc__.split("\n")[0])
-    parser.add_argument("--quick", action="store_true", help="smaller loads (about 2 minutes)")
+    parser.add_argument("--quick", action="store_true", help="smaller loads (about 1.5 minutes)")
     parser.add_argument("only", nargs="*", help="run only modules whose name contains one")
     args = parser.parse_args(argv)
     size: Size = SIZE_OF_QUICK if args.quick else "full"
