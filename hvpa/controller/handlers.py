@@ -65,6 +65,11 @@ class Handlers:
 
     def pods(self) -> EventHandler[PodRecord]:
         def changed(old: PodRecord, new: PodRecord) -> None:
+            # Most pod updates (restart counts, probe times, IPs) change nothing the
+            # record keeps: only the resourceVersion moves, and a reconcile would
+            # see what it saw before.
+            if replace(old, resource_version="") == replace(new, resource_version=""):
+                return
             keys = self._pod_keys(new)
             if old.labels != new.labels:
                 keys += self._pod_keys(old)

@@ -47,6 +47,7 @@ import random
 import socket
 import time
 import uuid
+import zlib
 from collections.abc import Awaitable, Callable
 from typing import Any
 
@@ -97,6 +98,11 @@ _TARGET_RESOURCES: dict[str, Resource[Any, Any]] = {
 def default_identity() -> str:
     """client-go's leader-election identity: the host name and a random suffix."""
     return f"{socket.gethostname()}_{uuid.uuid4()}"
+
+
+def _resync_phase(key: str) -> float:
+    """Where in the sync period `key` is resynced: a stable fraction in [0, 1)."""
+    return zlib.crc32(key.encode()) / 2**32
 
 
 class Manager:
@@ -409,10 +415,17 @@ class Manager:
         await self._workers.stop()
 
     async def _resync(self) -> None:
+        """Queue every Hvpa once per sync period, each at its own phase of the period.
+
+        Queuing them all at one instant would put every Hvpa in front of whatever
+        change arrives meanwhile (a VPA recommendation, a rollout) and make it wait
+        for the whole backlog; a stable phase per key spreads them evenly and keeps
+        each Hvpa's own period exact."""
+        period = self.settings.sync_period_seconds
         while True:
-            await asyncio.sleep(self.settings.sync_period_seconds)
+            await asyncio.sleep(period)
             for key in self.cache.hvpa_keys():
-                self._enqueue(key)
+                self.queue.add_after(key, period * _resync_phase(key))
 
     async def _work(self) -> None:
         loop = asyncio.get_running_loop()
