@@ -41,6 +41,9 @@ DEFAULT_MIN_REPLICAS: Final = 1
 # Upstream HPA's metric when none is given (Gardener: "80% average CPU utilization").
 DEFAULT_CPU_UTILIZATION: Final = 80
 CAPACITY_TOLERANCE_PERCENT: Final = 10
+# Measured with hvpa sim --compare (docs/strategies.md): 20% rolls a ramp 7-8 times, 40%
+# keeps pods far off the curve (memory utilization on noisy falls to 38%).
+CAPACITY_RESIZE_TOLERANCE_PERCENT: Final = 30
 CAPACITY_SCALE_DOWN_STABILIZATION_SECONDS: Final = 300
 CAPACITY_DEMAND_PERCENTILE: Final = 90
 CAPACITY_DEMAND_WINDOW_SECONDS: Final = 600
@@ -55,7 +58,7 @@ def apply_defaults(hvpa: Hvpa) -> Hvpa:
     (Gardener: "If empty, defaulted to labels on HPA template"); a weight
     interval's missing (or 0) start and last counts from minReplicas and
     maxReplicas; Mixed's thresholds 0 and preference Hpa; Capacity's
-    tolerance 10%, scale-down stabilization 300 s, demand percentile 90 and
+    tolerance 10%, resize tolerance 30%, scale-down stabilization 300 s, demand percentile 90 and
     demand window 600 s.
     """
     return replace(hvpa, spec=_spec(hvpa.spec))
@@ -159,6 +162,9 @@ def _capacity(capacity: CapacitySpec) -> CapacitySpec:
     return replace(
         capacity,
         tolerance=CAPACITY_TOLERANCE_PERCENT if capacity.tolerance is None else capacity.tolerance,
+        resize_tolerance=CAPACITY_RESIZE_TOLERANCE_PERCENT
+        if capacity.resize_tolerance is None
+        else capacity.resize_tolerance,
         scale_down_stabilization_seconds=CAPACITY_SCALE_DOWN_STABILIZATION_SECONDS
         if window is None
         else window,

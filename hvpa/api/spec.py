@@ -216,6 +216,9 @@ class CapacitySpec(Model, frozen=True, kw_only=True):
     base_resources_per_replica: ResourceAmounts | None = None
     # Percent of the current total capacity the decision must move by.
     tolerance: Annotated[float, msgspec.Meta(ge=0)] | None = None
+    # Percent a pod's size may differ from the curve's size for the demand
+    # before the pods are resized (a rolling update) rather than counted.
+    resize_tolerance: Annotated[float, msgspec.Meta(ge=0, le=100)] | None = None
     scale_down_stabilization_seconds: NonNegative | None = None
     demand_percentile: Annotated[float, msgspec.Meta(gt=0, le=100)] | None = None
     demand_window_seconds: Positive | None = None

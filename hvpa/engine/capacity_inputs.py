@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from fractions import Fraction
 
+from hvpa.api.defaults import CAPACITY_RESIZE_TOLERANCE_PERCENT, CAPACITY_TOLERANCE_PERCENT
 from hvpa.api.spec import CapacitySpec, HvpaSpec
 from hvpa.engine.demand import (
     Demand,
@@ -78,7 +79,16 @@ def capacity_params(spec: CapacitySpec) -> CapacityParams:
             CurvePoint(point.replicas, amounts(point.cpu, point.memory)) for point in spec.curve
         ),
         overhead={r: amount for r in RESOURCES if (amount := overhead.get(r)) is not None},
-        tolerance=Fraction(str(spec.tolerance if spec.tolerance is not None else 10)),
+        tolerance=Fraction(
+            str(spec.tolerance if spec.tolerance is not None else CAPACITY_TOLERANCE_PERCENT)
+        ),
+        resize_tolerance=Fraction(
+            str(
+                spec.resize_tolerance
+                if spec.resize_tolerance is not None
+                else CAPACITY_RESIZE_TOLERANCE_PERCENT
+            )
+        ),
     )
 
 
@@ -215,6 +225,7 @@ def capacity_input(
     sized = {r: frozenset(p.name for p in policies if p.controls(r)) for r in RESOURCES}
     requests = {c.name: c.requests for c in containers}
     targets = _vpa_targets(vpa, recommendation)
+    utilization = _utilization(spec)
     given = DemandInput(
         now=now,
         replicas=replicas,
@@ -224,7 +235,7 @@ def capacity_input(
         percentile=capacity.demand_percentile or 90,
         window_seconds=capacity.demand_window_seconds or 600,
         down_window_seconds=capacity.scale_down_stabilization_seconds or 0,
-        utilization=_utilization(spec),
+        utilization=utilization,
         floors=_floors(horizontal),
         vpa_targets=targets,
     )
@@ -235,6 +246,10 @@ def capacity_input(
         params=params,
         policies=policies,
         demand=demand.effective,
+        level=demand.level,
         shares=_shares(policies, containers, targets),
+        spare=frozenset(r for r in RESOURCES if sized[r] and not utilization.get(r)),
+        measured=demand.source == "usage",
+        falling=demand.effective != demand.measured,
         vertical=spec.vpa.deploy,
     ), demand

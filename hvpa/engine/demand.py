@@ -6,22 +6,31 @@ after a scale-out, so "target x replicas" grows with every pod added, which
 adds pods. Total usage (PodMetrics summed over the target's pods) is the
 same however many pods share it, so demand is built from that: each
 reading is the total usage less the fixed overhead of every pod measured
-(the load), and demand is a high percentile of the loads in a window,
-divided by the target utilization. The overhead is taken out per pod
-measured, not per replica wanted: during a rollout or a scale-out the
-extra pods use their overhead too, and counting it as load would ask for
-more pods, which would use more overhead. And it is taken out before the
-division: the target utilization is headroom for load, and an overhead
+(the load), divided by the target utilization. The overhead is taken out
+per pod measured, not per replica wanted: during a rollout or a scale-out
+the extra pods use their overhead too, and counting it as load would ask
+for more pods, which would use more overhead. And it is taken out before
+the division: the target utilization is headroom for load, and an overhead
 scaled by it would grow with the replica count (with 1Gi per pod at
-1 / 1.15, ten pods would ask 1.5Gi more than one). Pods,
-Object and External metrics speak in replicas, so each adds "at least this
-many pods of the current size". Only a new Hvpa, with no usage samples yet,
-falls back to the VPA target x replicas, for that one decision.
+1 / 1.15, ten pods would ask 1.5Gi more than one). Pods, Object and
+External metrics speak in replicas, so each adds "at least this many pods
+of the current size". Only a new Hvpa, with no usage samples yet, falls
+back to the VPA target x replicas, for that one decision.
+
+Two readings of the same samples, because the two axes cost differently:
+- the demand the count follows is the newest reading's, held for a
+  scale-down at the largest of the down window: a pod added is ready in
+  seconds, so a rise is answered at the next decision (a percentile over a
+  ten-minute window sees a step only once 10% of the window has, and a
+  fall only nine minutes late, on top of the down window);
+- the level pod sizes follow is the `demandPercentile` of the readings in
+  `demandWindowSeconds`: a resize is a rolling update, worth doing for a
+  sustained level, not for a moment (and the first readings of a step are
+  the least trustworthy: usage is capped by the CPU limits the pods had).
 
 Samples are kept in `status.history.usage` (the loads) and `.demands`
 (times in POSIX seconds here), pruned to their windows, so a restarted
-controller computes the same demand. A scale-down uses the largest demand of the down window,
-which is the only memory the decision has of the past.
+controller computes the same demand.
 """
 
 from __future__ import annotations
@@ -32,7 +41,7 @@ from dataclasses import dataclass
 from fractions import Fraction
 from typing import Final
 
-from hvpa.engine.vertical import describe
+from hvpa.engine.vertical import describe, round_request
 from hvpa.quantity import ceil_div, format_milli
 from hvpa.records import CPU, MEMORY, PodMetricsRecord, Resources
 
@@ -112,15 +121,18 @@ class DemandInput:
 class Demand:
     """The demand this decision acts on.
 
-    `measured` is this decision's demand per resource (beyond the pods'
+    `measured` is this reading's demand per resource (beyond the pods'
     overhead), `effective` the largest of it and every demand in the down
-    window: what the curve is read with. Both are empty when there is
-    nothing to measure from (no usage samples and no trusted VPA target):
-    the decision then holds. `history` is the status history to write.
+    window: what the count is read with. `level` is the percentile of the
+    window's readings: the sustained demand pod sizes follow. All are empty
+    when there is nothing to measure from (no usage samples and no trusted
+    VPA target): the decision then holds. `history` is the status history
+    to write.
     """
 
     measured: dict[str, int]
     effective: dict[str, int]
+    level: dict[str, int]
     source: str
     history: DemandHistory
     explanation: tuple[str, ...]
@@ -180,24 +192,38 @@ def describe_amounts(amounts: Mapping[str, int]) -> str:
     return describe(Resources(cpu=amounts.get(CPU), memory=amounts.get(MEMORY)))
 
 
-def _from_usage(given: DemandInput, samples: Sequence[Sample], lines: list[str]) -> dict[str, int]:
-    demand: dict[str, int] = {}
+def _over_target(given: DemandInput, resource: str, load: int) -> tuple[int, str]:
+    """A load as demand: over the target utilization, or with the default headroom; whole bytes."""
+    target = given.utilization.get(resource)
+    if target:
+        return round_request(resource, ceil_div(load * 100, target)), (
+            f"/ target utilization {target}%"
+        )
+    demand = round_request(resource, ceil_div(load * (100 + DEFAULT_HEADROOM_PERCENT), 100))
+    return demand, f"x (1 + {DEFAULT_HEADROOM_PERCENT}% headroom)"
+
+
+def _from_usage(
+    given: DemandInput, samples: Sequence[Sample], lines: list[str]
+) -> tuple[dict[str, int], dict[str, int]]:
+    """The newest reading's demand (what the count follows) and the window's level (pod sizes)."""
+    newest: dict[str, int] = {}
+    level: dict[str, int] = {}
+    ordered = sorted(samples, key=lambda sample: sample.time)
     for resource in RESOURCES:
-        values = [v for s in samples if (v := s.amounts.get(resource)) is not None]
+        values = [v for s in ordered if (v := s.amounts.get(resource)) is not None]
         if not values or not given.sized.get(resource):
             continue
+        newest[resource], how = _over_target(given, resource, values[-1])
         load = percentile(values, given.percentile)
-        target = given.utilization.get(resource)
-        if target:
-            demand[resource], how = ceil_div(load * 100, target), f"/ target utilization {target}%"
-        else:
-            demand[resource] = ceil_div(load * (100 + DEFAULT_HEADROOM_PERCENT), 100)
-            how = f"x (1 + {DEFAULT_HEADROOM_PERCENT}% headroom)"
+        level[resource], _ = _over_target(given, resource, load)
         lines.append(
-            f"demand: {resource}: P{given.percentile:g} of {len(values)} load samples "
-            f"{format_milli(load)} {how} = {format_milli(demand[resource])}"
+            f"demand: {resource}: newest load {format_milli(values[-1])} {how} = "
+            f"{format_milli(newest[resource])}; level (what pod sizes follow): "
+            f"P{given.percentile:g} of {len(values)} load samples {format_milli(load)} "
+            f"= {format_milli(level[resource])}"
         )
-    return demand
+    return newest, level
 
 
 def _from_vpa(given: DemandInput, lines: list[str]) -> dict[str, int]:
@@ -212,7 +238,7 @@ def _from_vpa(given: DemandInput, lines: list[str]) -> dict[str, int]:
             continue
         pod = sum(known)
         overhead = given.overhead.get(resource, 0)
-        demand[resource] = max(0, given.replicas * (pod - overhead))
+        demand[resource] = round_request(resource, max(0, given.replicas * (pod - overhead)))
         lines.append(
             f"demand: {resource}: no usage samples yet: VPA target {format_milli(pod)} per pod, "
             f"minus overhead {format_milli(overhead)}, x {given.replicas} replicas "
@@ -247,17 +273,19 @@ def measure_demand(given: DemandInput, history: DemandHistory, usage: Sample | N
         )
     samples = _within(samples, given.now, given.window_seconds)
     if samples:
-        measured, source = _from_usage(given, samples, lines), "usage"
+        (measured, level), source = _from_usage(given, samples, lines), "usage"
     else:
         lines.append(f"demand: no usage samples in the last {given.window_seconds:g}s")
         measured, source = _from_vpa(given, lines), "vpa"
+        level = dict(measured)
     if not measured:
         lines.append("demand: unknown (no usage samples and no trusted VPA target): hold")
         kept = DemandHistory(
             samples, _within(history.demands, given.now, given.down_window_seconds)
         )
-        return Demand({}, {}, "", kept, tuple(lines))
+        return Demand({}, {}, {}, "", kept, tuple(lines))
     _with_floors(given, measured, lines)
+    _with_floors(given, level, [])
     earlier = _within(history.demands, given.now, given.down_window_seconds)
     effective = dict(measured)
     for sample in earlier:
@@ -270,9 +298,12 @@ def measure_demand(given: DemandInput, history: DemandHistory, usage: Sample | N
             f"demand: the largest of the last {given.down_window_seconds:g}s holds a scale-down: "
             f"{describe_amounts(effective)} (now {describe_amounts(measured)})"
         )
-    lines.append(f"demand: {describe_amounts(effective)} beyond the pods' overhead ({source})")
+    lines.append(
+        f"demand: {describe_amounts(effective)} beyond the pods' overhead ({source}); "
+        f"level {describe_amounts(level)}"
+    )
     now = Sample(
         math.floor(given.now), Resources(cpu=measured.get(CPU), memory=measured.get(MEMORY))
     )
     kept = DemandHistory(samples, _record(earlier, now))
-    return Demand(measured, effective, source, kept, tuple(lines))
+    return Demand(measured, effective, level, source, kept, tuple(lines))

@@ -290,7 +290,7 @@ def _vertical_blocks(change: ResourceChange, context: _Context) -> list[tuple[st
                 f"{format_milli(threshold)}"
             )
             blocks.append((MIN_CHANGE, why))
-    if context.rollout:
+    if context.rollout and not (change.failing_rollout and change.direction == "up"):
         blocks.append((ROLLOUT, f"a rollout of the target is in progress: {context.rollout}"))
     return blocks
 
@@ -331,8 +331,9 @@ def apply_gates(
     `rollout` what `TargetRecord.rollout_in_progress()` says, `holds` the
     axes another writer claims (guards.find_conflicts). A change the
     starvation guard marked goes past MinChange and, upwards, past the
-    stabilization window; never past an update policy, a maintenance window,
-    a rollout or another writer.
+    stabilization window; never past an update policy, a maintenance window
+    or another writer, and past a rollout only when that rollout is itself
+    failing from the OOMKill the change answers (`failing_rollout`).
     """
     context = _Context(settings, now, scale_times, legacy_scale_time, rollout, tuple(holds))
     blocked = list(plan.blocked)
@@ -373,6 +374,10 @@ def apply_gates(
             applied.append(change)
             if change.starving:
                 passes = f"starvation: {change.starving}"
+                if context.rollout and change.failing_rollout:
+                    passes += (
+                        f"; past the Rollout gate ({context.rollout}): {change.failing_rollout}"
+                    )
             else:
                 threshold = clears_min_change(
                     change, settings.min_change_up, settings.min_change_down

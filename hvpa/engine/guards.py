@@ -14,7 +14,12 @@
   one acts, the newer one waits).
 
 No vertical change while a rollout is in progress is the Rollout gate
-(gates.py); nothing here overrides it.
+(gates.py), with one exception found here: when the OOMKilled pods run the
+target's current template, the rollout in progress is rolling out pods
+that die, so it never finishes; waiting for it would hold the memory
+increase that could end it for ever (a workload that OOM-loops from its
+first pod). The guard's memory increase then carries why, and the Rollout
+gate lets it through.
 """
 
 from __future__ import annotations
@@ -253,12 +258,16 @@ class Starving:
     `memory_floor` is the least memory request (milli-units) after an
     OOMKill: current request + 20% of the limit hit, rounded up to 1000 bytes
     and kept within maxAllowed; None when there is nothing to grow by.
+    `failing_rollout` is set when the OOMKilled pod runs the current
+    template (its requests and limits for the container): a rollout in
+    progress then rolls out pods that OOM, and cannot finish on its own.
     """
 
     container: str
     cpu: str = ""
     memory: str = ""
     memory_floor: int | None = None
+    failing_rollout: str = ""
 
 
 def _pod_container(pod: PodRecord | None, name: str) -> ContainerSpec | None:
@@ -272,32 +281,61 @@ def _cpu_starvation(
     target: ContainerTarget,
     pods: dict[str, PodRecord],
     metrics: Sequence[PodMetricsRecord],
+    source: str,
 ) -> str:
+    """Why the container is starved of CPU, or ''.
+
+    A pod being deleted is starving nobody: it is on its way out (a
+    rollout or a scale-down replaces it), so its usage says nothing; nor is
+    a pod of an older template whose request is below the template's: the
+    rollout in progress already gives it more.
+    """
     wanted, current = target.target.get(CPU), container.requests.get(CPU)
     if not target.controls(CPU) or wanted is None or not current or wanted <= current:
         return ""
     for sample in metrics:
+        pod = pods.get(sample.name)
+        if pod is not None and pod.deleting:
+            continue
         usage = next((c.usage.cpu for c in sample.containers if c.name == container.name), None)
-        own = _pod_container(pods.get(sample.name), container.name)
-        request = (own.requests.cpu if own else None) or current
+        own = _pod_container(pod, container.name)
+        request = max((own.requests.cpu if own else None) or current, current)
         if usage is not None and usage >= request:
             return (
                 f"CPU usage {format_milli(usage)} in pod {sample.name} at or above its request "
-                f"{format_milli(request)} while the VPA target is {format_milli(wanted)}"
+                f"{format_milli(request)} while {source} is {format_milli(wanted)}"
             )
     return ""
 
 
-def _oom(container: str, pods: Sequence[PodRecord], since: float | None) -> tuple[str, int | None]:
-    """Why the container counts as OOMKilled, and the memory limit its pod had."""
+def _oom(
+    container: ContainerSpec, pods: Sequence[PodRecord], since: float | None
+) -> tuple[str, int | None, str]:
+    """Why the container counts as OOMKilled, the memory limit its pod had, and whether
+    that pod runs the current template (`container` is the template's), so the
+    rollout in progress fails from the OOM itself."""
+    found: tuple[str, int | None, str] = ("", None, "")
     for pod in pods:
         for kill in pod.oom_kills:
-            if kill.container != container:
+            if kill.container != container.name:
                 continue
             if since is None or kill.finished_at is None or kill.finished_at > since:
-                own = _pod_container(pod, container)
-                return f"OOMKilled in pod {pod.name}", own.limits.memory if own else None
-    return "", None
+                own = _pod_container(pod, container.name)
+                limit = own.limits.memory if own else None
+                current = own is not None and (own.requests, own.limits) == (
+                    container.requests,
+                    container.limits,
+                )
+                if current:
+                    return (
+                        f"OOMKilled in pod {pod.name}",
+                        limit,
+                        f"pod {pod.name} runs the current template and was OOMKilled: "
+                        "the rollout in progress rolls out pods that OOM and cannot finish",
+                    )
+                if not found[0]:
+                    found = (f"OOMKilled in pod {pod.name}", limit, "")
+    return found
 
 
 def _memory_floor(
@@ -326,12 +364,15 @@ def detect_starvation(
     *,
     since: float | None,
     override_oom: bool = False,
+    source: str = "the VPA target",
 ) -> tuple[tuple[Starving, ...], tuple[str, ...]]:
     """The target's containers that are starved of CPU or were OOMKilled.
 
     `pods` and `metrics` are the target's; `since` is the last vertical
     scaling (an OOMKill before it was answered already), None when unknown.
-    Only containers with a VPA target controlling the resource are guarded.
+    Only containers with a target controlling the resource are guarded;
+    `source` names what the targets are, for the explanation (the VPA's,
+    or the Capacity curve's size).
     """
     by_name = {pod.name: pod for pod in pods}
     by_target = {t.name: t for t in targets}
@@ -341,11 +382,11 @@ def detect_starvation(
         target = by_target.get(container.name)
         if target is None:
             continue
-        cpu = _cpu_starvation(container, target, by_name, metrics)
-        memory, limit_hit = ("", None)
+        cpu = _cpu_starvation(container, target, by_name, metrics, source)
+        memory, limit_hit, failing = ("", None, "")
         floor: int | None = None
         if target.controls(MEMORY):
-            memory, limit_hit = _oom(container.name, pods, since)
+            memory, limit_hit, failing = _oom(container, pods, since)
             if override_oom and not memory:
                 memory = OVERRIDE_REASON
             if memory:
@@ -356,7 +397,7 @@ def detect_starvation(
         if memory:
             lines.append(f"guard: starvation: {container.name} memory: {memory}")
         if cpu or memory:
-            found.append(Starving(container.name, cpu, memory, floor))
+            found.append(Starving(container.name, cpu, memory, floor, failing))
     return tuple(found), tuple(lines)
 
 
@@ -364,22 +405,30 @@ def _grown(
     change: ResourceChange | None,
     container: ContainerSpec,
     target: ContainerTarget,
-    why: str,
-    floor: int | None,
+    guard: Starving,
 ) -> ResourceChange | None:
     """The memory change after an OOMKill: up to the floor at least, and never down."""
+    why, floor, failing = guard.memory, guard.memory_floor, guard.failing_rollout
     if (
         change is not None
         and change.direction == "up"
         and (floor is None or change.proposed >= floor)
     ):
-        return replace(change, starving=why)
+        return replace(change, starving=why, failing_rollout=failing)
     if floor is None:
         return None
     current = container.requests.memory or 0
     wanted = max(target.target.memory or floor, floor)
     return ResourceChange(
-        container.name, MEMORY, current, wanted, floor, floor - current, 100, starving=why
+        container.name,
+        MEMORY,
+        current,
+        wanted,
+        floor,
+        floor - current,
+        100,
+        starving=why,
+        failing_rollout=failing,
     )
 
 
@@ -417,9 +466,7 @@ def apply_starvation(
         else:
             seen.add(change.container)
             target = by_target[change.container]
-            grown = _grown(
-                change, specs[change.container], target, guard.memory, guard.memory_floor
-            )
+            grown = _grown(change, specs[change.container], target, guard)
             if grown is not None:
                 changes.append(grown)
     lines = list(plan.explanation)
@@ -427,13 +474,7 @@ def apply_starvation(
     for guard in starving:
         if not guard.memory or guard.container in seen or guard.memory_floor is None:
             continue
-        grown = _grown(
-            None,
-            specs[guard.container],
-            by_target[guard.container],
-            guard.memory,
-            guard.memory_floor,
-        )
+        grown = _grown(None, specs[guard.container], by_target[guard.container], guard)
         if grown is not None:
             changes.append(grown)
             raised.add(guard.container)

@@ -116,12 +116,13 @@ def usage(time: float, cpu: int, memory: int = 0) -> Sample:
 
 
 @pytest.mark.parametrize(
-    ("inputs", "history", "now_usage", "measured", "effective"),
+    ("inputs", "history", "now_usage", "measured", "effective", "level"),
     [
         pytest.param(
             given(),
             DemandHistory(),
             usage(NOW, 800, 100 * 10**9 * 1000),
+            {"cpu": 1600, "memory": 115 * 10**9 * 1000},
             {"cpu": 1600, "memory": 115 * 10**9 * 1000},
             {"cpu": 1600, "memory": 115 * 10**9 * 1000},
             id="load-over-target-utilization-or-headroom",
@@ -130,9 +131,10 @@ def usage(time: float, cpu: int, memory: int = 0) -> Sample:
             given(),
             DemandHistory(usage=(usage(NOW - 60, 900), usage(NOW - 700, 5000))),
             usage(NOW, 800),
+            {"cpu": 1600, "memory": 0},
+            {"cpu": 1600, "memory": 0},
             {"cpu": 1800, "memory": 0},
-            {"cpu": 1800, "memory": 0},
-            id="percentile-over-the-window-only",
+            id="count-from-the-newest-reading-level-from-the-window-percentile",
         ),
         pytest.param(
             given(),
@@ -140,12 +142,14 @@ def usage(time: float, cpu: int, memory: int = 0) -> Sample:
             usage(NOW, 800),
             {"cpu": 1600, "memory": 0},
             {"cpu": 4000, "memory": 0},
+            {"cpu": 1600, "memory": 0},
             id="largest-demand-of-the-down-window",
         ),
         pytest.param(
             given(vpa_targets={"app": Resources(cpu=5000, memory=GI)}),
             DemandHistory(),
             None,
+            {"cpu": 10_000, "memory": 0},
             {"cpu": 10_000, "memory": 0},
             {"cpu": 10_000, "memory": 0},
             id="new-hvpa-vpa-target-times-replicas",
@@ -156,9 +160,10 @@ def usage(time: float, cpu: int, memory: int = 0) -> Sample:
             usage(NOW, 800, 2 * GI),
             {"cpu": 5000, "memory": 5 * GI},
             {"cpu": 5000, "memory": 5 * GI},
+            {"cpu": 5000, "memory": 5 * GI},
             id="replica-metric-wants-pods-of-the-current-size",
         ),
-        pytest.param(given(), DemandHistory(), None, {}, {}, id="nothing-to-measure"),
+        pytest.param(given(), DemandHistory(), None, {}, {}, {}, id="nothing-to-measure"),
     ],
 )
 def test_demand(
@@ -167,9 +172,10 @@ def test_demand(
     now_usage: Sample | None,
     measured: dict[str, int],
     effective: dict[str, int],
+    level: dict[str, int],
 ) -> None:
     demand = measure_demand(inputs, history, now_usage)
-    assert (demand.measured, demand.effective) == (measured, effective)
+    assert (demand.measured, demand.effective, demand.level) == (measured, effective, level)
 
 
 def test_load_is_usage_less_the_overhead_of_every_pod_measured() -> None:
@@ -220,7 +226,7 @@ def plan(
     high: int = 10,
 ) -> tuple[int, dict[str, int]]:
     container = ContainerSpec("app", Resources(cpu=cpu, memory=memory), NO_RESOURCES)
-    params = CapacityParams(curve, overhead or {}, Fraction(10))
+    params = CapacityParams(curve, overhead or {}, Fraction(10), Fraction(30))
     result = plan_capacity(
         HorizontalInput(replicas, 1, high),
         (container,),
@@ -245,9 +251,14 @@ def plan(
             id="multiplicative-example-3x1667m-not-9-cores",
         ),
         pytest.param(
-            {"demand": {"cpu": 1050}, "replicas": 1, "cpu": 1000},
+            {"demand": {"cpu": 950}, "replicas": 1, "cpu": 1000},
             (1, {"cpu": 1000, "memory": GI}),
-            id="within-tolerance-holds",
+            id="a-surplus-within-tolerance-holds",
+        ),
+        pytest.param(
+            {"demand": {"cpu": 4100}, "replicas": 4, "curve": (point(1, 1000), point(10, 1000))},
+            (5, {"cpu": 1000, "memory": GI}),
+            id="a-shortfall-within-tolerance-is-not-held-the-count-moves",
         ),
         pytest.param(
             {"demand": {"cpu": 4600}, "replicas": 4, "curve": (point(1, 1000), point(10, 1000))},
@@ -324,12 +335,18 @@ def test_plan(kwargs: dict[str, object], expected: tuple[int, dict[str, int]]) -
 
 
 @pytest.mark.parametrize(
-    "start",
+    ("start", "steps"),
     [
-        pytest.param({"replicas": 1, "cpu": 100}, id="from-below"),
-        pytest.param({"replicas": 10, "cpu": 10_000}, id="from-above"),
-        pytest.param({"replicas": 7, "cpu": 300}, id="from-many-small-pods"),
+        pytest.param({"replicas": 1, "cpu": 100}, 1, id="from-below"),
+        pytest.param({"replicas": 10, "cpu": 10_000}, 1, id="from-above"),
+        pytest.param({"replicas": 7, "cpu": 300}, 2, id="from-many-small-pods-grow-then-shrink-the-count"),
     ],
-)
-def test_same_demand_same_decision_from_any_side(start: dict[str, int]) -> None:
-    assert plan({"cpu": 20_000}, **start) == (5, {"cpu": 4000, "memory": GI})  # type: ignore[arg-type]
+)  # fmt: skip
+def test_same_demand_same_decision_from_any_side(start: dict[str, int], steps: int) -> None:
+    """Outside the bands the same demand settles at the curve's point from any side; a
+    resize that grows pods while the count falls takes two decisions (pods first)."""
+    state = (start["replicas"], {"cpu": start["cpu"], "memory": GI})
+    for _ in range(steps):
+        state = plan({"cpu": 20_000}, replicas=state[0], cpu=state[1]["cpu"])
+    assert state == (5, {"cpu": 4000, "memory": GI})
+    assert plan({"cpu": 20_000}, replicas=state[0], cpu=state[1]["cpu"]) == state

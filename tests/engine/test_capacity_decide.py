@@ -29,7 +29,12 @@ def shape(decision: Decision) -> tuple[int, int | None, int | None]:
     return decision.desired_replicas, requests.cpu, None if memory is None else memory // MB
 
 
-SETTLED = Workload(memory=575 * MB)  # 2 x 500m at 250m: demand 1000m and 1150M, as requested
+SETTLED = Workload(memory=575 * MB)
+# The flat curve from minReplicas 2, so a resize can keep the count.
+FROM_TWO = [
+    {"replicas": 2, "cpu": "1", "memory": "2G"},
+    {"replicas": 10, "cpu": "1", "memory": "2G"},
+]  # 2 x 500m at 250m: demand 1000m and 1150M, as requested
 
 
 @pytest.mark.parametrize(
@@ -39,22 +44,29 @@ SETTLED = Workload(memory=575 * MB)  # 2 x 500m at 250m: demand 1000m and 1150M,
             replace(SETTLED, cpu_usage=400),
             capacity_hvpa(),
             {"vpa_target": {"cpu": "4", "memory": "8G"}},
-            (2, 800, 575),
-            id="demand-from-total-usage-not-the-vpa-target",
+            (4, 500, 575),
+            id="demand-from-total-usage-not-the-vpa-target-pods-added-first",
         ),
         pytest.param(
             replace(SETTLED, cpu_usage=400),
             capacity_hvpa(),
             {"vpa_conditions": [{"type": "RecommendationProvided", "status": "False"}]},
-            (2, 800, 575),
+            (4, 500, 575),
             id="no-vpa-recommendation-needed-with-usage",
+        ),
+        pytest.param(
+            replace(SETTLED, cpu_usage=240),
+            capacity_hvpa(),
+            {},
+            (2, 500, 575),
+            id="a-surplus-within-tolerance-holds",
         ),
         pytest.param(
             replace(SETTLED, cpu_usage=260),
             capacity_hvpa(),
             {},
-            (2, 500, 575),
-            id="within-tolerance-hysteresis-holds",
+            (3, 500, 575),
+            id="a-shortfall-within-tolerance-adds-a-pod",
         ),
         pytest.param(
             replace(SETTLED, cpu_usage=1800),
@@ -73,8 +85,8 @@ SETTLED = Workload(memory=575 * MB)  # 2 x 500m at 250m: demand 1000m and 1150M,
                 }
             ),
             {},
-            (4, 1000, 287),
-            id="scale-down-reads-the-largest-demand-of-the-window",
+            (8, 500, 575),
+            id="the-largest-demand-of-the-down-window-at-todays-pod-size",
         ),
         pytest.param(
             replace(SETTLED, cpu_usage=100),
@@ -86,8 +98,8 @@ SETTLED = Workload(memory=575 * MB)  # 2 x 500m at 250m: demand 1000m and 1150M,
                 }
             ),
             {},
-            (1, 400, 1150),
-            id="a-demand-older-than-the-window-is-forgotten",
+            (2, 400, 1150),
+            id="a-demand-older-than-the-window-is-forgotten-pods-grow-first",
         ),
         pytest.param(
             replace(SETTLED, cpu_usage=900),
@@ -146,42 +158,52 @@ def test_a_held_replica_count_reads_the_curve_again_at_that_count() -> None:
     assert ("horizontal", "up", "UpdatePolicy") in blocked_of(decision)
 
 
-def test_held_pod_sizes_leave_the_count_to_cover_the_demand() -> None:
+def test_a_rollout_holds_the_resize_and_the_scale_down() -> None:
+    """The pods a rollout replaces serve nothing meanwhile: no resize on top, no fewer pods."""
     decision = replace(SETTLED, cpu_usage=100, memory_usage=100 * MB).decide(
         capacity_hvpa(), rolling=True
     )
-    assert shape(decision) == (1, 500, 575)
+    assert shape(decision) == (2, 500, 575)
     assert ("vertical", "down", "Rollout") in blocked_of(decision)
+    assert ("horizontal", "down", "Rollout") in blocked_of(decision)
 
 
 @pytest.mark.parametrize(
     ("workload", "hvpa", "expected", "blocked"),
     [
         pytest.param(
-            replace(SETTLED, cpu_usage=300),
-            capacity_hvpa(vpa_scale_up={"minChange": {"cpu": {"value": "200m"}}}),
+            replace(SETTLED, cpu_usage=150),
+            capacity_hvpa(
+                FROM_TWO, minimum=2, vpa_scale_down={"minChange": {"cpu": {"value": "300m"}}}
+            ),
             (2, 500, 575),
-            [("vertical", "up", "MinChange")],
+            [("vertical", "down", "MinChange")],
             id="a-resize-alone-needs-min-change",
         ),
         pytest.param(
-            replace(SETTLED, cpu_usage=300),
-            capacity_hvpa(),
-            (2, 600, 575),
+            replace(SETTLED, cpu_usage=160),
+            capacity_hvpa(FROM_TWO, minimum=2),
+            (2, 320, 575),
             [],
             id="no-gardener-default-min-change-the-tolerance-decides",
         ),
         pytest.param(
-            replace(SETTLED, cpu=2000, cpu_usage=1200),
-            capacity_hvpa(RISING_CURVE, vpa_scale_down={"minChange": {"cpu": {"value": "1"}}}),
+            replace(SETTLED, cpu=4000, cpu_usage=1200),
+            capacity_hvpa(RISING_CURVE, vpa_scale_down={"minChange": {"cpu": {"value": "3"}}}),
             (3, 1600, 383),
             [],
             id="a-resize-with-a-replica-move-does-not",
         ),
         pytest.param(
-            replace(SETTLED, cpu_usage=400, memory_usage=550 * MB),
-            capacity_hvpa(),
-            (2, 800, 632),
+            replace(SETTLED, cpu_usage=150, memory_usage=480 * MB),
+            capacity_hvpa(
+                FROM_TWO,
+                minimum=2,
+                vpa_scale_down={
+                    "minChange": {"cpu": {"value": "100m"}, "memory": {"value": "100M"}}
+                },
+            ),
+            (2, 300, 552),
             [],
             id="a-resize-that-clears-it-carries-every-resource",
         ),
@@ -255,7 +277,9 @@ def test_containers_share_the_pod_size(
 ) -> None:
     small = {"minChange": {"cpu": {"value": "10m"}}}
     hvpa = capacity_hvpa(policies=policies, vpa_scale_up=small, vpa_scale_down=small)
-    raw = replace(SETTLED, cpu_usage=300).raw(hvpa, vpa_target={"cpu": "3", "memory": "575M"})
+    raw = replace(SETTLED, cpu=1000, cpu_usage=300).raw(
+        hvpa, vpa_target={"cpu": "3", "memory": "575M"}
+    )
     decision = run(with_sidecar(raw, "50m", "1"))
     assert decision.desired_replicas == 2
     assert {c.name: c.requests.cpu for c in decision.containers} == expected
@@ -269,7 +293,7 @@ def test_recommend_text_shows_the_demand_and_the_curve_point(
     text = capsys.readouterr().out
     assert "demand: cpu 5, memory 0 beyond the pods' overhead (vpa)" in text
     assert "curve: 2 replicas are too few: cpu: 2 x (2 - 0) < 5" in text
-    assert "curve: cpu: 3 replicas, ceiling 3 per pod; per pod 0 + 5 / 3 = 1667m" in text
+    assert "curve: cpu: 3 replicas, ceiling 3 per pod; per pod 0 + its share of 5 = 1667m" in text
 
 
 @pytest.mark.parametrize(
@@ -280,9 +304,10 @@ def test_recommend_text_shows_the_demand_and_the_curve_point(
     ],
 )
 def test_a_pod_that_is_not_serving_takes_no_load(condition_change: dict[str, str]) -> None:
-    """Only web-0 serves: its 400m is the load (demand 800m), web-1's reading is left out."""
+    """Only web-0 serves: its 400m is the load (demand 800m), web-1's reading is left out;
+    one pod of 800m would do, and the pods grow first at today's count."""
     raw = replace(SETTLED, cpu_usage=400).raw(capacity_hvpa())
     raw["pods"][1]["status"]["conditions"][0].update(condition_change)
     for item in raw["podMetrics"]:
         item["window"] = "30s"
-    assert shape(run(raw)) == (1, 800, 575)
+    assert shape(run(raw)) == (2, 800, 575)

@@ -1,8 +1,20 @@
 """The Capacity claims as properties over random curves and demands (hypothesis).
 
-- Path independence: outside the bands, the shape the curve gives for a
-  demand is the same whether the workload comes from below (one tiny pod)
+Path independence with bands, stated precisely:
+- The curve's point for a demand (`ideal`: the fewest replicas whose
+  ceiling covers it, pods of overhead + their share) depends on the demand
+  alone, never on where the workload stands.
+- Outside the bands it is where the decision goes: a workload whose pod
+  size is more than `resizeTolerance` from the curve's size moves to the
+  curve's point, whether it comes from below (min replicas of tiny pods)
   or from above (max replicas of the curve's largest pods).
+- Inside the resize band the pods keep their size: the decision holds
+  (the pods cover the demand and every total is within `tolerance` of the
+  curve's) or moves the count to the fewest pods of today's size that
+  cover the demand under the curve (the curve's point when none do). So
+  the same demand reached from two sides may end at two counts of two
+  pod sizes, each within the band of the same curve size and each
+  covering the demand under the curve.
 - Covering: the count is the fewest within min/max whose ceiling covers the
   demand, and those pods do cover it; no pod is above the curve there.
 """
@@ -27,6 +39,7 @@ from hvpa.engine.vertical import ContainerTarget
 from hvpa.records import NO_RESOURCES, ContainerSpec, Resources
 
 TOLERANCE = Fraction(10)
+RESIZE_TOLERANCE = Fraction(30)
 
 
 @st.composite
@@ -51,7 +64,7 @@ def read(
         (ContainerSpec("app", Resources(cpu=cpu), NO_RESOURCES),),
         (ContainerTarget("app", NO_RESOURCES, controlled=("cpu",)),),
         {"cpu": demand},
-        CapacityParams(points, {"cpu": overhead}, TOLERANCE),
+        CapacityParams(points, {"cpu": overhead}, TOLERANCE, RESIZE_TOLERANCE),
     )
 
 
@@ -61,10 +74,10 @@ def applied(result: CapacityPlan, cpu: int) -> Shape:
     return Shape(result.plan.replicas, {"cpu": cpu})
 
 
-def outside_bands(start: Shape, ideal: Shape) -> bool:
-    size, total = start.sizes["cpu"], start.total("cpu")
-    far = abs(ideal.sizes["cpu"] - size) * 100 > TOLERANCE * size
-    return far and abs(ideal.total("cpu") - total) * 100 > TOLERANCE * total
+def outside_band(start: Shape, ideal: Shape) -> bool:
+    """More than `resizeTolerance` from the curve's size (a percent of the curve's size)."""
+    size = ideal.sizes["cpu"]
+    return abs(start.sizes["cpu"] - size) * 100 > RESIZE_TOLERANCE * size
 
 
 @given(curves(), st.integers(0, 400_000))
@@ -77,8 +90,45 @@ def test_the_same_demand_gives_the_same_shape_from_below_and_from_above(
     from_below = read(curve, demand, below.replicas, 1)
     from_above = read(curve, demand, above.replicas, top)
     assert from_below.ideal == from_above.ideal
-    assume(outside_bands(below, from_below.ideal) and outside_bands(above, from_above.ideal))
+    assume(outside_band(below, from_below.ideal) and outside_band(above, from_above.ideal))
     assert applied(from_below, 1) == applied(from_above, top) == from_below.ideal
+
+
+@given(curves(), st.integers(1, 400_000), st.integers(1, 30), st.integers(-30, 30))
+def test_inside_the_resize_band_pods_keep_their_size(
+    curve: tuple[int, int, tuple[CurvePoint, ...], int], demand: int, replicas: int, off: int
+) -> None:
+    """Where the curve can cover the demand, within the band: hold a covering state, keep the size at the fewest covering count
+    under the curve, or (no such count) go to the curve's point (its sizes at today's
+    count first, when they grow while the count falls)."""
+    low, high, points, overhead = curve
+    ideal = read(curve, demand, replicas, 1).ideal
+    size = ideal.sizes["cpu"] * (100 + off) // 100
+    assume(size > overhead and low <= replicas <= high)
+    assume(high * ((ceiling(points, "cpu", high) or 0) - overhead) >= demand)
+    start = Shape(replicas, {"cpu": size})
+    assume(not outside_band(start, ideal))
+    result = applied(read(curve, demand, replicas, size), size)
+    covered = (replicas * (size - overhead)) >= demand
+    if result == start:
+        assert covered or result == ideal, "a shortfall is never held"
+        return
+    if result.sizes == start.sizes:
+        count = result.replicas
+        assert count * (size - overhead) >= demand, "does not cover the demand"
+        assert size <= (ceiling(points, "cpu", count) or 0), "above the curve"
+        fewer = count - 1
+        assert (
+            fewer < low
+            or fewer * (size - overhead) < demand
+            or size > (ceiling(points, "cpu", fewer) or 0)
+        ), "not the fewest of today's size"
+    else:
+        assert result.sizes == ideal.sizes, "a resize goes to the curve's size"
+        grows_first = ideal.replicas < replicas and ideal.sizes["cpu"] > size
+        assert result.replicas == (replicas if grows_first else ideal.replicas), (
+            "to the curve's count, or today's while pods grow first"
+        )
 
 
 @given(curves(), st.integers(0, 400_000), st.integers(1, 30), st.integers(1, 16_000))

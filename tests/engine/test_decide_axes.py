@@ -187,6 +187,44 @@ def test_missing_vertical_data_holds_only_the_vertical_axis(
     assert decision.vertical.containers == ()
 
 
+@pytest.mark.parametrize(
+    ("intervals", "replicas", "weight_line"),
+    [
+        pytest.param(
+            [
+                {"vpaWeight": 100, "startReplicaCount": 2, "lastReplicaCount": 3},
+                {"vpaWeight": 0, "startReplicaCount": 4, "lastReplicaCount": 4},
+            ],
+            4,
+            "next weight below 100 is 0 (interval 2)",
+            id="kube-apiserver-intervals-the-next-interval-moves-the-count",
+        ),
+        pytest.param(
+            [{"vpaWeight": 100, "startReplicaCount": 2, "lastReplicaCount": 4}],
+            2,
+            "no later interval has a weight below 100",
+            id="weight-100-to-the-end-holds-the-count",
+        ),
+    ],
+)
+def test_weight_100_without_a_vpa_recommendation(
+    intervals: list[dict[str, int]], replicas: int, weight_line: str
+) -> None:
+    """The kube-apiserver Hvpa goes 2 -> 4 replicas in its first minute, before its VPA
+    recommends anything, although vpaWeight is 100 at 2-3 replicas. That is Gardener's
+    lookup (getVpaWeightFromIntervals): at a weight of 100, a horizontal recommendation
+    for more replicas takes the next interval's weight below 100, so the count may move;
+    and ENGINE.md §4: missing data holds only the axis that lacks it. Only when no later
+    interval lets the count move does weight 100 hold it."""
+    h = hvpa_object(intervals=intervals, minimum=2, maximum=4)
+    not_provided = [{"type": "RecommendationProvided", "status": "False"}]
+    decision = run(scenario(h, usage="1", vpa_conditions=not_provided))
+    assert decision.desired_replicas == replicas
+    assert requests_of(decision) == (500, 1_000_000_000)
+    assert condition(decision, "VerticalScalingActive") == ("False", "RecommendationNotProvided")
+    assert any(weight_line in line for line in decision.explanation)
+
+
 def test_unreadable_metrics_hold_the_count_not_the_pods() -> None:
     raw = scenario()
     raw["podMetrics"] = []
@@ -319,6 +357,32 @@ def test_an_oomkill_grows_memory_whatever_the_weight(
     decision = run(scenario(h, oom_killed_at=oom_killed_at))
     assert requests_of(decision) == (500, memory)
     assert decision.status.override_scale_up_stabilization is False
+
+
+@pytest.mark.parametrize(
+    ("oomed_pod_memory", "memory", "blocked"),
+    [
+        pytest.param(None, 1_400_000_000, [], id="current-template-oom-passes-the-rollout"),
+        pytest.param("800M", 1_000_000_000, ["Rollout"], id="old-template-oom-waits"),
+    ],
+)
+def test_an_oom_that_fails_the_rollout_in_progress_passes_the_rollout_gate(
+    oomed_pod_memory: str | None, memory: int, blocked: list[str]
+) -> None:
+    """A workload that OOM-loops from its first pod never finishes its rollout (its new
+    pods die too), so a Rollout gate that waited for it would hold the cure for ever.
+    An OOMKill in a pod of an older template is left to the rollout, which replaces it."""
+    h = hvpa_object(intervals=[{"vpaWeight": 0}])
+    raw = scenario(h, oom_killed_at=at(60), rolling=True)
+    if oomed_pod_memory is not None:
+        containers = raw["pods"][0]["spec"]["containers"]
+        containers[0] = {**containers[0], "resources": resources(memory=oomed_pod_memory)}
+    decision = run(raw)
+    assert requests_of(decision) == (500, memory)
+    assert [reason for _, _, reason in blocked_of(decision) if reason != "Weight"] == blocked
+    passed = [line for line in decision.explanation if "past the Rollout gate" in line]
+    assert bool(passed) == (not blocked)
+    assert all("runs the current template and was OOMKilled" in line for line in passed)
 
 
 # ---------------------------------------------------------------------------

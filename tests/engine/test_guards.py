@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import msgspec
 import pytest
 
 from hvpa.api import parse_hvpa
@@ -142,21 +143,29 @@ def usage(cpu: str, name: str = "web-1") -> PodMetricsRecord:
 
 
 @pytest.mark.parametrize(
-    ("target", "sample", "own", "starving"),
+    ("target", "sample", "own", "deleting", "starving"),
     [
-        pytest.param(TARGET, "500m", APP, True, id="usage-at-request"),
-        pytest.param(TARGET, "700m", APP, True, id="usage-above-request"),
-        pytest.param(TARGET, "499m", APP, False, id="usage-below-request"),
-        pytest.param(ContainerTarget("app", res("500m", "1G")), "900m", APP, False, id="target-not-higher"),
-        pytest.param(ContainerTarget("app", res("2"), controlled=("memory",)), "900m", APP, False, id="cpu-not-controlled"),
-        pytest.param(TARGET, "300m", ContainerSpec("app", requests=res("300m")), True, id="pod-own-request"),
+        pytest.param(TARGET, "500m", APP, False, True, id="usage-at-request"),
+        pytest.param(TARGET, "700m", APP, False, True, id="usage-above-request"),
+        pytest.param(TARGET, "499m", APP, False, False, id="usage-below-request"),
+        pytest.param(ContainerTarget("app", res("500m", "1G")), "900m", APP, False, False, id="target-not-higher"),
+        pytest.param(ContainerTarget("app", res("2"), controlled=("memory",)), "900m", APP, False, False, id="cpu-not-controlled"),
+        pytest.param(TARGET, "600m", ContainerSpec("app", requests=res("600m")), False, True, id="pod-own-request-above-the-template"),
+        pytest.param(TARGET, "300m", ContainerSpec("app", requests=res("300m")), False, False, id="old-template-pod-below-the-template"),
+        pytest.param(TARGET, "700m", APP, True, False, id="pod-being-deleted"),
     ],
 )  # fmt: skip
 def test_cpu_starvation(
-    target: ContainerTarget, sample: str, own: ContainerSpec, starving: bool
+    target: ContainerTarget, sample: str, own: ContainerSpec, deleting: bool, starving: bool
 ) -> None:
+    """Usage at the pod's own request is starvation, unless the template already gives more
+    (a pod of an older template, which the rollout replaces) or the pod is being deleted."""
     found, lines = detect_starvation(
-        [APP], [target], [pod(container=own)], [usage(sample)], since=None
+        [APP],
+        [target],
+        [msgspec.structs.replace(pod(container=own), deleting=deleting)],
+        [usage(sample)],
+        since=None,
     )
     assert bool(found and found[0].cpu) is starving
     assert bool(lines) is starving

@@ -35,7 +35,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from fractions import Fraction
 
-from hvpa.engine.demand import describe_amounts
+from hvpa.engine.demand import DEFAULT_HEADROOM_PERCENT, describe_amounts
 from hvpa.engine.vertical import ContainerTarget, ResourceChange, round_request
 from hvpa.engine.vertical.requests import MEMORY_STEP_MILLI
 from hvpa.quantity import ceil_div, format_milli
@@ -54,6 +54,8 @@ __all__ = [
 ]
 
 RESOURCES = (CPU, MEMORY)
+# A Deployment's default maxUnavailable (25%, rounded down) takes a pod down from four replicas.
+SPARE_FROM_REPLICAS = 4
 
 
 @dataclass(frozen=True, slots=True)
@@ -66,11 +68,12 @@ class CurvePoint:
 
 @dataclass(frozen=True, slots=True)
 class CapacityParams:
-    """`spec.capacity` in the units the engine computes with; `tolerance` is a percent."""
+    """`spec.capacity` in the units the engine computes with; both tolerances are percents."""
 
     curve: tuple[CurvePoint, ...]
     overhead: Mapping[str, int]
     tolerance: Fraction
+    resize_tolerance: Fraction
 
 
 @dataclass(frozen=True, slots=True)
@@ -129,6 +132,7 @@ class _Room:
     fixed: Mapping[str, int]
     max_allowed: Mapping[str, int | None]
     min_allowed: Mapping[str, int]
+    spare: frozenset[str] = frozenset()
 
     def cap(self, resource: str, replicas: int) -> int | None:
         """The largest per-pod size at `replicas`; None: unbounded."""
@@ -152,9 +156,36 @@ class _Room:
             top = self.cap(resource, replicas)
             if top is None:
                 continue
-            if replicas * max(top - self.params.overhead.get(resource, 0), 0) < needed:
+            room = max(top - self.params.overhead.get(resource, 0), 0)
+            if replicas * room < needed:
+                return False
+            if (
+                self.spares(resource, replicas)
+                and (replicas - 1) * room * (100 + DEFAULT_HEADROOM_PERCENT) < needed * 100
+            ):
                 return False
         return True
+
+    def spares(self, resource: str, replicas: int) -> bool:
+        """Whether `replicas` pods must carry the load of `resource` with one of them out.
+
+        A resource without a utilization target (memory, usually) has only
+        the default 15% headroom, less than a pod's share below eight pods:
+        while one pod is starting, restarting or being replaced in a rolling
+        update, the others carry its share, and with 15% they run out
+        (of memory: OOMKills). So there the count must carry the load
+        itself with one pod out, as well as the demand with all of them.
+        One pod alone has no other to carry it.
+        """
+        return resource in self.spare and replicas >= SPARE_FROM_REPLICAS
+
+    def share(self, resource: str, needed: int, replicas: int) -> int:
+        """A pod's share of the demand at `replicas` (with one pod out where that binds)."""
+        share = _share(resource, needed, replicas)
+        if self.spares(resource, replicas):
+            load = ceil_div(needed * 100, 100 + DEFAULT_HEADROOM_PERCENT)
+            share = max(share, _share(resource, load, replicas - 1))
+        return share
 
 
 def _share(resource: str, needed: int, replicas: int) -> int:
@@ -183,7 +214,7 @@ def _solve(
     if not room.covers(demand, high):
         sizes = {}
         for resource, needed in demand.items():
-            need = overhead.get(resource, 0) + _share(resource, needed, high)
+            need = overhead.get(resource, 0) + room.share(resource, needed, high)
             sizes[resource] = _size(
                 need, room.past_end(resource, high), room.min_allowed.get(resource, 0)
             )
@@ -223,13 +254,18 @@ def _solve(
                 f"{replicas} of them cover {format_milli(needed)}"
             )
             continue
-        need = overhead.get(resource, 0) + _share(resource, needed, replicas)
+        need = overhead.get(resource, 0) + room.share(resource, needed, replicas)
         sizes[resource] = _size(need, top, room.min_allowed.get(resource, 0))
+        spare = (
+            f", and the load with one of {replicas} pods out"
+            if room.spares(resource, replicas)
+            else ""
+        )
         lines.append(
             f"curve: {resource}: {replicas} replicas, ceiling "
             f"{'none' if top is None else format_milli(top)} per pod; per pod "
-            f"{format_milli(overhead.get(resource, 0))} + {format_milli(needed)} / {replicas} "
-            f"= {format_milli(sizes[resource])}"
+            f"{format_milli(overhead.get(resource, 0))} + its share of {format_milli(needed)}"
+            f"{spare} = {format_milli(sizes[resource])}"
         )
     return Shape(replicas, sizes)
 
@@ -239,27 +275,176 @@ def _within(value: int, reference: int, tolerance: Fraction) -> bool:
     return abs(value - reference) * 100 <= tolerance * reference
 
 
-def _keep_sizes(
-    ideal: Shape, current: Shape, room: _Room, demand: Mapping[str, int], high: int
+def _kept(
+    current: Shape, room: _Room, demand: Mapping[str, int], low: int, high: int
 ) -> Shape | None:
-    """The replica-only move that keeps today's pod size, when that stays within the bands."""
-    tolerance = room.params.tolerance
-    if any(not _within(ideal.sizes[r], current.sizes[r], tolerance) for r in ideal.sizes):
-        return None
-    fixed = _Room(room.params, dict(current.sizes), room.max_allowed, room.min_allowed)
-    for replicas in range(ideal.replicas, high + 1):
-        kept = Shape(replicas, current.sizes)
+    """The fewest replicas in [low, high] at today's pod size that the curve allows and that cover the demand."""
+    fixed = replace(room, fixed=dict(current.sizes))
+    for replicas in range(low, high + 1):
         fits = all(
-            (top := room.cap(r, replicas)) is None or current.sizes[r] <= top
-            for r in ideal.sizes
-            if r not in room.fixed
+            (top := room.cap(r, replicas)) is None or size <= top
+            for r, size in current.sizes.items()
         )
         if fits and fixed.covers(demand, replicas):
-            total_ok = all(_within(kept.total(r), ideal.total(r), tolerance) for r in ideal.sizes)
-            return kept if total_ok else None
-        if not all(_within(kept.total(r), ideal.total(r), tolerance) for r in ideal.sizes):
-            return None
+            return Shape(replicas, current.sizes)
     return None
+
+
+def _resized(
+    ideal: Shape, reference: Shape, current: Shape, room: _Room, lines: list[str]
+) -> Shape | None:
+    """The curve's point when a pod size has left the resize band, else None.
+
+    A resize is a rolling update, a replica move is not, so pods keep
+    their size while every resource's size is within `resizeTolerance` of
+    the curve's size for the demand (`reference`; read at the level while
+    the level lags a rise, so that the first readings of a step, which the
+    pods' CPU limits cap, answer with pods rather than a resize). Out of
+    the band they are resized straight to the curve's point. A vertical
+    segment is no exception: the curve's size grows with the demand at one
+    count there, so pods grow once it has grown past the band; until then
+    the count may move, as anywhere the curve allows today's pods (the
+    curve is a ceiling).
+    """
+    band = room.params.resize_tolerance
+    outside = [
+        r
+        for r in reference.sizes
+        if r not in room.fixed
+        and (not current.sizes[r] or not _within(current.sizes[r], reference.sizes[r], band))
+    ]
+    if not outside:
+        return None
+    lines.append(
+        "capacity: resize band: "
+        + "; ".join(
+            f"{r} {format_milli(current.sizes[r])} per pod is more than {float(band):g}% "
+            f"from the curve's {format_milli(reference.sizes[r])}"
+            for r in outside
+        )
+        + ": resize to the curve"
+    )
+    return ideal
+
+
+def _holds(
+    ideal: Shape,
+    current: Shape,
+    params: CapacityParams,
+    bounds: tuple[int, int],
+    starving: bool,
+    covered: bool,
+    lines: list[str],
+) -> bool:
+    """The joint hysteresis: pods that cover the demand, every total within `tolerance` of the curve's.
+
+    Only a surplus is held: the demand already holds the headroom (the
+    utilization target, or 15%), and a hysteresis that also held a
+    shortfall of up to `tolerance` would leave a resource with 15% of
+    headroom 5% from running out, while a pod added is ready in seconds.
+    """
+    low, high = bounds
+    if not low <= current.replicas <= high:
+        lines.append(
+            f"capacity: {current.replicas} replicas are outside minReplicas {low} and "
+            f"maxReplicas {high}: no hysteresis holds them there"
+        )
+        return False
+    if starving:
+        lines.append("capacity: a container is starving: no hysteresis holds it")
+        return False
+    for r in ideal.sizes:
+        lines.append(
+            f"capacity: {r} total: the curve's {ideal.replicas} x "
+            f"{format_milli(ideal.sizes[r])} = {format_milli(ideal.total(r))} against "
+            f"{current.replicas} x {format_milli(current.sizes[r])} = "
+            f"{format_milli(current.total(r))} now"
+        )
+    if not covered:
+        lines.append(
+            "capacity: the pods as they are do not cover the demand: no hysteresis holds a "
+            "shortfall"
+        )
+        return False
+    if all(_within(ideal.total(r), current.total(r), params.tolerance) for r in ideal.sizes):
+        lines.append(
+            f"capacity: the pods cover the demand and every total is within "
+            f"{float(params.tolerance):g}% of the curve's: hold (hysteresis)"
+        )
+        return True
+    return False
+
+
+def _counted(
+    ideal: Shape,
+    reference: Shape,
+    current: Shape,
+    room: _Room,
+    demand: Mapping[str, int],
+    bounds: tuple[int, int],
+    lines: list[str],
+) -> Shape:
+    """Today's pods at the fewest replicas that cover the demand under the curve, else the curve's point."""
+    kept = _kept(current, room, demand, *bounds)
+    if kept is None:
+        lines.append(
+            f"capacity: no count of pods of {describe_amounts(current.sizes)} covers the demand "
+            "under the curve: resize to the curve"
+        )
+        return ideal
+    lines.append(
+        f"capacity: resize band: pods keep {describe_amounts(current.sizes)} (within "
+        f"{float(room.params.resize_tolerance):g}% of the curve's "
+        f"{describe_amounts(reference.sizes)}); {kept.replicas} of them cover the demand"
+    )
+    return kept
+
+
+def _order(
+    target: Shape,
+    current: Shape,
+    room: _Room,
+    demand: Mapping[str, int],
+    bounds: tuple[int, int],
+    measured: bool,
+    lines: list[str],
+) -> Shape:
+    """The first step towards a resized `target` that never lowers what serves the load.
+
+    A rolling update takes pods down while it replaces them, so it starts
+    only from pods that cover the demand: when today's pods fall short and
+    more of them would not, the count grows first at today's size (a
+    replica move, ready in seconds), and the resize follows at a later
+    decision. And a resize that grows pods while the count falls grows them
+    at today's count: shrinking the count in the same rollout would take
+    small pods away before the big ones are ready. A new Hvpa, whose demand
+    is the VPA's target rather than measured usage, has nothing known to be
+    serving yet and goes straight to the curve.
+    """
+    pods_now = replace(room, fixed=dict(current.sizes))
+    if measured and not pods_now.covers(demand, current.replicas):
+        kept = _kept(current, room, demand, *bounds)
+        if kept is not None and kept.replicas > current.replicas:
+            lines.append(
+                f"capacity: the pods as they are fall short of the demand: the count grows "
+                f"first at their size ({current.replicas} -> {kept.replicas}); the resize "
+                "follows once they cover it"
+            )
+            return kept
+    grows = any(target.sizes[r] > current.sizes[r] for r in target.sizes)
+    fits = all(
+        (top := room.cap(r, current.replicas)) is None or size <= top
+        for r, size in target.sizes.items()
+    )
+    low, high = bounds
+    inside = low <= current.replicas <= high
+    if target.replicas < current.replicas and grows and fits and inside:
+        lines.append(
+            f"capacity: pods grow at today's {current.replicas} replicas first; the count "
+            f"falls to {target.replicas} once they are ready"
+        )
+        return Shape(current.replicas, target.sizes)
+    return target
 
 
 def pod_split(
@@ -343,19 +528,33 @@ def plan_capacity(
     demand: Mapping[str, int],
     params: CapacityParams,
     *,
+    level: Mapping[str, int] | None = None,
     shares: Mapping[str, Mapping[str, int]] | None = None,
     fixed: frozenset[str] = frozenset(),
     fixed_replicas: bool = False,
-    force_resize: bool = False,
+    starving: bool = False,
+    spare: frozenset[str] = frozenset(),
+    measured: bool = False,
+    falling: bool = False,
 ) -> CapacityPlan:
     """The replica count and requests the curve gives for `demand`, after the bands.
 
+    `demand` is what the count covers and `level` the sustained demand the
+    resize band compares pod sizes with (the demand itself when None).
     `policies` are the containers Capacity sizes, with their policy bounds
     and controlled resources; `shares` how a pod's size splits between
     them per resource (by default evenly). `fixed` resources keep their
     per-pod size and `fixed_replicas` keeps the count (an axis that is off,
-    or that a gate held back). `force_resize` lets a starving container
-    through the bands.
+    or that a gate held back). `starving` (a container at its CPU
+    request while the curve gives more) lets the decision past the
+    hysteresis; the resize band still decides whether pods or the count move.
+    `spare` names the resources without a utilization target, which the
+    count must carry with one pod out (_Room.spares). `measured` says the
+    demand comes from usage (pods are serving): a resize then goes in the
+    order that keeps them covered (_order); `falling` that the down window
+    holds the demand above this reading's, so pods keep their size until
+    it settles (a transitional demand, each resource's held for its own
+    window, is no size to roll the pods to).
     """
     current_replicas = horizontal.current
     lines = [
@@ -377,6 +576,7 @@ def plan_capacity(
         pinned,
         {r: high for r, (_, high) in bounds.items()},
         {r: low for r, (low, _) in bounds.items()},
+        spare,
     )
     wanted = {r: demand[r] for r in sized}
     if current_replicas == 0:
@@ -391,39 +591,33 @@ def plan_capacity(
         lines.append(f"capacity: the replica count stays at {current_replicas} (held)")
     ideal = _solve(wanted, room, low, high, lines)
     targets = _targets(policies, _requests(ideal, policies, sized, shares or {}))
-    chosen = ideal
-    if force_resize:
-        lines.append("capacity: a container is starving: resize now, whatever the bands")
-    elif ideal.replicas != current_replicas and ideal.sizes != current.sizes:
-        kept = _keep_sizes(ideal, current, room, wanted, high)
-        if kept is not None:
-            chosen = kept
-            lines.append(
-                f"capacity: resize band: pods keep {describe_amounts(current.sizes)} (within "
-                f"{float(params.tolerance):g}% of the curve's size); {kept.replicas} replicas cover "
-                "the demand"
-            )
-    if not low <= current_replicas <= high:
+    covered = replace(room, fixed=dict(current.sizes)).covers(wanted, current_replicas)
+    if _holds(ideal, current, params, (low, high), starving, covered, lines):
+        return _hold(horizontal, targets, ideal, lines)
+    reference = ideal
+    sustained = {r: min(level.get(r, wanted[r]), wanted[r]) for r in wanted} if level else {}
+    if sustained and sustained != wanted:
+        reference = _solve(sustained, room, low, high, [])
         lines.append(
-            f"capacity: {current_replicas} replicas are outside minReplicas {low} and "
-            f"maxReplicas {high}: no hysteresis holds them there"
+            f"capacity: the level is below the demand (it has not caught up with a rise): "
+            f"the curve for {describe_amounts(sustained)} is {reference.replicas} x "
+            f"{describe_amounts(reference.sizes)}"
         )
-    elif not force_resize:
-        inside = [
-            r for r in chosen.sizes if _within(chosen.total(r), current.total(r), params.tolerance)
-        ]
-        for r in chosen.sizes:
-            lines.append(
-                f"capacity: {r} total {chosen.replicas} x {format_milli(chosen.sizes[r])} = "
-                f"{format_milli(chosen.total(r))} against {current.replicas} x "
-                f"{format_milli(current.sizes[r])} = {format_milli(current.total(r))} now"
-            )
-        if len(inside) == len(chosen.sizes):
-            lines.append(
-                f"capacity: every total is within {float(params.tolerance):g}% of the current "
-                "one: hold (hysteresis)"
-            )
-            return _hold(horizontal, targets, ideal, lines)
+    chosen = None
+    if falling:
+        lines.append(
+            "capacity: the down window holds the demand (it is falling): pods keep their "
+            "size until it settles"
+        )
+    else:
+        chosen = _resized(ideal, reference, current, room, lines)
+    if chosen is None:
+        chosen = _counted(ideal, reference, current, room, wanted, (low, high), lines)
+    if chosen.sizes != current.sizes and not starving:
+        chosen = _order(chosen, current, room, wanted, (low, high), measured, lines)
+    if chosen == current:
+        lines.append("capacity: the pods as they are cover the demand: hold")
+        return _hold(horizontal, targets, ideal, lines)
     changes = _changes(_requests(chosen, policies, sized, shares or {}), containers)
     lines.append(
         f"capacity: {current_replicas} -> {chosen.replicas} replicas of {describe_amounts(chosen.sizes)}"

@@ -35,7 +35,7 @@ from hvpa.records import CPU, MEMORY, ContainerSpec, PodMetricsRecord, PodRecord
 from . import plan_scaling
 from .capacity import CapacityParams, plan_capacity
 from .mixed import MixedParams
-from .plan import Blocked, Hold, HorizontalInput, Plan
+from .plan import ROLLOUT, Blocked, Hold, HorizontalInput, Plan
 from .weights import WeightInterval
 
 __all__ = ["CapacityInput", "Outcome", "combine", "combine_capacity"]
@@ -212,14 +212,22 @@ class CapacityInput:
 
     `policies` are the containers Capacity sizes, with their policy bounds;
     `shares` how a pod's size splits between them; `demand` the effective
-    demand per resource (demand.py); `vertical` is `vpa.deploy` (when false
-    the pods keep their size and only the count follows the curve).
+    demand per resource and `level` the sustained one pod sizes follow
+    (demand.py); `spare` the resources without a utilization target, which
+    the count carries with one pod out; `measured` whether the demand is
+    measured usage (False: a new Hvpa's VPA target); `falling` whether the
+    down window holds it above this reading's; `vertical` is `vpa.deploy` (when false the pods keep their
+    size and only the count follows the curve).
     """
 
     params: CapacityParams
     policies: tuple[ContainerTarget, ...]
     demand: Mapping[str, int]
+    level: Mapping[str, int]
     shares: Mapping[str, Mapping[str, int]]
+    spare: frozenset[str] = frozenset()
+    measured: bool = True
+    falling: bool = False
     vertical: bool = True
 
 
@@ -229,6 +237,32 @@ class _Pass:
     gated: Gated
     targets: tuple[ContainerTarget, ...]
     lines: tuple[str, ...]
+
+
+def _hold_scale_down_while_rolling(plan: Plan, rollout: str | None) -> Plan:
+    """Capacity's scale-down waits for a rollout in progress.
+
+    The pods a rollout replaces serve nothing while their successors start,
+    so removing pods then takes capacity away twice; and a resize that grows
+    pods comes first at the count it starts from (strategies/capacity.py),
+    with the count falling only once the bigger pods are ready. A count
+    outside minReplicas..maxReplicas is brought back at once all the same.
+    """
+    horizontal = plan.horizontal
+    inside = horizontal.min_replicas <= plan.current_replicas <= horizontal.max_replicas
+    if not rollout or plan.replicas >= plan.current_replicas or not inside:
+        return plan
+    moved = f"{plan.current_replicas} -> {plan.replicas} replicas"
+    why = f"a rollout of the target is in progress: {rollout}"
+    return replace(
+        plan,
+        replicas=plan.current_replicas,
+        blocked=(*plan.blocked, Blocked("horizontal", "down", ROLLOUT, f"{moved}: {why}")),
+        explanation=(
+            *plan.explanation,
+            f"gate: horizontal down {moved} blocked by {ROLLOUT}: {why} (Capacity)",
+        ),
+    )
 
 
 def combine_capacity(
@@ -283,15 +317,25 @@ def combine_capacity(
             capacity.policies,
             capacity.demand,
             capacity.params,
+            level=capacity.level,
             shares=capacity.shares,
             fixed=fixed,
             fixed_replicas=fixed_replicas,
+            spare=capacity.spare,
+            measured=capacity.measured,
+            falling=capacity.falling,
         )
         starving: tuple[Starving, ...] = ()
         starvation_lines: tuple[str, ...] = ()
         if capacity.vertical:
             starving, starvation_lines = detect_starvation(
-                containers, planned.targets, pods, metrics, since=since, override_oom=override_oom
+                containers,
+                planned.targets,
+                pods,
+                metrics,
+                since=since,
+                override_oom=override_oom,
+                source="the Capacity curve's size",
             )
         if any(s.cpu for s in starving) and CPU not in fixed:
             planned = plan_capacity(
@@ -300,12 +344,18 @@ def combine_capacity(
                 capacity.policies,
                 capacity.demand,
                 capacity.params,
+                level=capacity.level,
                 shares=capacity.shares,
                 fixed=fixed,
                 fixed_replicas=fixed_replicas,
-                force_resize=True,
+                starving=True,
+                spare=capacity.spare,
+                measured=capacity.measured,
+                falling=capacity.falling,
             )
-        plan = apply_starvation(planned.plan, starving, containers, planned.targets)
+        plan = _hold_scale_down_while_rolling(
+            apply_starvation(planned.plan, starving, containers, planned.targets), rollout
+        )
         moves = plan.replicas != plan.current_replicas
         cleared = any(
             c.moves and clears_min_change(c, settings.min_change_up, settings.min_change_down)[0]

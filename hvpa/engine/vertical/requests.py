@@ -130,7 +130,9 @@ class ResourceChange:
 
     `step` is the weighted, truncated change MinChange measures; `proposed`
     the request after rounding and the policy bounds. `starving` says why the
-    starvation guard lets it past MinChange and the scale-up window.
+    starvation guard lets it past MinChange and the scale-up window;
+    `failing_rollout` why it may also pass the Rollout gate (the rollout in
+    progress cannot finish: its own pods are OOMKilled).
     """
 
     container: str
@@ -141,6 +143,7 @@ class ResourceChange:
     step: int
     weight: int
     starving: str = ""
+    failing_rollout: str = ""
 
     @property
     def direction(self) -> Direction:
