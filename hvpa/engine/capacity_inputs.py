@@ -34,6 +34,7 @@ from hvpa.engine.vertical import (
 from hvpa.engine.vertical.recommendation import MODE_OFF, RESOURCES
 from hvpa.quantity import parse_milli
 from hvpa.records import (
+    CPU,
     NO_RESOURCES,
     ContainerSpec,
     PodMetricsRecord,
@@ -203,6 +204,32 @@ def _serving(
     )
 
 
+def _at_cpu_limit(
+    readings: Sequence[PodMetricsRecord], pods: Sequence[PodRecord], sized: frozenset[str]
+) -> frozenset[str]:
+    """CPU when a sized container's reading is at its CPU limit: the usage is capped there.
+
+    A throttled container uses what its limit lets it, so the reading is a
+    floor of its need, not the need: pods sized from it would be too small
+    as soon as the throttling ends, and resized again. Within 5% of the
+    limit counts as at it (a window's average of a throttled container
+    stays just below it).
+    """
+    limits = {
+        (pod.name, container.name): container.limits.cpu
+        for pod in pods
+        for container in pod.containers
+        if container.name in sized
+    }
+    for reading in readings:
+        for container in reading.containers:
+            limit = limits.get((reading.name, container.name))
+            usage = container.usage.cpu
+            if limit and usage is not None and usage * 100 >= limit * 95:
+                return frozenset({CPU})
+    return frozenset()
+
+
 def capacity_input(
     spec: HvpaSpec,
     containers: Sequence[ContainerSpec],
@@ -239,9 +266,8 @@ def capacity_input(
         floors=_floors(horizontal),
         vpa_targets=targets,
     )
-    demand = measure_demand(
-        given, history, total_load(_serving(metrics, pods), sized, params.overhead, now)
-    )
+    serving = _serving(metrics, pods)
+    demand = measure_demand(given, history, total_load(serving, sized, params.overhead, now))
     return CapacityInput(
         params=params,
         policies=policies,
@@ -249,7 +275,8 @@ def capacity_input(
         level=demand.level,
         shares=_shares(policies, containers, targets),
         spare=frozenset(r for r in RESOURCES if sized[r] and not utilization.get(r)),
-        measured=demand.source == "usage",
+        serving=any(pod.ready == "True" and not pod.deleting for pod in pods),
         falling=demand.effective != demand.measured,
+        capped=_at_cpu_limit(serving, pods, sized[CPU]),
         vertical=spec.vpa.deploy,
     ), demand

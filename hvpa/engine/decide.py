@@ -15,7 +15,9 @@ ConfigUnsupported, LowConfidence, ConflictingAutoscaler, TargetNotFound),
 `AbleToScale=False, reason=ConflictingAutoscaler` when another writer holds
 the replica count, `reason=NoDemand` on both when the Capacity strategy has
 nothing to measure demand from, and `ScalingActive=False,
-reason=InvalidSpec` when the spec cannot be applied at all.
+reason=InvalidSpec` when the spec cannot be applied at all. For a Capacity
+Hvpa ScalingActive says whether it has a demand (True: DemandMeasured or
+DemandFromVpaTarget; False: NoDemand), not what the HPA metrics say.
 """
 
 from __future__ import annotations
@@ -46,7 +48,7 @@ from hvpa.engine.decision import (
     VerticalContainer,
     VerticalDecision,
 )
-from hvpa.engine.demand import Demand
+from hvpa.engine.demand import Demand, describe_amounts
 from hvpa.engine.explain import Explanation
 from hvpa.engine.gates import GateSettings, MaintenanceWindowError, gate_settings
 from hvpa.engine.gomath import MAX_INT32
@@ -94,6 +96,10 @@ __all__ = ["decide"]
 
 # Hold reason when Capacity has nothing to measure demand from.
 NO_DEMAND: Final = "NoDemand"
+# ScalingActive reasons of a Capacity Hvpa with a demand to read the curve with.
+DEMAND_MEASURED: Final = "DemandMeasured"
+DEMAND_FROM_VPA_TARGET: Final = "DemandFromVpaTarget"
+NO_DEMAND_MESSAGE: Final = "no usage samples of the target's pods and no trusted VPA target yet"
 
 
 def _horizontal_spec(hvpa: Hvpa, explain: Explanation) -> HorizontalSpec:
@@ -232,6 +238,37 @@ def _set_hold_conditions(
             message += " (" + "; ".join(recommendation.warnings) + ")"
     conditions.set(VERTICAL_SCALING_ACTIVE, status, reason, message)
     explain.add(f"condition {VERTICAL_SCALING_ACTIVE}={status} ({reason}): {message}")
+
+
+def _set_capacity_scaling_active(
+    demand: Demand, conditions: Conditions, explain: Explanation
+) -> None:
+    """ScalingActive for a Capacity Hvpa: whether it has a demand to read the curve with.
+
+    The horizontal calculation runs for Capacity too (its Pods, Object and
+    External metrics are floors of the demand), and it sets ScalingActive
+    from the HPA metrics: False, FailedGetResourceMetric, for a new Hvpa
+    whose pods have no metrics yet, although the count follows the curve
+    from the VPA target then. What moves a Capacity Hvpa's count is the
+    demand, so the condition says whether there is one and where it comes
+    from.
+    """
+    if demand.known:
+        reason = DEMAND_MEASURED if demand.source == "usage" else DEMAND_FROM_VPA_TARGET
+        source = (
+            "the usage of the target's pods"
+            if demand.source == "usage"
+            else "the VPA target (no usage samples yet)"
+        )
+        message = (
+            f"the replica count follows spec.capacity.curve for the demand from {source}: "
+            f"{describe_amounts(demand.effective)}"
+        )
+        conditions.set(SCALING_ACTIVE, True, reason, message)
+    else:
+        reason, message = NO_DEMAND, NO_DEMAND_MESSAGE
+        conditions.set(SCALING_ACTIVE, False, reason, message)
+    explain.add(f"condition {SCALING_ACTIVE}={demand.known} ({reason}): {message}")
 
 
 def decide(
@@ -421,10 +458,9 @@ def _combine_capacity(
     )
     holds = conflicts
     if not demand.known:
-        message = "no usage samples of the target's pods and no trusted VPA target yet"
-        holds += (Hold("horizontal", NO_DEMAND, message),)
+        holds += (Hold("horizontal", NO_DEMAND, NO_DEMAND_MESSAGE),)
         if spec.vpa.deploy:
-            holds += (Hold("vertical", NO_DEMAND, message),)
+            holds += (Hold("vertical", NO_DEMAND, NO_DEMAND_MESSAGE),)
     status = hvpa.status
     outcome = combine_capacity(
         h,
@@ -498,6 +534,8 @@ def _decision(
             explain,
             capacity=demand is not None,
         )
+    if demand is not None and horizontal is not None:
+        _set_capacity_scaling_active(demand, conditions, explain)
     scale_up, scale_down = history.scale_up_events, history.scale_down_events
     recommendations = history.recommendations
     if horizontal is not None:

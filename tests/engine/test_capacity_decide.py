@@ -135,6 +135,26 @@ def test_no_usage_and_no_vpa_target_holds_both_axes() -> None:
     assert condition(decision, "VerticalScalingActive") == ("False", "NoDemand")
 
 
+@pytest.mark.parametrize(
+    ("metrics", "with_vpa", "expected"),
+    [
+        pytest.param(True, True, ("True", "DemandMeasured"), id="usage"),
+        pytest.param(False, True, ("True", "DemandFromVpaTarget"), id="new-hvpa-vpa-target"),
+        pytest.param(False, False, ("False", "NoDemand"), id="nothing-to-measure"),
+    ],
+)
+def test_scaling_active_says_whether_capacity_has_a_demand(
+    metrics: bool, with_vpa: bool, expected: tuple[str, str]
+) -> None:
+    """Not what the HPA metrics say: a new Capacity Hvpa whose pods have no metrics yet
+    moves on the VPA target (upstream's calculation would say FailedGetResourceMetric)."""
+    raw = SETTLED.raw(capacity_hvpa(), with_vpa=with_vpa)
+    if not metrics:
+        raw["podMetrics"] = []
+    decision = run(raw)
+    assert condition(decision, "ScalingActive") == expected
+
+
 def test_ramp_up_and_down_returns_to_where_it_started() -> None:
     """Path independence: the same load gives the same shape after the windows have passed."""
     hvpa = capacity_hvpa(RISING_CURVE)
@@ -221,11 +241,12 @@ def test_min_change_applies_only_when_the_count_stays(
 
 
 def test_a_starving_container_resizes_through_the_bands() -> None:
+    """Past the hysteresis at once; the pods grow at today's count first, the count follows."""
     raw = SETTLED.raw(capacity_hvpa())
     raw["podMetrics"][0]["containers"][0]["usage"]["cpu"] = "500m"
     raw["podMetrics"][1]["containers"][0]["usage"]["cpu"] = "0"
     decision = run(raw)
-    assert shape(decision) == (1, 1000, 1150)
+    assert shape(decision) == (2, 1000, 1150)
     assert any("starvation" in line for line in decision.explanation)
 
 

@@ -4,16 +4,17 @@ Path independence with bands, stated precisely:
 - The curve's point for a demand (`ideal`: the fewest replicas whose
   ceiling covers it, pods of overhead + their share) depends on the demand
   alone, never on where the workload stands.
-- Outside the bands it is where the decision goes: a workload whose pod
-  size is more than `resizeTolerance` from the curve's size moves to the
-  curve's point, whether it comes from below (min replicas of tiny pods)
-  or from above (max replicas of the curve's largest pods).
+- Outside the bands it is where the decision goes: when the curve's size
+  is more than `resizeTolerance` (a percent of today's request) from
+  today's pods, they move to the curve's point, whether they come from
+  below (min replicas of tiny pods) or from above (max replicas of the
+  curve's largest pods).
 - Inside the resize band the pods keep their size: the decision holds
   (the pods cover the demand and every total is within `tolerance` of the
   curve's) or moves the count to the fewest pods of today's size that
   cover the demand under the curve (the curve's point when none do). So
   the same demand reached from two sides may end at two counts of two
-  pod sizes, each within the band of the same curve size and each
+  pod sizes, each with the same curve size within its band and each
   covering the demand under the curve.
 - Covering: the count is the fewest within min/max whose ceiling covers the
   demand, and those pods do cover it; no pod is above the curve there.
@@ -75,9 +76,9 @@ def applied(result: CapacityPlan, cpu: int) -> Shape:
 
 
 def outside_band(start: Shape, ideal: Shape) -> bool:
-    """More than `resizeTolerance` from the curve's size (a percent of the curve's size)."""
-    size = ideal.sizes["cpu"]
-    return abs(start.sizes["cpu"] - size) * 100 > RESIZE_TOLERANCE * size
+    """The curve's size more than `resizeTolerance` (a percent of today's request) away."""
+    size = start.sizes["cpu"]
+    return abs(ideal.sizes["cpu"] - size) * 100 > RESIZE_TOLERANCE * size
 
 
 @given(curves(), st.integers(0, 400_000))

@@ -2,9 +2,10 @@
 
 The run is the path-independence claim as the simulator sees it: under a
 load ramp up and back down, the target returns to the shape it settled on
-at the start: the same replicas, and pods within the resize band (30% of
-the curve's size) of the ones it started with, since within the band pods
-keep their size and only the count moves.
+at the start: the same replicas, and pods whose size has the one it
+started with (the curve's size for that load) within its resize band (30%
+of the request), since within the band pods keep their size and only the
+count moves.
 """
 
 from __future__ import annotations
@@ -81,7 +82,7 @@ def test_a_ramp_up_and_back_down_returns_to_where_it_started() -> None:
     assert report["summary"]["replicas"]["max"] > settled["replicas"]
     assert last["replicas"] == settled["replicas"]
     for column in ("podRequestCpuCores", "podRequestMemoryBytes"):
-        assert last[column] == pytest.approx(settled[column], rel=0.3), column
+        assert settled[column] == pytest.approx(last[column], rel=0.3), column
 
 
 @pytest.mark.parametrize(

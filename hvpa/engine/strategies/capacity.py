@@ -296,8 +296,9 @@ def _resized(
     """The curve's point when a pod size has left the resize band, else None.
 
     A resize is a rolling update, a replica move is not, so pods keep
-    their size while every resource's size is within `resizeTolerance` of
-    the curve's size for the demand (`reference`; read at the level while
+    their size while, for every resource, the curve's size for the demand
+    is within `resizeTolerance` of today's request (a band around the
+    request, ENGINE.md §5.4) (`reference`; read at the level while
     the level lags a rise, so that the first readings of a step, which the
     pods' CPU limits cap, answer with pods rather than a resize). Out of
     the band they are resized straight to the curve's point. A vertical
@@ -311,7 +312,7 @@ def _resized(
         r
         for r in reference.sizes
         if r not in room.fixed
-        and (not current.sizes[r] or not _within(current.sizes[r], reference.sizes[r], band))
+        and (not current.sizes[r] or not _within(reference.sizes[r], current.sizes[r], band))
     ]
     if not outside:
         return None
@@ -406,7 +407,7 @@ def _order(
     room: _Room,
     demand: Mapping[str, int],
     bounds: tuple[int, int],
-    measured: bool,
+    serving: bool,
     lines: list[str],
 ) -> Shape:
     """The first step towards a resized `target` that never lowers what serves the load.
@@ -417,12 +418,12 @@ def _order(
     replica move, ready in seconds), and the resize follows at a later
     decision. And a resize that grows pods while the count falls grows them
     at today's count: shrinking the count in the same rollout would take
-    small pods away before the big ones are ready. A new Hvpa, whose demand
-    is the VPA's target rather than measured usage, has nothing known to be
-    serving yet and goes straight to the curve.
+    small pods away before the big ones are ready. With no pod ready
+    (nothing serving yet: a new workload) there is nothing to keep covered,
+    and the pods go straight to the curve.
     """
     pods_now = replace(room, fixed=dict(current.sizes))
-    if measured and not pods_now.covers(demand, current.replicas):
+    if serving and not pods_now.covers(demand, current.replicas):
         kept = _kept(current, room, demand, *bounds)
         if kept is not None and kept.replicas > current.replicas:
             lines.append(
@@ -534,8 +535,9 @@ def plan_capacity(
     fixed_replicas: bool = False,
     starving: bool = False,
     spare: frozenset[str] = frozenset(),
-    measured: bool = False,
+    serving: bool = False,
     falling: bool = False,
+    capped: frozenset[str] = frozenset(),
 ) -> CapacityPlan:
     """The replica count and requests the curve gives for `demand`, after the bands.
 
@@ -549,12 +551,14 @@ def plan_capacity(
     request while the curve gives more) lets the decision past the
     hysteresis; the resize band still decides whether pods or the count move.
     `spare` names the resources without a utilization target, which the
-    count must carry with one pod out (_Room.spares). `measured` says the
-    demand comes from usage (pods are serving): a resize then goes in the
+    count must carry with one pod out (_Room.spares). `serving` says some
+    of the target's pods are ready, taking load: a resize then goes in the
     order that keeps them covered (_order); `falling` that the down window
     holds the demand above this reading's, so pods keep their size until
     it settles (a transitional demand, each resource's held for its own
-    window, is no size to roll the pods to).
+    window, is no size to roll the pods to); `capped` the resources whose
+    readings sit at the pods' limits, which no resize is read from until
+    a reading is below them (the count covers the floor they give meanwhile).
     """
     current_replicas = horizontal.current
     lines = [
@@ -609,12 +613,17 @@ def plan_capacity(
             "capacity: the down window holds the demand (it is falling): pods keep their "
             "size until it settles"
         )
+    elif capped:
+        lines.append(
+            f"capacity: {', '.join(sorted(capped))} readings are at the pods' limits (throttled: "
+            "the need is higher than they say): pods keep their size until a reading is below"
+        )
     else:
         chosen = _resized(ideal, reference, current, room, lines)
     if chosen is None:
         chosen = _counted(ideal, reference, current, room, wanted, (low, high), lines)
-    if chosen.sizes != current.sizes and not starving:
-        chosen = _order(chosen, current, room, wanted, (low, high), measured, lines)
+    if chosen.sizes != current.sizes:
+        chosen = _order(chosen, current, room, wanted, (low, high), serving, lines)
     if chosen == current:
         lines.append("capacity: the pods as they are cover the demand: hold")
         return _hold(horizontal, targets, ideal, lines)

@@ -214,9 +214,10 @@ class CapacityInput:
     `shares` how a pod's size splits between them; `demand` the effective
     demand per resource and `level` the sustained one pod sizes follow
     (demand.py); `spare` the resources without a utilization target, which
-    the count carries with one pod out; `measured` whether the demand is
-    measured usage (False: a new Hvpa's VPA target); `falling` whether the
-    down window holds it above this reading's; `vertical` is `vpa.deploy` (when false the pods keep their
+    the count carries with one pod out; `serving` whether any of the
+    target's pods is ready (taking load); `falling` whether the
+    down window holds it above this reading's; `capped` the resources whose
+    readings sit at the pods' limits (CPU throttling: the need is higher); `vertical` is `vpa.deploy` (when false the pods keep their
     size and only the count follows the curve).
     """
 
@@ -226,8 +227,9 @@ class CapacityInput:
     level: Mapping[str, int]
     shares: Mapping[str, Mapping[str, int]]
     spare: frozenset[str] = frozenset()
-    measured: bool = True
+    serving: bool = True
     falling: bool = False
+    capped: frozenset[str] = frozenset()
     vertical: bool = True
 
 
@@ -286,10 +288,11 @@ def combine_capacity(
     The two axes are one decision: a gate that holds one of them must not
     let the other half through alone (fewer replicas without the larger
     pods they were sized for would leave the demand uncovered; larger pods
-    without the replicas would pass the curve). So when a gate holds one
-    axis and the other would move, the curve is read again with the held
-    axis as it is, and that second plan goes through the gates instead;
-    what the first pass blocked is still reported. MinChange applies only
+    without the replicas would pass the curve). So when a gate holds the
+    count, or holds the pods while the count would move, the curve is read
+    again with the held axis as it is (at a held count the pods may grow
+    to the curve there), and that second plan goes through the gates
+    instead; what the first pass blocked is still reported. MinChange applies only
     to a resize that keeps the replica count, and to the resize as a whole:
     when one resource's step clears it the pods roll anyway, so the other
     resources change in the same rollout rather than in one of their own.
@@ -322,8 +325,9 @@ def combine_capacity(
             fixed=fixed,
             fixed_replicas=fixed_replicas,
             spare=capacity.spare,
-            measured=capacity.measured,
+            serving=capacity.serving,
             falling=capacity.falling,
+            capped=capacity.capped,
         )
         starving: tuple[Starving, ...] = ()
         starvation_lines: tuple[str, ...] = ()
@@ -350,8 +354,9 @@ def combine_capacity(
                 fixed_replicas=fixed_replicas,
                 starving=True,
                 spare=capacity.spare,
-                measured=capacity.measured,
+                serving=capacity.serving,
                 falling=capacity.falling,
+                capped=capacity.capped,
             )
         plan = _hold_scale_down_while_rolling(
             apply_starvation(planned.plan, starving, containers, planned.targets), rollout
@@ -394,7 +399,7 @@ def combine_capacity(
     held_vertical = frozenset(c.resource for c in plan.changes if c not in gated.applied)
     again: _Pass | None = None
     carried: tuple[Blocked, ...] = ()
-    if replica_move and gated.replicas == plan.current_replicas and gated.applied:
+    if replica_move and gated.replicas == plan.current_replicas:
         lines.append("capacity: the replica count is held: the curve is read again at that count")
         again = run(fixed, fixed_replicas=True)
         carried = tuple(b for b in gated.blocked if b.axis == "horizontal")
