@@ -145,11 +145,12 @@ CPU_80 = MetricSpec(
             },
             lambda h: (
                 h.spec.capacity.tolerance,
+                h.spec.capacity.resize_tolerance,
                 h.spec.capacity.scale_down_stabilization_seconds,
                 h.spec.capacity.demand_percentile,
                 h.spec.capacity.demand_window_seconds,
             ),
-            (5, 300, 90, 600),
+            (5, 30, 300, 90, 600),
             id="capacity",
         ),
     ],

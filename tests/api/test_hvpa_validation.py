@@ -487,6 +487,11 @@ ROWS = [
         ["spec.capacity.demandPercentile: must be > 0 (got 0)"],
         id="capacity-percentile",
     ),
+    pytest.param(
+        {**CAP, "spec.capacity.resizeTolerance": 101},
+        ["spec.capacity.resizeTolerance: must be <= 100 (got 101)"],
+        id="capacity-resize-tolerance-a-percent",
+    ),
     # cluster-proportional, with its own messages
     pytest.param(
         {"spec.clusterProportional": {"linear": {"coresPerReplica": 16, "min": -1}}},

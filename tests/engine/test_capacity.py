@@ -9,6 +9,7 @@ resize band, a vertical segment, the curve's end, and held axes.
 from __future__ import annotations
 
 from fractions import Fraction
+from typing import Any
 
 import pytest
 
@@ -224,6 +225,7 @@ def plan(
     fixed: frozenset[str] = frozenset(),
     fixed_replicas: bool = False,
     high: int = 10,
+    **options: Any,
 ) -> tuple[int, dict[str, int]]:
     container = ContainerSpec("app", Resources(cpu=cpu, memory=memory), NO_RESOURCES)
     params = CapacityParams(curve, overhead or {}, Fraction(10), Fraction(30))
@@ -235,6 +237,7 @@ def plan(
         params,
         fixed=fixed,
         fixed_replicas=fixed_replicas,
+        **options,
     ).plan
     sizes = {"cpu": cpu, "memory": memory}
     for change in result.changes:
@@ -259,6 +262,85 @@ def plan(
             {"demand": {"cpu": 4100}, "replicas": 4, "curve": (point(1, 1000), point(10, 1000))},
             (5, {"cpu": 1000, "memory": GI}),
             id="a-shortfall-within-tolerance-is-not-held-the-count-moves",
+        ),
+        pytest.param(
+            {"demand": {"cpu": 3450}, "cpu": 100, "curve": (point(1, 1000), point(10, 1000))},
+            (4, {"cpu": 863, "memory": GI}),
+            id="fewest-pods-of-their-share",
+        ),
+        pytest.param(
+            {
+                "demand": {"cpu": 3450},
+                "cpu": 100,
+                "curve": (point(1, 1000), point(10, 1000)),
+                "spare": frozenset({"cpu"}),
+            },
+            (4, {"cpu": 1000, "memory": GI}),
+            id="from-four-pods-three-carry-the-load-without-headroom",
+        ),
+        pytest.param(
+            {
+                "demand": {"cpu": 3000},
+                "replicas": 2,
+                "cpu": 500,
+                "curve": (point(1, 1000), point(10, 1000)),
+            },
+            (3, {"cpu": 1000, "memory": GI}),
+            id="out-of-the-band-straight-to-the-curve",
+        ),
+        pytest.param(
+            {
+                "demand": {"cpu": 3000},
+                "replicas": 2,
+                "cpu": 500,
+                "curve": (point(1, 1000), point(10, 1000)),
+                "serving": True,
+            },
+            (6, {"cpu": 500, "memory": GI}),
+            id="serving-pods-that-fall-short-add-pods-first",
+        ),
+        pytest.param(
+            {
+                "demand": {"cpu": 3000},
+                "replicas": 2,
+                "cpu": 500,
+                "curve": (point(1, 1000), point(10, 1000)),
+                "level": {"cpu": 1100},
+            },
+            (6, {"cpu": 500, "memory": GI}),
+            id="a-rise-the-level-has-not-caught-up-with-adds-pods",
+        ),
+        pytest.param(
+            {
+                "demand": {"cpu": 3000},
+                "replicas": 2,
+                "cpu": 500,
+                "curve": (point(1, 1000), point(10, 1000)),
+                "capped": frozenset({"cpu"}),
+            },
+            (6, {"cpu": 500, "memory": GI}),
+            id="throttled-readings-resize-nothing",
+        ),
+        pytest.param(
+            {
+                "demand": {"cpu": 1000},
+                "replicas": 8,
+                "cpu": 500,
+                "curve": (point(1, 1000), point(10, 1000)),
+            },
+            (8, {"cpu": 1000, "memory": GI}),
+            id="pods-grow-at-todays-count-before-it-falls",
+        ),
+        pytest.param(
+            {
+                "demand": {"cpu": 1000},
+                "replicas": 8,
+                "cpu": 500,
+                "curve": (point(1, 1000), point(10, 1000)),
+                "falling": True,
+            },
+            (2, {"cpu": 500, "memory": GI}),
+            id="a-falling-demand-moves-the-count-only",
         ),
         pytest.param(
             {"demand": {"cpu": 4600}, "replicas": 4, "curve": (point(1, 1000), point(10, 1000))},
@@ -330,8 +412,8 @@ def plan(
         ),
     ],
 )
-def test_plan(kwargs: dict[str, object], expected: tuple[int, dict[str, int]]) -> None:
-    assert plan(**kwargs) == expected  # type: ignore[arg-type]
+def test_plan(kwargs: dict[str, Any], expected: tuple[int, dict[str, int]]) -> None:
+    assert plan(**kwargs) == expected
 
 
 @pytest.mark.parametrize(

@@ -155,6 +155,25 @@ def test_scaling_active_says_whether_capacity_has_a_demand(
     assert condition(decision, "ScalingActive") == expected
 
 
+@pytest.mark.parametrize(
+    ("usage", "capped"),
+    [
+        pytest.param(500, True, id="at-the-limit"),
+        pytest.param(480, True, id="within-5-percent-of-it"),
+        pytest.param(400, False, id="below-it"),
+    ],
+)
+def test_a_cpu_reading_at_the_limit_is_a_floor(usage: int, capped: bool) -> None:
+    """A throttled container's usage is capped by its limit: no pod size is read from it."""
+    raw = replace(SETTLED, cpu_usage=usage).raw(capacity_hvpa())
+    raw["target"]["spec"]["template"]["spec"]["containers"][0]["resources"]["limits"] = {
+        "cpu": "500m"
+    }
+    decision = run(raw)
+    said = any("readings are at the pods' limits" in line for line in decision.explanation)
+    assert said is capped
+
+
 def test_ramp_up_and_down_returns_to_where_it_started() -> None:
     """Path independence: the same load gives the same shape after the windows have passed."""
     hvpa = capacity_hvpa(RISING_CURVE)
