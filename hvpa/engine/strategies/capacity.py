@@ -7,22 +7,29 @@ from one reading of one curve with one number per resource, the demand D
 (demand.py): the fewest replicas n within min/max whose curve ceiling
 covers it, n x (ceiling(n) - overhead) >= D for every resource, and pods of
 overhead + D / n, never above the ceiling at n nor outside
-minAllowed/maxAllowed. The total asked for is the demand itself, and the
-same demand gives the same answer from whichever side it is reached.
+minAllowed/maxAllowed. That point depends on the demand alone, whichever
+side it is reached from, and its total is the demand itself.
 
-Three bands keep that from rolling the workload at every wobble:
-- the joint hysteresis: nothing moves while the total asked for
-  (replicas x per-pod request) is within `tolerance` of the current total,
-  for every resource;
-- the resize band: a per-pod resize is a rolling update, so while only the
-  replica count needs to move the pods keep their size, as long as it is
-  within `tolerance` of the size the curve gives and the total stays within
-  `tolerance` of the curve's total; a vertical segment (a count where
-  pods grow) resizes, because there the count does not move;
+The curve is a ceiling, and a resize is a rolling update while a replica
+move is not, so the bands and the order of a move keep the workload from
+rolling at every wobble:
+- the joint hysteresis: nothing moves while today's pods cover the demand
+  and every total (replicas x per-pod request) is within `tolerance` of
+  the curve's; a shortfall is never held;
+- the resize band: pods keep their size while the curve's size for the
+  demand is within `resizeTolerance` of today's request, and the count
+  moves to the fewest pods of that size that cover the demand under the
+  curve; out of the band they are resized to the curve's point. The band
+  is read against the level (demand.py) while it lags a rise, and no
+  resize is read from a falling demand or from throttled CPU readings;
+- the order: pods that fall short are added to first, pods that grow
+  while the count falls grow first, and a scale-down waits for a rollout
+  (combine.py);
 - the down window (demand.py): a scale-down reads the largest demand of
   `scaleDownStabilizationSeconds`.
 A starving container (CPU at its request while the curve gives more)
-resizes through all three.
+passes the hysteresis. From four replicas a resource without a utilization
+target is sized so that the pods carry its load with one of them out.
 
 The curve caps pods everywhere but past its end: when even max replicas at
 the curve's size do not cover the demand, pods grow beyond the curve up to
