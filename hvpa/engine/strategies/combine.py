@@ -33,7 +33,7 @@ from hvpa.engine.vertical import (
 from hvpa.records import CPU, MEMORY, ContainerSpec, PodMetricsRecord, PodRecord
 
 from . import plan_scaling
-from .capacity import CapacityParams, plan_capacity
+from .capacity import CapacityParams, CapacityPlan, plan_capacity
 from .mixed import MixedParams
 from .plan import ROLLOUT, Blocked, Hold, HorizontalInput, Plan
 from .weights import WeightInterval
@@ -314,21 +314,25 @@ def combine_capacity(
     )
 
     def run(fixed: frozenset[str], fixed_replicas: bool) -> _Pass:
-        planned = plan_capacity(
-            horizontal,
-            containers,
-            capacity.policies,
-            capacity.demand,
-            capacity.params,
-            level=capacity.level,
-            shares=capacity.shares,
-            fixed=fixed,
-            fixed_replicas=fixed_replicas,
-            spare=capacity.spare,
-            serving=capacity.serving,
-            falling=capacity.falling,
-            capped=capacity.capped,
-        )
+        def plan_pass(*, starving: bool = False) -> CapacityPlan:
+            return plan_capacity(
+                horizontal,
+                containers,
+                capacity.policies,
+                capacity.demand,
+                capacity.params,
+                level=capacity.level,
+                shares=capacity.shares,
+                fixed=fixed,
+                fixed_replicas=fixed_replicas,
+                starving=starving,
+                spare=capacity.spare,
+                serving=capacity.serving,
+                falling=capacity.falling,
+                capped=capacity.capped,
+            )
+
+        planned = plan_pass()
         starving: tuple[Starving, ...] = ()
         starvation_lines: tuple[str, ...] = ()
         if capacity.vertical:
@@ -342,22 +346,7 @@ def combine_capacity(
                 source="the Capacity curve's size",
             )
         if any(s.cpu for s in starving) and CPU not in fixed:
-            planned = plan_capacity(
-                horizontal,
-                containers,
-                capacity.policies,
-                capacity.demand,
-                capacity.params,
-                level=capacity.level,
-                shares=capacity.shares,
-                fixed=fixed,
-                fixed_replicas=fixed_replicas,
-                starving=True,
-                spare=capacity.spare,
-                serving=capacity.serving,
-                falling=capacity.falling,
-                capped=capacity.capped,
-            )
+            planned = plan_pass(starving=True)
         plan = _hold_scale_down_while_rolling(
             apply_starvation(planned.plan, starving, containers, planned.targets), rollout
         )
