@@ -10,7 +10,9 @@ do on its next reconcile, give or take what changes in between.
 
 What can go wrong: the Hvpa is missing (`ExplainError`), or invalid
 (`ExplainError` listing every problem, as the InvalidSpec condition would);
-an API error other than a missing target, VPA or ConfigMap is raised.
+an API error other than a missing target or ConfigMap, or an API the cluster
+does not serve (no VPA CRD: no VPAs, as the controller's optional informers
+see it), is raised.
 """
 
 from __future__ import annotations
@@ -72,8 +74,16 @@ async def _list(
     resource: Resource[W, R],
     namespace: str | None,
     params: Params | None = None,
+    *,
+    optional: bool = False,
 ) -> list[R]:
-    body = await client.get(resource.path(namespace=namespace), params=params)
+    """Every object of a LIST; `optional`: an API the server does not serve lists as empty."""
+    try:
+        body = await client.get(resource.path(namespace=namespace), params=params)
+    except NotFound:
+        if not optional:
+            raise
+        return []
     wire: Any = resource.wire_type
     page: ObjectList[W] = msgspec.json.decode(body, type=ObjectList[wire])
     return [resource.convert(item) for item in page.items or ()]
@@ -115,8 +125,8 @@ async def explain(
         pods=pods,
         nodes=nodes,
         targets=[target] if target is not None else [],
-        vpas=await _list(client, OWNED_VPAS, namespace),
-        hpas=await _list(client, HPAS, namespace),
+        vpas=await _list(client, OWNED_VPAS, namespace, optional=True),
+        hpas=await _list(client, HPAS, namespace, optional=True),
         config_maps=config_maps,
     )
     prepared = prepare(record, cache)

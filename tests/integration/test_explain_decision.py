@@ -1,6 +1,7 @@
 """`hvpa explain`'s engine room against the in-repo API server: the decision the controller
 would make now, from plain GETs and LISTs, with nothing written; the same decision the
-running controller then makes; a missing or invalid Hvpa is an ExplainError."""
+running controller then makes; a missing or invalid Hvpa is an ExplainError; a cluster
+without the VPA CRD is explained as the controller sees it (no VPA)."""
 
 from __future__ import annotations
 
@@ -81,3 +82,19 @@ async def test_explain_refuses(
         apiserver.objects.create("hvpas", manifest)
     with pytest.raises(ExplainError, match=message):
         await explained(apiserver, clock)
+
+
+async def test_explain_without_the_vpa_crd(
+    apiserver: ApiServer, cluster: MiniCluster, clock: Callable[[], float]
+) -> None:
+    """Every request to the VPA API answers 404, as for a CRD that is not installed."""
+    apiserver.faults.fail(status=404, times=10_000, path=r"/verticalpodautoscalers")
+    cluster.deployment(
+        "web", replicas=2, requests={"cpu": "100m", "memory": "64Mi"}, load=Load(cpu_millicores=200)
+    )
+    apiserver.objects.create("hvpas", hvpa_manifest(vpa=True))
+    decision = await explained(apiserver, clock)
+    assert (decision.current_replicas, decision.desired_replicas) == (2, 4)
+    assert any("NoVerticalPodAutoscaler" in line for line in decision.explanation), (
+        decision.explanation
+    )
