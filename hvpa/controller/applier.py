@@ -42,7 +42,7 @@ from hvpa.controller.events import EventCorrelator, RecordedEvent, WriteKind
 from hvpa.controller.resources import HVPAS, OWNED_VPAS, VpaObject
 from hvpa.kube.client import KubeClient, PatchType
 from hvpa.kube.errors import AlreadyExists, KubeError, NotFound
-from hvpa.kube.resources import DEPLOYMENTS, REPLICASETS, STATEFULSETS, Resource, api_path
+from hvpa.kube.resources import TARGETS, api_path
 from hvpa.kube.wire import MetaOnly
 from hvpa.logs import fields
 from hvpa.records import TargetRecord
@@ -51,11 +51,6 @@ __all__ = ["Applier", "ContainerResources", "NotLeader"]
 
 _logger = logging.getLogger(__name__)
 
-_TARGETS: Final[Mapping[str, Resource[Any, Any]]] = {
-    "Deployment": DEPLOYMENTS,
-    "StatefulSet": STATEFULSETS,
-    "ReplicaSet": REPLICASETS,
-}
 _decode_meta: Final = msgspec.json.Decoder(MetaOnly).decode
 
 
@@ -122,7 +117,7 @@ class Applier:
             _logger.info("dry run: not scaling", extra=fields(target=target.key, replicas=replicas))
             return None
         self._check_leader(what)
-        resource = _TARGETS[target.kind]
+        resource = TARGETS[target.kind]
         path = resource.path(namespace=target.namespace, name=target.name, subresource="scale")
         body = {
             "apiVersion": "autoscaling/v1",
@@ -149,7 +144,7 @@ class Applier:
             _logger.info("dry run: not resizing", extra=fields(target=target.key, containers=names))
             return None
         self._check_leader(f"{target.kind} {target.key} resources of {names}")
-        resource = _TARGETS[target.kind]
+        resource = TARGETS[target.kind]
         path = resource.path(namespace=target.namespace, name=target.name)
         patch = resources_patch(resource_version, containers)
         answer = _decode_meta(await self._client.patch(path, patch, patch_type=PatchType.STRATEGIC))

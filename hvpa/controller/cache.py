@@ -23,6 +23,7 @@ from collections.abc import Hashable, Iterable, Iterator, Mapping
 from typing import Final, Generic, Protocol, TypeVar
 
 from hvpa.controller.resources import HpaRecord, HvpaRecord, VpaObject
+from hvpa.kube.resources import TARGETS
 from hvpa.kube.store import (
     BY_SELECTOR,
     IndexFunc,
@@ -60,7 +61,7 @@ BY_CLUSTER_PROPORTIONAL: Final = "cluster-proportional"
 BY_OWNER: Final = "owner"
 
 # The kinds an Hvpa may target; each has its own informer and store.
-TARGET_KINDS: Final = ("Deployment", "StatefulSet", "ReplicaSet")
+TARGET_KINDS: Final = tuple(TARGETS)
 
 
 def _hvpa_target(record: HvpaRecord) -> tuple[tuple[str, str, str], ...]:

@@ -18,7 +18,7 @@ see it), is raised.
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any, Final, TypeVar
+from typing import Any, TypeVar
 
 import msgspec
 
@@ -31,15 +31,7 @@ from hvpa.engine.decision import Decision
 from hvpa.engine.settings import Settings as EngineSettings
 from hvpa.kube.client import KubeClient, Params
 from hvpa.kube.errors import NotFound
-from hvpa.kube.resources import (
-    CONFIGMAPS,
-    DEPLOYMENTS,
-    NODES,
-    PODS,
-    REPLICASETS,
-    STATEFULSETS,
-    Resource,
-)
+from hvpa.kube.resources import CONFIGMAPS, NODES, PODS, TARGETS, Resource
 from hvpa.kube.wire import ObjectList, WireObject
 from hvpa.records import ConfigMapRecord, TargetRecord
 
@@ -47,12 +39,6 @@ __all__ = ["ExplainError", "explain"]
 
 W = TypeVar("W", bound=WireObject)
 R = TypeVar("R")
-
-_TARGETS: Final[dict[str, Resource[Any, TargetRecord]]] = {
-    "Deployment": DEPLOYMENTS,
-    "StatefulSet": STATEFULSETS,
-    "ReplicaSet": REPLICASETS,
-}
 
 
 class ExplainError(Exception):
@@ -108,7 +94,7 @@ async def explain(
         )
     hvpa = record.hvpa
     ref = hvpa.spec.target_ref
-    resource = _TARGETS.get(ref.kind)
+    resource = TARGETS.get(ref.kind)
     target: TargetRecord | None = None
     if resource is not None:
         target = await _get(client, resource, namespace, ref.name)

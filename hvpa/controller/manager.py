@@ -77,7 +77,7 @@ from hvpa.kube.informer import EventHandler, Informer
 from hvpa.kube.leader import LeaderElector
 from hvpa.kube.metrics import KubeMetrics
 from hvpa.kube.queue import QueueShutDown, WorkQueue
-from hvpa.kube.resources import DEPLOYMENTS, NODES, PODS, REPLICASETS, STATEFULSETS, Resource
+from hvpa.kube.resources import NODES, PODS, TARGETS, Resource
 from hvpa.kube.settings import LeaderElectionSettings
 from hvpa.kube.store import Store, freeze_heap
 from hvpa.logs import fields
@@ -87,12 +87,6 @@ from hvpa.settings import ControllerSettings
 __all__ = ["Manager", "default_identity"]
 
 _logger = logging.getLogger(__name__)
-
-_TARGET_RESOURCES: dict[str, Resource[Any, Any]] = {
-    "Deployment": DEPLOYMENTS,
-    "StatefulSet": STATEFULSETS,
-    "ReplicaSet": REPLICASETS,
-}
 
 
 def default_identity() -> str:
@@ -161,8 +155,7 @@ class Manager:
         hvpas = self._partitioned(HVPAS, hvpa_indexers())
         pods = self._partitioned(PODS, pod_indexers())
         targets = {
-            kind: self._partitioned(_TARGET_RESOURCES[kind], target_indexers())
-            for kind in TARGET_KINDS
+            kind: self._partitioned(TARGETS[kind], target_indexers()) for kind in TARGET_KINDS
         }
         # VPAs and HPAs are optional APIs: a cluster without the VPA CRD still
         # scales horizontally, and an Hvpa that needs a VPA holds its vertical axis.

@@ -8,9 +8,9 @@ converter.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Generic, TypeVar
+from typing import Final, Generic, TypeVar
 from urllib.parse import quote
 
 from hvpa.kube.wire import WireObject
@@ -39,6 +39,7 @@ __all__ = [
     "PODS",
     "REPLICASETS",
     "STATEFULSETS",
+    "TARGETS",
     "VPAS",
     "Resource",
     "api_path",
@@ -158,6 +159,10 @@ REPLICASETS: Resource[TargetWire, TargetRecord] = Resource(
     TargetWire,
     _target_converter("apps/v1", "ReplicaSet"),
 )
+# The kinds a scale target may be, and where each lives.
+TARGETS: Final[Mapping[str, Resource[TargetWire, TargetRecord]]] = {
+    resource.kind: resource for resource in (DEPLOYMENTS, STATEFULSETS, REPLICASETS)
+}
 VPAS: Resource[VpaWire, VpaRecord] = Resource(
     "autoscaling.k8s.io",
     "v1",
