@@ -127,7 +127,6 @@ class Manager:
         self._background = Tasks(name="informers", logger=_logger)
         self._workers = Tasks(name="workers", logger=_logger)
         self._elector_task: asyncio.Task[None] | None = None
-        self._pending: dict[str, str] = {}  # key -> "queued" | "waiting", for /debug/state
 
         self.queue: WorkQueue[str] = WorkQueue(
             name=settings.name, metrics=kube_metrics, settings=settings.queue
@@ -179,7 +178,7 @@ class Manager:
             config_maps=self.config_maps,
         )
         handlers = Handlers(
-            cache=self.cache, enqueue=self._enqueue, on_hvpa_change=self._follow_config_maps
+            cache=self.cache, enqueue=self.queue.add, on_hvpa_change=self._follow_config_maps
         )
         self.config_maps.add_handler(handlers.config_maps())
         self._register(hvpas[1], handlers.hvpas())
@@ -254,10 +253,6 @@ class Manager:
 
     # -- the queue -----------------------------------------------------------------
 
-    def _enqueue(self, key: str) -> None:
-        self._pending.setdefault(key, "queued")
-        self.queue.add(key)
-
     def _follow_config_maps(self) -> None:
         self.config_maps.sync(self.cache.config_map_refs())
 
@@ -288,7 +283,7 @@ class Manager:
     def state(self) -> dict[str, Any]:
         """/debug/state: caches, queue, leader, and the last decision of each Hvpa (bounded)."""
         settings = self.settings
-        pending = sorted(self._pending)
+        pending = sorted(self.queue.pending())
         shown = pending[: settings.debug_max_queue_keys]
         retries = {key: self.queue.num_requeues(key) for key in self.cache.hvpa_keys()}
         leader: dict[str, Any] = {"enabled": self.elector is not None, "identity": self.identity}
@@ -375,7 +370,7 @@ class Manager:
         self._background.start(self._resync(), name="resync")
         self._workers_running = True
         for key in self.cache.hvpa_keys():
-            self._enqueue(key)
+            self.queue.add(key)
 
     def stop(self) -> None:
         """Ask `run` to stop; it returns once workers, elector and informers are down."""
@@ -427,7 +422,6 @@ class Manager:
                 key = await self.queue.get()
             except QueueShutDown:
                 return
-            self._pending.pop(key, None)
             if self._stopping:
                 self.queue.done(key)
                 continue
@@ -447,7 +441,7 @@ class Manager:
             after = await self.reconciler.reconcile(key)
         except Conflict as conflict:
             _logger.info("conflict; reconciling again", extra=fields(hvpa=key, error=str(conflict)))
-            self._enqueue(key)
+            self.queue.add(key)
             result, error = "requeue", str(conflict)
         except NotLeader as lost:
             _logger.warning(
@@ -456,25 +450,20 @@ class Manager:
             result, error = "error", str(lost)
         except KubeError as failed:
             _logger.warning("reconcile failed", extra=fields(hvpa=key, error=str(failed)))
-            self._retry(key)
+            self.queue.add_rate_limited(key)
             result, error = "error", str(failed)
         except Exception as failed:
             _logger.exception("reconcile failed", extra=fields(hvpa=key))
-            self._retry(key)
+            self.queue.add_rate_limited(key)
             result, error = "error", f"{type(failed).__name__}: {failed}"
         else:
             self.queue.forget(key)
             if after is None:
                 result = "success"
             else:
-                self._pending[key] = "waiting"
                 self.queue.add_after(key, after)
                 result = "requeue_after"
         if key in self.cache.hvpas:
             observation = self.observations.get(key)
             observation.result, observation.error = result, error
         return result
-
-    def _retry(self, key: str) -> None:
-        self._pending[key] = "waiting"
-        self.queue.add_rate_limited(key)

@@ -104,6 +104,10 @@ class WorkQueue(Generic[K]):
         """Keys waiting for a delay to pass."""
         return len(self._waiting)
 
+    def pending(self) -> set[K]:
+        """Every key a worker will get: queued, re-added while processed, or waiting on a delay."""
+        return self._dirty | self._waiting.keys()
+
     def _now(self) -> float:
         if self._loop is None:
             self._loop = asyncio.get_running_loop()

@@ -1,4 +1,4 @@
-"""The work queue: dedup, one worker per key, re-add while processing, delays,
+"""The work queue: dedup, one worker per key, re-add while processing, delays, pending keys,
 rate-limited retries, forget, shutdown with and without drain, and its metrics.
 
 Everything runs in looptime's virtual time: delays of seconds or minutes
@@ -141,6 +141,24 @@ async def test_delays_deliver_in_deadline_order(metrics: KubeMetrics) -> None:
         seen.append((key, loop.time() - start))
         queue.done(key)
     assert seen == [("a", about(1.0)), ("b", about(2.0)), ("c", about(3.0))]
+
+
+async def test_pending_keys_are_queued_re_added_or_waiting(metrics: KubeMetrics) -> None:
+    """What /debug/state lists: every key a worker will still get, and no other."""
+    queue: WorkQueue[str] = WorkQueue(name="test", metrics=metrics)
+    queue.add("a")
+    queue.add_after("b", 5.0)
+    assert queue.pending() == {"a", "b"}
+    assert await queue.get() == "a"
+    assert queue.pending() == {"b"}, "being processed is not pending"
+    queue.add("a")
+    assert queue.pending() == {"a", "b"}, "re-added while processed"
+    queue.done("a")
+    queue.done(await queue.get())
+    assert queue.pending() == {"b"}
+    assert await queue.get() == "b"
+    queue.done("b")
+    assert queue.pending() == set()
 
 
 async def test_rate_limited_retries_back_off_until_forgotten(
