@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from decimal import ROUND_CEILING, ROUND_FLOOR, Decimal, InvalidOperation, localcontext
+from decimal import ROUND_CEILING, Decimal, InvalidOperation, localcontext
 from enum import Enum
 from functools import lru_cache
 from typing import Final
@@ -94,14 +94,6 @@ class Quantity:
         """The value in whole units, rounded up like apimachinery's Value()."""
         return _ceil(self.value)
 
-    @classmethod
-    def from_milli(cls, milli: int, fmt: Format = Format.DECIMAL_SI) -> Quantity:
-        return cls(Decimal(milli) / 1000, fmt)
-
-    @classmethod
-    def from_int(cls, units: int, fmt: Format = Format.DECIMAL_SI) -> Quantity:
-        return cls(Decimal(units), fmt)
-
 
 def parse(text: str | int | float) -> Quantity:
     """Parse a quantity as the API server does; raise QuantityError if it is not one.
@@ -147,12 +139,6 @@ def _ceil(value: Decimal) -> int:
     with localcontext() as ctx:
         ctx.prec = 60
         return int(value.to_integral_value(rounding=ROUND_CEILING))
-
-
-def _floor(value: Decimal) -> int:
-    with localcontext() as ctx:
-        ctx.prec = 60
-        return int(value.to_integral_value(rounding=ROUND_FLOOR))
 
 
 def _format(value: Decimal, fmt: Format) -> str:
@@ -225,11 +211,3 @@ def is_quantity(text: object) -> bool:
     except (QuantityError, InvalidOperation, TypeError):
         return False
     return True
-
-
-def floor_decimal(value: Decimal) -> int:
-    return _floor(value)
-
-
-def ceil_decimal(value: Decimal) -> int:
-    return _ceil(value)
