@@ -99,9 +99,7 @@ def _applied_kept(status: HvpaStatus, previous: HvpaStatus) -> HvpaStatus:
     )
 
 
-def _dry_run_conditions(
-    conditions: Iterable[Condition], decision: Decision, generation: int | None
-) -> list[Condition]:
+def _dry_run_conditions(conditions: Iterable[Condition], decision: Decision) -> list[Condition]:
     out: list[Condition] = []
     for condition in conditions:
         if condition.type == ABLE_TO_SCALE and condition.reason == "SucceededRescale":
@@ -134,7 +132,7 @@ def status_to_write(
     ]
     if dry_run:
         status = _applied_kept(status, previous)
-        conditions = _dry_run_conditions(conditions, decision, hvpa.generation)
+        conditions = _dry_run_conditions(conditions, decision)
         previous_dry_run = [c for c in previous.conditions or () if c.type == DRY_RUN]
         conditions += previous_dry_run
         _set(
