@@ -1,5 +1,6 @@
 """Event handlers: each kind of change maps to exactly the Hvpa keys it concerns, and
-nothing else (status-only Hvpa updates and node heartbeats map to nothing)."""
+nothing else (status-only Hvpa updates, node heartbeats and pod updates of fields the
+record does not keep map to nothing)."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ from typing import Any
 
 import pytest
 from controller_records import hpa, hvpa, node, pod, target, vpa
+from msgspec.structs import replace as struct_replace
 
 from hvpa.controller.cache import Cache
 from hvpa.controller.handlers import Handlers
@@ -71,6 +73,23 @@ def fire(handler: Any, event: str, *records: Any) -> None:
             [pod("p", app="web"), pod("p", app="api")],
             ["default/api", "default/web", "default/web-newer"],
             id="pod-relabelled-old-and-new",
+        ),
+        pytest.param(
+            lambda h: h.pods(),
+            "update",
+            [pod("p", app="web"), struct_replace(pod("p", app="web"), resource_version="2")],
+            [],
+            id="pod-update-of-nothing-the-record-keeps",
+        ),
+        pytest.param(
+            lambda h: h.pods(),
+            "update",
+            [
+                pod("p", app="web"),
+                struct_replace(pod("p", app="web"), ready="True", resource_version="2"),
+            ],
+            ["default/web", "default/web-newer"],
+            id="pod-became-ready",
         ),
         pytest.param(
             lambda h: h.pods(), "delete", [pod("p", app="api")], ["default/api"], id="pod-delete"
