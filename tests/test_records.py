@@ -1,5 +1,8 @@
 """Slim records: what is kept from each object, interning, and rollout detection."""
 
+from collections.abc import Callable
+from typing import Any
+
 import msgspec
 import orjson
 import pytest
@@ -84,6 +87,43 @@ def test_pods_of_one_template_share_labels_and_containers() -> None:
     first, second = decode_pod(pod("web-0")), decode_pod(pod("web-1"))
     assert first.labels is second.labels
     assert first.containers is second.containers
+
+
+def _set_limit(obj: dict[str, Any]) -> None:
+    obj["spec"]["containers"][0]["resources"]["limits"]["memory"] = "3Gi"
+
+
+def _set_request(obj: dict[str, Any]) -> None:
+    obj["spec"]["containers"][0]["resources"]["requests"]["cpu"] = "600m"
+
+
+def _plain_init(obj: dict[str, Any]) -> None:
+    del obj["spec"]["initContainers"][1]["restartPolicy"]
+
+
+def _rename(obj: dict[str, Any]) -> None:
+    obj["spec"]["containers"][0]["name"] = "main"
+
+
+@pytest.mark.parametrize(
+    ("change", "expected"),
+    [
+        pytest.param(_set_limit, ("app", 500, 3 * 2**30 * 1000, "proxy"), id="limit"),
+        pytest.param(_set_request, ("app", 600, 2 * 2**30 * 1000, "proxy"), id="request"),
+        pytest.param(_plain_init, ("app", 500, 2 * 2**30 * 1000, None), id="sidecar-no-more"),
+        pytest.param(_rename, ("main", 500, 2 * 2**30 * 1000, "proxy"), id="name"),
+    ],
+)
+def test_pods_whose_containers_differ_get_their_own_specs(
+    change: Callable[[dict[str, Any]], None], expected: tuple[object, ...]
+) -> None:
+    """Container specs are cached by their raw fields: any field that changes a spec misses."""
+    decode_pod(pod("web-0"))  # fills the cache with the template's specs
+    changed = pod("web-1")
+    change(changed)
+    app, *sidecars = decode_pod(changed).containers
+    proxy = sidecars[0].name if sidecars else None
+    assert (app.name, app.requests.cpu, app.limits.memory, proxy) == expected
 
 
 def test_wire_decode_from_bytes_matches_dict_decode() -> None:
