@@ -13,8 +13,9 @@ maxReplicas] passes every gate but another writer's hold, as upstream's HPA
 applies it at once.
 
 Stabilization is per axis and direction: `status.history.lastScaleTimes`
-keeps one time for each, and where one is missing Gardener's single
-`status.lastScaling.lastScaleTime` stands in.
+keeps one time for each (status.read_scale_times seeds all four from
+Gardener's single `status.lastScaling.lastScaleTime` until hvpa keeps its
+own); a time missing there means that axis and direction never scaled.
 """
 
 from __future__ import annotations
@@ -52,8 +53,8 @@ __all__ = [
     "MaintenanceWindowError",
     "apply_gates",
     "gate_settings",
-    "last_scale_time",
     "last_scale_times",
+    "last_vertical_scaling",
     "parse_maintenance_window",
     "record_scale_times",
     "report",
@@ -210,15 +211,11 @@ def last_scale_times(scale_times: Mapping[str, float]) -> LastScaleTimes:
     )
 
 
-def last_scale_time(
-    key: str, scale_times: Mapping[str, float | None] | None, legacy: float | None
-) -> float | None:
-    """When the axis last scaled in that direction; Gardener's single time where unknown."""
-    if scale_times is not None:
-        known = scale_times.get(key)
-        if known is not None:
-            return known
-    return legacy
+def last_vertical_scaling(scale_times: Mapping[str, float | None] | None) -> float | None:
+    """When the pods were last resized, either way; None when they never were."""
+    times = scale_times or {}
+    known = [t for key in ("verticalUp", "verticalDown") if (t := times.get(key)) is not None]
+    return max(known, default=None)
 
 
 @dataclass(frozen=True, slots=True)
@@ -236,7 +233,6 @@ class _Context:
     settings: GateSettings
     now: float
     scale_times: Mapping[str, float | None] | None
-    legacy_scale_time: float | None
     rollout: str | None
     holds: tuple[Hold, ...]
 
@@ -259,7 +255,7 @@ def _mode_blocks(key: str, context: _Context) -> list[tuple[str, str]]:
 
 def _stabilization_block(key: str, context: _Context) -> list[tuple[str, str]]:
     window = context.settings.stabilization_seconds.get(key) or 0
-    last = last_scale_time(key, context.scale_times, context.legacy_scale_time)
+    last = (context.scale_times or {}).get(key)
     if last is None or not window or context.now - last >= window:
         return []
     elapsed = context.now - last
@@ -320,22 +316,20 @@ def apply_gates(
     *,
     now: float,
     scale_times: Mapping[str, float | None] | None = None,
-    legacy_scale_time: float | None = None,
     rollout: str | None = None,
     holds: Sequence[Hold] = (),
 ) -> Gated:
     """Let each change of the plan through, or block it with every reason that applies.
 
-    `scale_times` is `status.history.lastScaleTimes` (POSIX seconds by
-    SCALE_KEYS), `legacy_scale_time` Gardener's `status.lastScaling.lastScaleTime`,
-    `rollout` what `TargetRecord.rollout_in_progress()` says, `holds` the
+    `scale_times` is what status.read_scale_times reads (POSIX seconds by
+    SCALE_KEYS), `rollout` what `TargetRecord.rollout_in_progress()` says, `holds` the
     axes another writer claims (guards.find_conflicts). A change the
     starvation guard marked goes past MinChange and, upwards, past the
     stabilization window; never past an update policy, a maintenance window
     or another writer, and past a rollout only when that rollout is itself
     failing from the OOMKill the change answers (`failing_rollout`).
     """
-    context = _Context(settings, now, scale_times, legacy_scale_time, rollout, tuple(holds))
+    context = _Context(settings, now, scale_times, rollout, tuple(holds))
     blocked = list(plan.blocked)
     lines: list[str] = []
     replicas = plan.replicas

@@ -6,21 +6,24 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 
 import pytest
+from msgspec.structs import replace
 
 from hvpa.api import History, HvpaStatus, apply_defaults, parse_hvpa
 from hvpa.engine.gates import (
+    SCALE_KEYS,
     GateSettings,
     MaintenanceWindowError,
     apply_gates,
     gate_settings,
-    last_scale_time,
     last_scale_times,
+    last_vertical_scaling,
     parse_maintenance_window,
     record_scale_times,
     report,
     scale_key,
     scale_times_from_status,
 )
+from hvpa.engine.status import read_scale_times
 from hvpa.engine.strategies.plan import Blocked, Hold, HorizontalInput, Plan
 from hvpa.engine.vertical import ResourceChange
 from hvpa.quantity import parse_milli
@@ -150,25 +153,27 @@ def test_update_modes(
     assert len(gated.applied) == (0 if "vertical" in axes else 1)
 
 
+def all_four(time: float) -> dict[str, float | None]:
+    """Gardener's single lastScaleTime, as status.read_scale_times hands it to the gates."""
+    return dict.fromkeys(SCALE_KEYS, time)
+
+
 @pytest.mark.parametrize(
-    ("scale_times", "legacy", "blocked"),
+    ("scale_times", "blocked"),
     [
-        pytest.param(None, None, False, id="never-scaled"),
-        pytest.param(None, NOW - 60, True, id="legacy-time-for-all-four"),
-        pytest.param({"horizontalUp": NOW - 600}, NOW - 60, False, id="own-time-wins-over-legacy"),
-        pytest.param({"horizontalDown": NOW - 10}, None, False, id="other-direction-irrelevant"),
-        pytest.param({"horizontalUp": NOW - 299}, None, True, id="inside-window"),
-        pytest.param({"horizontalUp": NOW - 300}, None, False, id="window-just-over"),
-        pytest.param({"horizontalUp": None}, NOW - 60, True, id="unset-key-falls-back"),
+        pytest.param(None, False, id="never-scaled"),
+        pytest.param(all_four(NOW - 60), True, id="gardeners-time-for-all-four"),
+        pytest.param({"horizontalDown": NOW - 10}, False, id="other-direction-irrelevant"),
+        pytest.param({"horizontalUp": NOW - 299}, True, id="inside-window"),
+        pytest.param({"horizontalUp": NOW - 300}, False, id="window-just-over"),
+        pytest.param({"horizontalUp": None}, False, id="unset-key-never-scaled"),
     ],
 )
 def test_stabilization_per_axis_and_direction(
-    scale_times: dict[str, float | None] | None, legacy: float | None, blocked: bool
+    scale_times: dict[str, float | None] | None, blocked: bool
 ) -> None:
     settings = GateSettings(stabilization_seconds={"horizontalUp": 300})
-    gated = apply_gates(
-        plan(), settings, now=NOW, scale_times=scale_times, legacy_scale_time=legacy
-    )
+    gated = apply_gates(plan(), settings, now=NOW, scale_times=scale_times)
     assert reasons(gated.blocked) == (
         [("horizontal", "up", "StabilizationWindow")] if blocked else []
     )
@@ -206,7 +211,7 @@ def test_a_move_back_within_min_and_max_passes_the_gates(
         Plan("Weighted", horizontal, replicas, ()),
         settings,
         now=NOW,
-        legacy_scale_time=NOW - 10,
+        scale_times=all_four(NOW - 10),
         holds=holds,
     )
     assert (gated.replicas, reasons(gated.blocked)) == (expected, blocked)
@@ -265,7 +270,7 @@ def test_starving_passes_min_change_and_scale_up_window_only() -> None:
         plan(replicas=2, changes=(starving,)),
         settings,
         now=NOW,
-        legacy_scale_time=NOW - 1,
+        scale_times=all_four(NOW - 1),
         rollout="1 of 2 replicas updated",
     )
     assert reasons(gated.blocked) == [
@@ -278,7 +283,7 @@ def test_starving_passes_min_change_and_scale_up_window_only() -> None:
             stabilization_seconds={"verticalUp": 600}, min_change_up=settings.min_change_up
         ),
         now=NOW,
-        legacy_scale_time=NOW - 1,
+        scale_times=all_four(NOW - 1),
     )
     assert passing.applied == (starving,)
     assert "starvation" in passing.explanation[0]
@@ -294,7 +299,7 @@ def test_every_blocking_gate_is_reported() -> None:
         plan(changes=(change(),)),
         settings,
         now=NOW,
-        legacy_scale_time=NOW - 1,
+        scale_times=all_four(NOW - 1),
         rollout="generation 3 not yet observed (observed 2)",
         holds=(Hold("horizontal", "ConflictingAutoscaler", "HorizontalPodAutoscaler shop/web"),),
     )
@@ -341,10 +346,11 @@ def test_report_orders_horizontal_first_and_up_before_down() -> None:
     assert report(()) == ()
 
 
-def test_last_scale_time() -> None:
-    assert last_scale_time("verticalUp", {"verticalUp": 5.0}, 1.0) == 5.0
-    assert last_scale_time("verticalUp", {"verticalDown": 5.0}, 1.0) == 1.0
-    assert last_scale_time("verticalUp", None, None) is None
+def test_last_vertical_scaling() -> None:
+    assert last_vertical_scaling({"verticalUp": 5.0, "verticalDown": 7.0}) == 7.0
+    assert last_vertical_scaling({"verticalUp": 5.0, "horizontalUp": 9.0}) == 5.0
+    assert last_vertical_scaling({"verticalUp": None, "verticalDown": 0.0}) == 0.0
+    assert last_vertical_scaling(None) is None
 
 
 def test_record_scale_times() -> None:
@@ -421,7 +427,10 @@ def test_gate_settings_and_scale_times_from_an_hvpa() -> None:
         "verticalUp": at(11),
         "verticalDown": None,
     }
-    assert last_scale_time("verticalDown", times, legacy) == at(10)
+    # Once hvpa keeps its own times, Gardener's single one stands in for none of them.
+    assert read_scale_times(hvpa.status) == times
+    assert hvpa.status is not None
+    assert read_scale_times(replace(hvpa.status, history=None)) == all_four(at(10))
     written = last_scale_times({"verticalUp": at(11), "horizontalDown": at(9)})
     assert scale_times_from_status(HvpaStatus(history=History(last_scale_times=written)))[0] == {
         "horizontalUp": None,

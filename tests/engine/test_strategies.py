@@ -381,7 +381,7 @@ def test_oom_grows_memory_through_the_pipeline() -> None:
         GateSettings(stabilization_seconds={"verticalUp": 600}),
         now=100.0,
         intervals=[Interval(0)],
-        legacy_scale_time=10.0,
+        scale_times={"verticalUp": 10.0},
         pods=[pod],
     )
     (result,) = outcome.containers

@@ -16,7 +16,7 @@ from hvpa.engine.gates import (
     Gated,
     GateSettings,
     apply_gates,
-    last_scale_time,
+    last_vertical_scaling,
     record_scale_times,
     report,
 )
@@ -85,7 +85,6 @@ def combine(
     mixed: MixedParams | None = None,
     limits_gap: ScaleParams | None = None,
     scale_times: Mapping[str, float | None] | None = None,
-    legacy_scale_time: float | None = None,
     rollout: str | None = None,
     holds: Sequence[Hold] = (),
     pods: Sequence[PodRecord] = (),
@@ -116,13 +115,13 @@ def combine(
         min_change_down=settings.min_change_down,
     )
     if targets is not None:
-        since_times = (
-            last_scale_time(key, scale_times, legacy_scale_time)
-            for key in ("verticalUp", "verticalDown")
-        )
-        since = max((t for t in since_times if t is not None), default=None)
         starving, starvation_lines = detect_starvation(
-            containers, targets, pods, metrics, since=since, override_oom=override_oom
+            containers,
+            targets,
+            pods,
+            metrics,
+            since=last_vertical_scaling(scale_times),
+            override_oom=override_oom,
         )
         lines.extend(starvation_lines)
         plan = apply_starvation(plan, starving, containers, targets)
@@ -132,7 +131,6 @@ def combine(
         settings,
         now=now,
         scale_times=scale_times,
-        legacy_scale_time=legacy_scale_time,
         rollout=rollout,
         holds=holds,
     )
@@ -276,7 +274,6 @@ def combine_capacity(
     now: float,
     limits_gap: ScaleParams | None = None,
     scale_times: Mapping[str, float | None] | None = None,
-    legacy_scale_time: float | None = None,
     rollout: str | None = None,
     holds: Sequence[Hold] = (),
     pods: Sequence[PodRecord] = (),
@@ -302,11 +299,7 @@ def combine_capacity(
     what says a resize is worth a rollout.
     """
     lines = [f"guard: hold {hold.axis} ({hold.reason}): {hold.message}" for hold in holds]
-    since_times = (
-        last_scale_time(key, scale_times, legacy_scale_time)
-        for key in ("verticalUp", "verticalDown")
-    )
-    since = max((t for t in since_times if t is not None), default=None)
+    since = last_vertical_scaling(scale_times)
     settings = replace(
         settings,
         min_change_up=settings.min_change_up or _NoMinChange(),
@@ -361,7 +354,6 @@ def combine_capacity(
             gate if moves or cleared else settings,
             now=now,
             scale_times=scale_times,
-            legacy_scale_time=legacy_scale_time,
             rollout=rollout,
             holds=holds,
         )
