@@ -466,7 +466,6 @@ class ConfigMapWire(msgspec.Struct):
 # store holds one copy of each, not one per pod.
 
 _labels_seen: dict[tuple[tuple[str, str], ...], Mapping[str, str]] = {}
-_containers_seen: dict[tuple[ContainerSpec, ...], tuple[ContainerSpec, ...]] = {}
 _specs_by_raw: dict[tuple[object, ...], tuple[ContainerSpec, ...]] = {}
 _EMPTY_LABELS: Final[Mapping[str, str]] = {}
 _INTERN_LIMIT: Final = 200_000
@@ -487,15 +486,6 @@ def _intern_labels(labels: dict[str, str] | None) -> Mapping[str, str]:
 
 def _intern_optional(text: str | None) -> str | None:
     return None if text is None else sys.intern(text)
-
-
-def _intern_containers(containers: tuple[ContainerSpec, ...]) -> tuple[ContainerSpec, ...]:
-    shared = _containers_seen.get(containers)
-    if shared is None:
-        if len(_containers_seen) >= _INTERN_LIMIT:
-            _containers_seen.clear()
-        _containers_seen[containers] = shared = containers
-    return shared
 
 
 def _resources(amounts: _Amounts | None, where: str) -> Resources:
@@ -552,7 +542,7 @@ def _parse_container_specs(spec: _PodSpec, where: str) -> tuple[ContainerSpec, .
         for c in spec.init_containers
         if c.restart_policy == "Always"
     ]
-    return _intern_containers(tuple(specs))
+    return tuple(specs)
 
 
 def _container_spec(container: _Container, where: str, sidecar: bool) -> ContainerSpec:
