@@ -82,10 +82,6 @@ class _Number:
     text: str
 
 
-class _TypeError(Exception):
-    """The first UnmarshalTypeError; Go keeps decoding and reports the first one at the end."""
-
-
 _MAX_INT64: Final = 2**63 - 1
 _MIN_INT64: Final = -(2**63)
 

@@ -81,30 +81,16 @@ OVERRIDE_REASON: Final = (
 # Missing data
 
 
-def missing_data_holds(
-    *,
-    target_found: bool = True,
-    vertical: VerticalRecommendation | None = None,
-    horizontal_reason: str = "",
-    horizontal_message: str = "",
-) -> tuple[Hold, ...]:
-    """The axes that lack what they need, each with the reason its condition gives.
+def missing_data_holds(*, vertical: VerticalRecommendation | None = None) -> tuple[Hold, ...]:
+    """The vertical axis held when its recommendation cannot be trusted, with read_recommendation's reason.
 
-    `horizontal_reason` is the horizontal engine's (e.g. FailedGetResourceMetric)
-    when no metric could be read; the vertical reason comes from
-    read_recommendation. A missing target holds both.
+    The other missing data is held where it is found: a missing target by
+    decide (FailedGetScale, TargetNotFound), missing metrics by the
+    horizontal recommendation itself (no desired count, ScalingActive=False).
     """
-    if not target_found:
-        message = "the scale target does not exist"
-        return Hold("horizontal", TARGET_NOT_FOUND, message), Hold(
-            "vertical", TARGET_NOT_FOUND, message
-        )
-    holds = []
-    if horizontal_reason:
-        holds.append(Hold("horizontal", horizontal_reason, horizontal_message))
     if vertical is not None and not vertical.usable:
-        holds.append(Hold("vertical", vertical.hold_reason, vertical.hold_message))
-    return tuple(holds)
+        return (Hold("vertical", vertical.hold_reason, vertical.hold_message),)
+    return ()
 
 
 # ---------------------------------------------------------------------------

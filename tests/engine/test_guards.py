@@ -17,7 +17,7 @@ from hvpa.engine.guards import (
     writer_from_hvpa,
     writer_from_vpa,
 )
-from hvpa.engine.strategies.plan import Blocked, HorizontalInput, Plan
+from hvpa.engine.strategies.plan import Blocked, Hold, HorizontalInput, Plan
 from hvpa.engine.vertical import ContainerTarget, ResourceChange, VerticalRecommendation
 from hvpa.quantity import parse_milli
 from hvpa.records import (
@@ -100,18 +100,12 @@ def test_writer_from_vpa() -> None:
 
 
 def test_missing_data_holds() -> None:
-    assert [h.axis for h in missing_data_holds(target_found=False)] == ["horizontal", "vertical"]
     unusable = VerticalRecommendation((), "LowConfidence", "too little history")
-    holds = missing_data_holds(
-        vertical=unusable,
-        horizontal_reason="FailedGetResourceMetric",
-        horizontal_message="no metrics",
+    assert missing_data_holds(vertical=unusable) == (
+        Hold("vertical", "LowConfidence", "too little history"),
     )
-    assert [(h.axis, h.reason) for h in holds] == [
-        ("horizontal", "FailedGetResourceMetric"),
-        ("vertical", "LowConfidence"),
-    ]
     assert missing_data_holds(vertical=VerticalRecommendation(())) == ()
+    assert missing_data_holds(vertical=None) == ()
 
 
 APP = ContainerSpec("app", requests=res("500m", "1G"), limits=res("1", "2G"))

@@ -111,9 +111,6 @@ class VerticalRecommendation:
     def usable(self) -> bool:
         return not self.hold_reason
 
-    def for_container(self, name: str) -> ContainerTarget | None:
-        return next((c for c in self.containers if c.name == name), None)
-
 
 class ContainerPolicySpec(Protocol):
     """A container policy as `vpa.template.spec.resourcePolicy` writes it (quantities as strings)."""
