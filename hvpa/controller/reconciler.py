@@ -198,11 +198,10 @@ class Reconciler:
         readings = await self._reader.read(prepared.queries)
         snapshot = complete(prepared, readings)
         now = self._clock()
-        decision = decide(
-            self._with_unwritten_history(record, prepared.hvpa), snapshot, now, self._engine
-        )
+        decided_from = self._with_unwritten_history(record, prepared.hvpa)
+        decision = decide(decided_from, snapshot, now, self._engine)
         self._observe(record, prepared, snapshot, decision, now)
-        await self._apply(record, prepared, decision, now)
+        await self._apply(record, prepared, decided_from, decision, now)
         return None
 
     def _with_unwritten_history(self, record: HvpaRecord, hvpa: Hvpa) -> Hvpa:
@@ -312,22 +311,29 @@ class Reconciler:
         await self._applier.create_vpa(vpa_body(hvpa, record.uid, target_api_version))
 
     async def _apply(
-        self, record: HvpaRecord, prepared: Prepared, decision: Decision, now: float
+        self,
+        record: HvpaRecord,
+        prepared: Prepared,
+        decided_from: Hvpa,
+        decision: Decision,
+        now: float,
     ) -> None:
-        hvpa = prepared.hvpa
+        """`decided_from`: the Hvpa `decide` saw (with any unwritten history); its status
+        is what the new one is built on, the written one (`prepared.hvpa`) what it is
+        compared with."""
         target = prepared.target
         key = record.key
         involved = _involved(record)
         if target is not None and not self.dry_run:
             await self._apply_target(key, target, decision, involved)
         status = status_to_write(
-            hvpa=self._with_unwritten_history(record, hvpa),
+            hvpa=decided_from,
             decision=decision,
             target=target,
             dry_run=self.dry_run,
             now=now,
         )
-        previous = hvpa.status or HvpaStatus()
+        previous = prepared.hvpa.status or HvpaStatus()
         if status == previous:
             self._unwritten_history.pop(key, None)
             return
