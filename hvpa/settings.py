@@ -17,9 +17,10 @@ from __future__ import annotations
 
 import argparse
 import os
+from collections.abc import Callable
 from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
-from typing import Final
+from typing import Final, TypeVar
 
 from hvpa.durations import DurationError, parse_duration
 from hvpa.engine.settings import Settings as EngineSettings
@@ -52,6 +53,8 @@ DEFAULT_LEADER_ELECTION_NAMESPACE: Final = "kube-system"
 SERVICE_ACCOUNT_NAMESPACE_FILE: Final = "/var/run/secrets/kubernetes.io/serviceaccount/namespace"
 LOG_FORMATS: Final = ("text", "json")
 LOG_LEVELS: Final = ("debug", "info", "warning", "error")
+
+_N = TypeVar("_N", int, float)
 
 
 @dataclass(frozen=True, slots=True)
@@ -152,34 +155,28 @@ def _seconds(text: str) -> float:
     return value
 
 
-def _positive_int(text: str) -> int:
+def _number(text: str, convert: Callable[[str], _N], what: str, minimum: _N) -> _N:
+    """`text` read by `convert` (`int`, `float`), at least `minimum`; else an argparse error."""
     try:
-        value = int(text)
+        value = convert(text)
     except ValueError as error:
-        raise argparse.ArgumentTypeError(f"{text!r} is not an integer") from error
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"{text!r} must be at least 1")
+        raise argparse.ArgumentTypeError(f"{text!r} is not {what}") from error
+    if value < minimum:
+        bound = f"must be at least {minimum}" if minimum else "must not be negative"
+        raise argparse.ArgumentTypeError(f"{text!r} {bound}")
     return value
+
+
+def _positive_int(text: str) -> int:
+    return _number(text, int, "an integer", 1)
 
 
 def _non_negative_int(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError as error:
-        raise argparse.ArgumentTypeError(f"{text!r} is not an integer") from error
-    if value < 0:
-        raise argparse.ArgumentTypeError(f"{text!r} must not be negative")
-    return value
+    return _number(text, int, "an integer", 0)
 
 
 def _fraction(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError as error:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a number") from error
-    if value < 0:
-        raise argparse.ArgumentTypeError(f"{text!r} must not be negative")
-    return value
+    return _number(text, float, "a number", 0.0)
 
 
 def _boolean(text: str) -> bool:
