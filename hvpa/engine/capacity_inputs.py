@@ -29,9 +29,9 @@ from hvpa.engine.vertical import (
     ContainerTarget,
     VerticalRecommendation,
     container_policy,
-    policies_from_spec,
+    policy_target,
 )
-from hvpa.engine.vertical.recommendation import MODE_OFF, RESOURCES
+from hvpa.engine.vertical.recommendation import RESOURCES
 from hvpa.quantity import parse_milli
 from hvpa.records import (
     CPU,
@@ -93,36 +93,12 @@ def capacity_params(spec: CapacitySpec) -> CapacityParams:
     )
 
 
-def _policies(
-    spec: HvpaSpec, containers: Sequence[ContainerSpec], vpa: VpaRecord | None
+def _sized(
+    containers: Sequence[ContainerSpec], policies: Sequence[VpaContainerPolicy]
 ) -> tuple[ContainerTarget, ...]:
-    """The containers Capacity sizes, with their policy bounds (the VPA template's, else the VPA's)."""
-    template = spec.vpa.template.spec
-    written = template.resource_policy if template is not None else None
-    policies: Sequence[VpaContainerPolicy] = (
-        policies_from_spec(written.container_policies)
-        if written is not None
-        else (vpa.container_policies if vpa is not None else ())
-    )
-    sized = []
-    for container in containers:
-        policy = container_policy(container.name, policies)
-        if policy is None:
-            sized.append(ContainerTarget(container.name, NO_RESOURCES))
-            continue
-        if policy.mode == MODE_OFF:
-            continue
-        sized.append(
-            ContainerTarget(
-                container.name,
-                NO_RESOURCES,
-                min_allowed=policy.min_allowed,
-                max_allowed=policy.max_allowed,
-                controlled=tuple(r for r in RESOURCES if r in policy.controlled_resources),
-                controlled_values=policy.controlled_values,
-            )
-        )
-    return tuple(sized)
+    """The containers Capacity sizes (all but those whose policy is Off), with their policy bounds."""
+    found = (policy_target(c.name, container_policy(c.name, policies)) for c in containers)
+    return tuple(target for target in found if target is not None)
 
 
 def _shares(
@@ -238,18 +214,23 @@ def capacity_input(
     horizontal: HorizontalRecommendation | None,
     recommendation: VerticalRecommendation | None,
     vpa: VpaRecord | None,
+    policies: Sequence[VpaContainerPolicy],
     metrics: Sequence[PodMetricsRecord],
     pods: Sequence[PodRecord],
     history: DemandHistory,
     now: float,
 ) -> tuple[CapacityInput, Demand]:
-    """The curve, the sized containers and this decision's demand (spec defaulted and validated)."""
+    """The curve, the sized containers and this decision's demand (spec defaulted and validated).
+
+    `policies` are the container policies hvpa honours (decide's: the VPA
+    template's, else the VPA's own).
+    """
     capacity = spec.capacity
     if capacity is None:
         raise ValueError(capacity_problem(spec))
     params = capacity_params(capacity)
-    policies = _policies(spec, containers, vpa)
-    sized = {r: frozenset(p.name for p in policies if p.controls(r)) for r in RESOURCES}
+    sized_containers = _sized(containers, policies)
+    sized = {r: frozenset(p.name for p in sized_containers if p.controls(r)) for r in RESOURCES}
     requests = {c.name: c.requests for c in containers}
     targets = _vpa_targets(vpa, recommendation)
     utilization = _utilization(spec)
@@ -270,10 +251,10 @@ def capacity_input(
     demand = measure_demand(given, history, total_load(serving, sized, params.overhead, now))
     return CapacityInput(
         params=params,
-        policies=policies,
+        policies=sized_containers,
         demand=demand.effective,
         level=demand.level,
-        shares=_shares(policies, containers, targets),
+        shares=_shares(sized_containers, containers, targets),
         spare=frozenset(r for r in RESOURCES if sized[r] and not utilization.get(r)),
         serving=any(pod.ready == "True" and not pod.deleting for pod in pods),
         falling=demand.effective != demand.measured,

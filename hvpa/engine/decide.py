@@ -88,6 +88,7 @@ from hvpa.records import (
     ContainerSpec,
     PodMetricsRecord,
     TargetRecord,
+    VpaContainerPolicy,
     VpaRecord,
     format_time,
 )
@@ -144,15 +145,13 @@ def _horizontal_input(
     return HorizontalInput(current, low, high, desired, horizontal.unclamped)
 
 
-def _vertical(hvpa: Hvpa, snapshot: Snapshot, target: TargetRecord) -> VerticalRecommendation:
-    """The VPA's recommendation under the policies of `vpa.template`, which hvpa's VPA is made from."""
+def _policies(hvpa: Hvpa, vpa: VpaRecord | None) -> tuple[VpaContainerPolicy, ...]:
+    """The container policies: `vpa.template`'s, which hvpa's VPA is made from, else the VPA's own."""
     template = hvpa.spec.vpa.template.spec
-    policy = template.resource_policy if template else None
-    return read_recommendation(
-        snapshot.vpa,
-        target.containers,
-        policies_from_spec(policy.container_policies) if policy else None,
-    )
+    written = template.resource_policy if template else None
+    if written is not None:
+        return policies_from_spec(written.container_policies)
+    return vpa.container_policies if vpa is not None else ()
 
 
 def _rollout(target: TargetRecord, explain: Explanation) -> str | None:
@@ -384,13 +383,26 @@ def _combine(
     spec = hvpa.spec
     strategy = spec.strategy or "Weighted"
     h = _horizontal_input(hvpa, horizontal, target.spec_replicas)
-    recommendation = _vertical(hvpa, snapshot, target) if spec.vpa.deploy else None
+    policies = _policies(hvpa, snapshot.vpa)
+    recommendation = (
+        read_recommendation(snapshot.vpa, target.containers, policies) if spec.vpa.deploy else None
+    )
     conflicts = find_conflicts(
         writer_from_hvpa(hvpa), snapshot.writers, horizontal=h.enabled, vertical=spec.vpa.deploy
     )
     if strategy == CAPACITY:
         outcome, demand = _combine_capacity(
-            hvpa, snapshot, target, h, horizontal, recommendation, conflicts, gates, now, explain
+            hvpa,
+            snapshot,
+            target,
+            h,
+            horizontal,
+            recommendation,
+            policies,
+            conflicts,
+            gates,
+            now,
+            explain,
         )
         _explain_combined(strategy, outcome, explain)
         return outcome, recommendation, demand
@@ -431,6 +443,7 @@ def _combine_capacity(
     h: HorizontalInput,
     horizontal: HorizontalRecommendation | None,
     recommendation: VerticalRecommendation | None,
+    policies: tuple[VpaContainerPolicy, ...],
     conflicts: tuple[Hold, ...],
     gates: GateSettings,
     now: float,
@@ -451,6 +464,7 @@ def _combine_capacity(
         horizontal=horizontal,
         recommendation=recommendation,
         vpa=snapshot.vpa,
+        policies=policies,
         metrics=metrics,
         pods=snapshot.pods,
         history=read_demand_history(hvpa.status),

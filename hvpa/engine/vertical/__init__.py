@@ -13,6 +13,7 @@ from .recommendation import (
     container_policy,
     describe,
     policies_from_spec,
+    policy_target,
     read_recommendation,
 )
 from .requests import (
@@ -44,6 +45,7 @@ __all__ = [
     "describe",
     "min_change_threshold",
     "policies_from_spec",
+    "policy_target",
     "propose_changes",
     "read_recommendation",
     "round_request",

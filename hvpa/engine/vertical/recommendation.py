@@ -18,7 +18,7 @@ Anything else holds the vertical axis with a reason: no data never means
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Final, Protocol
 
 from hvpa.quantity import format_milli, parse_milli
@@ -44,6 +44,7 @@ __all__ = [
     "container_policy",
     "describe",
     "policies_from_spec",
+    "policy_target",
     "read_recommendation",
 ]
 
@@ -85,12 +86,16 @@ class ContainerTarget:
 
     def clamp(self, resource: str, milli: int) -> int:
         """Into [minAllowed, maxAllowed]; max wins when the two conflict, as upstream."""
-        low, high = self.min_allowed.get(resource), self.max_allowed.get(resource)
-        if low:
-            milli = max(milli, low)
-        if high:
-            milli = min(milli, high)
-        return milli
+        return _clamp(milli, self.min_allowed.get(resource), self.max_allowed.get(resource))
+
+
+def _clamp(milli: int, low: int | None, high: int | None) -> int:
+    """Raised to `low`, then lowered to `high`; a zero or missing bound is unset."""
+    if low:
+        milli = max(milli, low)
+    if high:
+        milli = min(milli, high)
+    return milli
 
 
 @dataclass(frozen=True, slots=True)
@@ -200,13 +205,31 @@ def cap_to_policy(resources: Resources, policy: VpaContainerPolicy | None) -> Re
     for resource in RESOURCES:
         amount = resources.get(resource)
         if amount is not None:
-            low, high = policy.min_allowed.get(resource), policy.max_allowed.get(resource)
-            if low:
-                amount = max(amount, low)
-            if high:
-                amount = min(amount, high)
+            amount = _clamp(
+                amount, policy.min_allowed.get(resource), policy.max_allowed.get(resource)
+            )
         amounts[resource] = amount
     return Resources(cpu=amounts[CPU], memory=amounts[MEMORY])
+
+
+def policy_target(name: str, policy: VpaContainerPolicy | None) -> ContainerTarget | None:
+    """A container under its policy: its bounds and what it controls, no amounts yet.
+
+    None when the policy's mode is Off (the container is left as it is);
+    without a policy the container is unbounded and controls both resources.
+    """
+    if policy is None:
+        return ContainerTarget(name, NO_RESOURCES)
+    if policy.mode == MODE_OFF:
+        return None
+    return ContainerTarget(
+        name,
+        NO_RESOURCES,
+        min_allowed=policy.min_allowed,
+        max_allowed=policy.max_allowed,
+        controlled=tuple(r for r in RESOURCES if r in policy.controlled_resources),
+        controlled_values=policy.controlled_values,
+    )
 
 
 def _condition(conditions: Mapping[str, tuple[str, str, str]], kind: str) -> str:
@@ -297,28 +320,23 @@ def _container_target(
     ]
     if policy is None:
         lines.append(f"vertical: {name}: no container policy")
-        return ContainerTarget(
-            name, recommendation.target, recommendation.lower_bound, recommendation.upper_bound
-        ), lines
-    lines.append(
-        f"vertical: {name}: policy {policy.container_name!r}: mode {policy.mode}, "
-        f"minAllowed {describe(policy.min_allowed)}, maxAllowed {describe(policy.max_allowed)}, "
-        f"controlledResources {list(policy.controlled_resources)}, "
-        f"controlledValues {policy.controlled_values}"
-    )
-    if policy.mode == MODE_OFF:
+    else:
+        lines.append(
+            f"vertical: {name}: policy {policy.container_name!r}: mode {policy.mode}, "
+            f"minAllowed {describe(policy.min_allowed)}, maxAllowed {describe(policy.max_allowed)}, "
+            f"controlledResources {list(policy.controlled_resources)}, "
+            f"controlledValues {policy.controlled_values}"
+        )
+    bounded = policy_target(name, policy)
+    if bounded is None:
         lines.append(f"vertical: {name}: container policy mode Off, left as is")
         return None, lines
     target = cap_to_policy(recommendation.target, policy)
     if target != recommendation.target:
         lines.append(f"vertical: {name}: target capped to the policy: {describe(target)}")
-    return ContainerTarget(
-        name=name,
+    return replace(
+        bounded,
         target=target,
         lower_bound=cap_to_policy(recommendation.lower_bound, policy),
         upper_bound=cap_to_policy(recommendation.upper_bound, policy),
-        min_allowed=policy.min_allowed,
-        max_allowed=policy.max_allowed,
-        controlled=tuple(r for r in RESOURCES if r in policy.controlled_resources),
-        controlled_values=policy.controlled_values,
     ), lines
