@@ -28,11 +28,11 @@ from hvpa.engine.strategies.combine import CapacityInput
 from hvpa.engine.vertical import (
     ContainerTarget,
     VerticalRecommendation,
+    amounts,
     container_policy,
     policy_target,
 )
 from hvpa.engine.vertical.recommendation import RESOURCES
-from hvpa.quantity import parse_milli
 from hvpa.records import (
     CPU,
     NO_RESOURCES,
@@ -46,7 +46,6 @@ from hvpa.records import (
 
 __all__ = [
     "CAPACITY",
-    "amounts",
     "capacity_input",
     "capacity_problem",
 ]
@@ -63,13 +62,6 @@ def capacity_problem(spec: HvpaSpec) -> str:
     if spec.hpa.template.spec is None:
         return "strategy Capacity needs spec.hpa.template.spec (minReplicas and maxReplicas)"
     return ""
-
-
-def amounts(cpu: str | int | float | None, memory: str | int | float | None) -> Resources:
-    return Resources(
-        cpu=None if cpu is None else parse_milli(cpu),
-        memory=None if memory is None else parse_milli(memory),
-    )
 
 
 def capacity_params(spec: CapacitySpec) -> CapacityParams:

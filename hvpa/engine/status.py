@@ -37,7 +37,6 @@ from hvpa.api.status import (
 from hvpa.api.status import (
     ScaleEvent as StatusScaleEvent,
 )
-from hvpa.engine.capacity_inputs import amounts
 from hvpa.engine.conditions import Condition
 from hvpa.engine.decision import format_amount
 from hvpa.engine.demand import DemandHistory, Sample
@@ -45,7 +44,7 @@ from hvpa.engine.gates import SCALE_KEYS, last_scale_times, scale_times_from_sta
 from hvpa.engine.history import HorizontalHistory, Recommendation, ScaleEvent
 from hvpa.engine.strategies.combine import Outcome
 from hvpa.engine.strategies.weights import FULL_WEIGHT
-from hvpa.engine.vertical import ContainerResources, ContainerTarget
+from hvpa.engine.vertical import ContainerResources, ContainerTarget, amounts
 from hvpa.records import CPU, MEMORY
 
 __all__ = [

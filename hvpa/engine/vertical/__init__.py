@@ -9,6 +9,7 @@ from .limits import ContainerResources, apply_changes, scale_limit
 from .recommendation import (
     ContainerTarget,
     VerticalRecommendation,
+    amounts,
     cap_to_policy,
     container_policy,
     describe,
@@ -37,6 +38,7 @@ __all__ = [
     "ResourceChange",
     "ScaleParams",
     "VerticalRecommendation",
+    "amounts",
     "apply_changes",
     "cap_to_policy",
     "change_params",

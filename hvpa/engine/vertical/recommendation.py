@@ -40,6 +40,7 @@ __all__ = [
     "RESOURCES",
     "ContainerTarget",
     "VerticalRecommendation",
+    "amounts",
     "cap_to_policy",
     "container_policy",
     "describe",
@@ -139,14 +140,18 @@ class ContainerPolicySpec(Protocol):
     def controlled_values(self) -> str | None: ...
 
 
+def amounts(cpu: str | int | float | None, memory: str | int | float | None) -> Resources:
+    """CPU and memory quantities as written (either may be missing) in milli-units."""
+    return Resources(
+        cpu=None if cpu is None else parse_milli(cpu),
+        memory=None if memory is None else parse_milli(memory),
+    )
+
+
 def _amounts(written: Mapping[str, str | int | float] | None) -> Resources:
     if not written:
         return NO_RESOURCES
-    cpu, memory = written.get(CPU), written.get(MEMORY)
-    return Resources(
-        cpu=parse_milli(cpu) if cpu is not None else None,
-        memory=parse_milli(memory) if memory is not None else None,
-    )
+    return amounts(written.get(CPU), written.get(MEMORY))
 
 
 def policies_from_spec(policies: Sequence[ContainerPolicySpec]) -> tuple[VpaContainerPolicy, ...]:
