@@ -118,7 +118,6 @@ class Manager:
         self.identity = identity or default_identity()
         self.registry = kube_metrics.registry
         self._client = client
-        self._lease_settings = leader_election
         self._rng = rng or random.Random()
         self._stop_requested = asyncio.Event()
         self._started = False
@@ -287,13 +286,8 @@ class Manager:
         shown = pending[: settings.debug_max_queue_keys]
         retries = {key: self.queue.num_requeues(key) for key in self.cache.hvpa_keys()}
         leader: dict[str, Any] = {"enabled": self.elector is not None, "identity": self.identity}
-        if self.elector is not None and self._lease_settings is not None:
-            lease = self._lease_settings
+        if self.elector is not None:
             leader.update(self.elector.state())
-            leader["isLeader"] = self.elector.is_leader()
-            leader["leaseDurationSeconds"] = lease.lease_duration_seconds
-            leader["renewDeadlineSeconds"] = lease.renew_deadline_seconds
-            leader["retryPeriodSeconds"] = lease.retry_period_seconds
         return {
             "identity": self.identity,
             "dryRun": settings.dry_run,

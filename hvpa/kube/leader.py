@@ -151,15 +151,19 @@ class LeaderElector:
         return now < self._renewed_at + self._settings.renew_deadline_seconds
 
     def state(self) -> dict[str, Any]:
-        """What /debug/state shows."""
+        """What /debug/state shows; `isLeader` as `is_leader()`, the check before every write."""
+        settings = self._settings
         spec = self._lease.spec if self._lease is not None else LeaseSpec()
         return {
-            "lease": f"{self._settings.lease_namespace}/{self._settings.lease_name}",
+            "lease": f"{settings.lease_namespace}/{settings.lease_name}",
             "identity": self.identity,
             "leader": self.leader,
-            "isLeader": self.leading.is_set(),
+            "isLeader": self.is_leader(),
             "renewTime": spec.renew_time,
             "leaseTransitions": spec.lease_transitions,
+            "leaseDurationSeconds": settings.lease_duration_seconds,
+            "renewDeadlineSeconds": settings.renew_deadline_seconds,
+            "retryPeriodSeconds": settings.retry_period_seconds,
         }
 
     # -- the loop ------------------------------------------------------------
