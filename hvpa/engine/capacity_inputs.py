@@ -12,7 +12,13 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from fractions import Fraction
 
-from hvpa.api.defaults import CAPACITY_RESIZE_TOLERANCE_PERCENT, CAPACITY_TOLERANCE_PERCENT
+from hvpa.api.defaults import (
+    CAPACITY_DEMAND_PERCENTILE,
+    CAPACITY_DEMAND_WINDOW_SECONDS,
+    CAPACITY_RESIZE_TOLERANCE_PERCENT,
+    CAPACITY_SCALE_DOWN_STABILIZATION_SECONDS,
+    CAPACITY_TOLERANCE_PERCENT,
+)
 from hvpa.api.spec import CapacitySpec, HvpaSpec
 from hvpa.engine.demand import (
     Demand,
@@ -232,9 +238,11 @@ def capacity_input(
         sized=sized,
         pod_size={r: sum(requests[n].get(r) or 0 for n in names) for r, names in sized.items()},
         overhead=params.overhead,
-        percentile=capacity.demand_percentile or 90,
-        window_seconds=capacity.demand_window_seconds or 600,
-        down_window_seconds=capacity.scale_down_stabilization_seconds or 0,
+        percentile=capacity.demand_percentile or CAPACITY_DEMAND_PERCENTILE,
+        window_seconds=capacity.demand_window_seconds or CAPACITY_DEMAND_WINDOW_SECONDS,
+        down_window_seconds=CAPACITY_SCALE_DOWN_STABILIZATION_SECONDS
+        if capacity.scale_down_stabilization_seconds is None
+        else capacity.scale_down_stabilization_seconds,
         utilization=utilization,
         floors=_floors(horizontal),
         vpa_targets=targets,
