@@ -207,6 +207,19 @@ def test_a_rollout_holds_the_resize_and_the_scale_down() -> None:
     assert ("horizontal", "down", "Rollout") in blocked_of(decision)
 
 
+def test_a_rollout_does_not_hold_a_count_above_max_replicas() -> None:
+    """Back within minReplicas..maxReplicas at once, as everywhere; only a scale-down inside them waits."""
+    curve = [
+        {"replicas": 1, "cpu": "1", "memory": "2G"},
+        {"replicas": 3, "cpu": "1", "memory": "2G"},
+    ]
+    decision = replace(SETTLED, replicas=4, cpu_usage=125, memory_usage=287 * MB).decide(
+        capacity_hvpa(curve, maximum=3), rolling=True
+    )
+    assert decision.desired_replicas == 3
+    assert ("horizontal", "down", "Rollout") not in blocked_of(decision)
+
+
 @pytest.mark.parametrize(
     ("workload", "hvpa", "expected", "blocked"),
     [
