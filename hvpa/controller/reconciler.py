@@ -339,13 +339,14 @@ class Reconciler:
             return
         if self._defer_history(record, previous, status, now):
             return
-        self._unwritten_history.pop(key, None)
         written = await self._applier.write_status(
             namespace=record.namespace,
             name=record.name,
             resource_version=record.resource_version,
             status=plain(status),
         )
+        # Only now: a write that failed leaves the history in memory for the retry.
+        self._unwritten_history.pop(key, None)
         self._expect(key, "hvpa", record.resource_version, written)
         await self._report(key, involved, decision, previous, status)
 

@@ -3,16 +3,19 @@
 status, an Event and /debug/state; an invalid Hvpa gets ScalingActive=False,
 reason=InvalidSpec naming the field, a Warning Event and no scaling, and the
 controller carries on with the others; a missing target holds with a condition until
-it appears; Events for a steady state are not repeated."""
+it appears; Events for a steady state are not repeated; a history-only status change
+is written once per flush interval, and a failed flush loses none of it."""
 
 from __future__ import annotations
 
 import asyncio
+import itertools
 from typing import Any
 
 from integration_cluster import Load, MiniCluster
 from integration_helpers import VIRTUAL_TIME, eventually, hvpa_manifest, writes
 
+from hvpa.records import parse_time
 from hvpa.settings import ControllerSettings
 from hvpa.sim.apiserver import ApiServer
 
@@ -176,3 +179,27 @@ async def test_a_history_flush_interval_of_zero_writes_every_change(
     await asyncio.sleep(150)  # 10 resyncs, each recording a recommendation
 
     assert len(writes(apiserver, resource="hvpas", subresource="status")) - settled >= 9
+
+
+async def test_a_failed_history_flush_keeps_the_unwritten_history(
+    apiserver: ApiServer, cluster: MiniCluster, start_controller: Any
+) -> None:
+    """A flush that fails (409 here, the Hvpa unchanged) is retried with every
+    recommendation kept in memory since the last write, not only the newest one."""
+    cluster.deployment(
+        "web", replicas=2, requests={"cpu": "100m", "memory": "64Mi"}, load=Load(cpu_millicores=100)
+    )
+    apiserver.objects.create("hvpas", hvpa_manifest())
+    settings = ControllerSettings(sync_period_seconds=15, history_flush_seconds=60)
+    await start_controller(settings=settings)
+    await eventually(lambda: "ScalingActive" in conditions(apiserver, "web"), within=30)
+    apiserver.faults.conflict("hvpas", "web")  # the next status write, the first flush
+
+    await asyncio.sleep(200)
+
+    recommendations = apiserver.objects.get("hvpas", "web")["status"]["history"]["recommendations"]
+    times = [parse_time(r["time"]) or 0.0 for r in recommendations]
+    gaps = [later - earlier for earlier, later in itertools.pairwise(times)]
+    # One per resync (the first comes one period plus this key's phase after the start);
+    # a lost flush would leave a gap of a whole flush interval.
+    assert len(times) >= 10 and max(gaps) < 2 * 15, recommendations
