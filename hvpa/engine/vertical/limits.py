@@ -20,11 +20,11 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from hvpa.quantity import ceil_div, format_milli, parse_milli
+from hvpa.quantity import format_milli, parse_milli
 from hvpa.records import CPU, MEMORY, ContainerSpec, Resources
 
 from .recommendation import REQUESTS_AND_LIMITS, ContainerTarget
-from .requests import MEMORY_STEP_MILLI, ChangeParams, ResourceChange, ScaleParams, change_params
+from .requests import ChangeParams, ResourceChange, ScaleParams, change_params, round_request
 
 __all__ = ["ContainerResources", "apply_changes", "scale_limit"]
 
@@ -52,9 +52,7 @@ def scale_limit(
             f"limitsRequestsGapScaleParams: max(request x (1 + {gap.percentage or 0}/100), "
             f"request + {gap.value if gap.value is not None else 0})"
         )
-    if resource == MEMORY:
-        limit = ceil_div(limit, MEMORY_STEP_MILLI) * MEMORY_STEP_MILLI
-    return limit, rule
+    return round_request(resource, limit), rule
 
 
 @dataclass(frozen=True, slots=True)
