@@ -33,7 +33,6 @@ import logging
 import random
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from datetime import datetime
 from pathlib import Path
 from typing import Any, Final
 
@@ -44,6 +43,7 @@ from hvpa.controller.manager import Manager
 from hvpa.kube.client import client_from_kubeconfig
 from hvpa.kube.metrics import KubeMetrics
 from hvpa.logs import fields
+from hvpa.records import parse_time
 from hvpa.server import Server
 from hvpa.settings import ControllerSettings, ServerSettings
 from hvpa.sim.apiserver import AlreadyExists, ApiServer
@@ -96,7 +96,10 @@ Progress = Callable[[float, float], None]
 
 
 def _epoch(text: str) -> float:
-    return datetime.fromisoformat(text.replace("Z", "+00:00")).timestamp()
+    """A scenario's start (RFC 3339, never empty) as POSIX seconds."""
+    seconds = parse_time(text)
+    assert seconds is not None
+    return seconds
 
 
 def simulate(
