@@ -57,10 +57,6 @@ PODS_PER_HVPA = 50
 TRIGGER_CPU_MILLICORES = 500
 
 
-def _app_cpu(workload: int) -> int:
-    return 100 + (workload % 8) * 50  # as bench.corpus's containers request it
-
-
 def hvpa_manifest(workload: int) -> dict[str, Any]:
     name = corpus.workload_name(workload)
     return {
@@ -149,7 +145,10 @@ class Recommender:
                     namespace,
                     corpus.pod_name(workload, replica),
                     {
-                        "app": {"cpu": f"{_app_cpu(workload) // 2}m", "memory": "200M"},
+                        "app": {
+                            "cpu": f"{corpus.app_cpu_millicores(workload) // 2}m",
+                            "memory": "200M",
+                        },
                         "proxy": {"cpu": "20m", "memory": "40M"},
                     },
                 )
@@ -183,7 +182,7 @@ class Recommender:
     async def baseline(self) -> dict[str, Any]:
         """Every VPA's first recommendation: the current requests (nothing to change)."""
         for workload in range(self.workloads):
-            self._recommend(workload, _app_cpu(workload))
+            self._recommend(workload, corpus.app_cpu_millicores(workload))
         self.server.clear_requests()
         return {}
 
@@ -216,7 +215,9 @@ class Recommender:
                 triggered += 1
                 key = (corpus.namespace_of(workload), corpus.workload_name(workload))
                 pending[key] = time.monotonic()
-                self._recommend(workload, _app_cpu(workload) + TRIGGER_CPU_MILLICORES)
+                self._recommend(
+                    workload, corpus.app_cpu_millicores(workload) + TRIGGER_CPU_MILLICORES
+                )
             self._answers(pending, latencies)
             await asyncio.sleep(0.005)
         made = await churn

@@ -67,6 +67,11 @@ def workload_labels(workload: int) -> dict[str, str]:
     }
 
 
+def app_cpu_millicores(workload: int) -> int:
+    """What the workload's `app` container requests (and its pods' template carries)."""
+    return 100 + (workload % 8) * 50
+
+
 def _env(workload: int) -> list[dict[str, Any]]:
     env: list[dict[str, Any]] = [
         {"name": "SERVICE_NAME", "value": workload_name(workload)},
@@ -110,7 +115,7 @@ def _containers(workload: int) -> list[dict[str, Any]]:
             "readOnly": True,
         },
     ]
-    cpu = 100 + (workload % 8) * 50
+    cpu = app_cpu_millicores(workload)
     return [
         {
             "name": "app",
