@@ -276,10 +276,7 @@ class Registry:
         obj = self._decode(rtype, body)
         metadata = obj["metadata"]
         self._own_namespace(rtype, namespace, metadata)
-        if metadata.get("name") != name:
-            raise BadRequest(
-                f"the name of the object ({metadata.get('name', '')}) does not match the name on the URL ({name})"
-            )
+        _require_name(metadata.get("name"), name)
         key = rtype.key(namespace, name)
         current = self.storage.store(rtype).entries.get(key)
         if current is None:
@@ -307,19 +304,17 @@ class Registry:
         name = str(old_meta["name"])
         metadata = obj["metadata"]
         wanted_rv = metadata.get("resourceVersion")
-        if wanted_rv in (None, ""):
-            if not rtype.unconditional_update:
-                raise Invalid.of(
-                    rtype,
-                    name,
-                    [
-                        FieldError.invalid(
-                            "metadata.resourceVersion", 0, "must be specified for an update"
-                        )
-                    ],
-                )
-        elif parse_resource_version(str(wanted_rv)) != current.rv:
-            raise Conflict.modified(rtype, name)
+        if wanted_rv in (None, "") and not rtype.unconditional_update:
+            raise Invalid.of(
+                rtype,
+                name,
+                [
+                    FieldError.invalid(
+                        "metadata.resourceVersion", 0, "must be specified for an update"
+                    )
+                ],
+            )
+        _require_resource_version(rtype, name, wanted_rv, current)
         if metadata.get("uid") and metadata["uid"] != old_meta.get("uid"):
             raise Conflict.of(
                 rtype,
@@ -391,13 +386,8 @@ class Registry:
         metadata = patched.get("metadata")
         if not isinstance(metadata, dict):
             raise BadRequest("the patch removed metadata")
-        if metadata.get("name") != name:
-            raise BadRequest(
-                f"the name of the object ({metadata.get('name', '')}) does not match the name on the URL ({name})"
-            )
-        wanted_rv = metadata.get("resourceVersion")
-        if wanted_rv not in (None, "") and parse_resource_version(str(wanted_rv)) != current.rv:
-            raise Conflict.modified(rtype, name)
+        _require_name(metadata.get("name"), name)
+        _require_resource_version(rtype, name, metadata.get("resourceVersion"), current)
         metadata["resourceVersion"] = str(current.rv)
         obj = self._decode(rtype, patched)
         self._own_namespace(rtype, namespace, obj["metadata"])
@@ -426,13 +416,8 @@ class Registry:
         if not isinstance(scale, dict):
             raise BadRequest("the body of a scale update must be a Scale object")
         metadata = scale.get("metadata") or {}
-        if metadata.get("name", name) != name:
-            raise BadRequest(
-                f"the name of the object ({metadata.get('name')}) does not match the name on the URL ({name})"
-            )
-        wanted_rv = metadata.get("resourceVersion")
-        if wanted_rv not in (None, "") and parse_resource_version(str(wanted_rv)) != current.rv:
-            raise Conflict.modified(rtype, name)
+        _require_name(metadata.get("name", name), name)
+        _require_resource_version(rtype, name, metadata.get("resourceVersion"), current)
         replicas = (scale.get("spec") or {}).get("replicas", 0)
         if not isinstance(replicas, int) or isinstance(replicas, bool) or replicas < 0:
             raise Invalid.of(
@@ -624,6 +609,21 @@ def parse_resource_version(text: str) -> int:
     if value < 0:
         raise BadRequest(f"invalid resource version: {text!r}")
     return value
+
+
+def _require_name(given: Any, name: str) -> None:
+    """A body names the object of its URL: an update or a patch cannot rename."""
+    if given != name:
+        shown = "" if given is None else given
+        raise BadRequest(
+            f"the name of the object ({shown}) does not match the name on the URL ({name})"
+        )
+
+
+def _require_resource_version(rtype: ResourceType, name: str, wanted: Any, current: Entry) -> None:
+    """A resourceVersion in the body is a precondition: 409 unless it is the stored one."""
+    if wanted not in (None, "") and parse_resource_version(str(wanted)) != current.rv:
+        raise Conflict.modified(rtype, name)
 
 
 def _strategic_unsupported() -> UnsupportedMediaType:
