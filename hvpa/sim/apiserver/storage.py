@@ -234,16 +234,9 @@ class Store:
         return f"{namespace}/", f"{namespace}0"
 
     def current(self, namespace: str | None) -> Iterator[Entry]:
+        """The namespace's objects now, in key order (consume before the next write)."""
         low, high = self.bounds(namespace)
-        keys, entries = self.keys, self.entries
-        index = bisect_left(keys, low)
-        if high is None:
-            for key in keys[index:]:
-                yield entries[key]
-            return
-        stop = bisect_left(keys, high, lo=index)
-        for key in keys[index:stop]:
-            yield entries[key]
+        return self._iterate(low, high, None, None)
 
     def check_readable(self, rv: int, message: str, *, continue_after: str | None = None) -> None:
         if rv < self.compacted_rv:
