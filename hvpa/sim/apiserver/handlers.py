@@ -407,14 +407,7 @@ class HttpApi:
             items = self._metrics.node_metrics(target.name, selector)
         if target.name is not None:
             return _json(items[0])
-        return _json(
-            {
-                "kind": f"{target.rtype.kind}List",
-                "apiVersion": target.rtype.api_version,
-                "metadata": {},
-                "items": items,
-            }
-        )
+        return _item_list(f"{target.rtype.kind}List", target.rtype.api_version, items)
 
     def _custom_metrics(self, request: web.Request, rest: list[str]) -> web.Response:
         if request.method != "GET":
@@ -436,15 +429,7 @@ class HttpApi:
             parse_label_selector(query.get("labelSelector", "")),
             parse_label_selector(query.get("metricLabelSelector", "")),
         )
-        group, version = CUSTOM_METRICS
-        return _json(
-            {
-                "kind": "MetricValueList",
-                "apiVersion": f"{group}/{version}",
-                "metadata": {},
-                "items": items,
-            }
-        )
+        return _item_list("MetricValueList", "/".join(CUSTOM_METRICS), items)
 
     def _external_metrics(self, request: web.Request, rest: list[str]) -> web.Response:
         if request.method != "GET":
@@ -454,15 +439,7 @@ class HttpApi:
         items = self._metrics.external_metric_values(
             rest[1], rest[2], parse_label_selector(request.query.get("labelSelector", ""))
         )
-        group, version = EXTERNAL_METRICS
-        return _json(
-            {
-                "kind": "ExternalMetricValueList",
-                "apiVersion": f"{group}/{version}",
-                "metadata": {},
-                "items": items,
-            }
-        )
+        return _item_list("ExternalMetricValueList", "/".join(EXTERNAL_METRICS), items)
 
 
 # ==================================================================== helpers
@@ -501,6 +478,11 @@ def _int(text: str | None, name: str) -> int | None:
 
 def _json(document: Mapping[str, Any], status: int = 200) -> web.Response:
     return web.Response(body=orjson.dumps(document), status=status, content_type=_JSON)
+
+
+def _item_list(kind: str, api_version: str, items: list[dict[str, Any]]) -> web.Response:
+    """A list of the metrics APIs: built per request, never stored, so no resourceVersion."""
+    return _json({"kind": kind, "apiVersion": api_version, "metadata": {}, "items": items})
 
 
 def _entry(entry: Entry, status: int = 200) -> web.Response:
