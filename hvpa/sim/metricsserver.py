@@ -43,7 +43,6 @@ class MetricsServer:
         self._metrics = metrics
         self.resolution_seconds = resolution_seconds
         self._windows: dict[tuple[str, str], _Window] = {}
-        self._published: set[tuple[str, str]] = set()
         self._nodes: set[str] = set()
         # The last published sample of each (namespace, pod) by container: what the recommender reads.
         self.latest: dict[tuple[str, str], dict[str, ContainerSample]] = {}
@@ -84,7 +83,7 @@ class MetricsServer:
                 total = per_node.setdefault(pod.node, [0.0, 0.0])
                 total[0] += sum(s.cpu_millicores for s in samples.values())
                 total[1] += sum(s.memory_bytes for s in samples.values())
-        for key in sorted(self._published - set(latest)):
+        for key in sorted(self.latest.keys() - latest.keys()):
             self._metrics.remove_pod_metrics(*key)
         for node in sorted(self._nodes - set(per_node)):
             self._metrics.remove_node_metrics(node)
@@ -94,7 +93,6 @@ class MetricsServer:
                 {"cpu": format_cpu(round(cpu)), "memory": format_bytes(round(memory))},
                 window_seconds=self.resolution_seconds,
             )
-        self._published = set(latest)
         self._nodes = set(per_node)
         self._windows.clear()
         self.latest = latest
