@@ -73,13 +73,13 @@ from hvpa.controller.resources import HPAS, HVPAS, OWNED_VPAS
 from hvpa.engine.settings import Settings as EngineSettings
 from hvpa.kube.client import KubeClient
 from hvpa.kube.errors import Conflict, KubeError
-from hvpa.kube.informer import EventHandler, Informer
+from hvpa.kube.informer import EventHandler, Informer, wait_for_cache_sync
 from hvpa.kube.leader import LeaderElector
 from hvpa.kube.metrics import KubeMetrics
 from hvpa.kube.queue import QueueShutDown, WorkQueue
 from hvpa.kube.resources import NODES, PODS, TARGETS, Resource
 from hvpa.kube.settings import LeaderElectionSettings
-from hvpa.kube.store import Store, freeze_heap
+from hvpa.kube.store import Store
 from hvpa.logs import fields
 from hvpa.records import NodeRecord
 from hvpa.settings import ControllerSettings
@@ -277,7 +277,7 @@ class Manager:
 
     async def wait_synced(self) -> None:
         """Until every informer has listed once (`run` must be running)."""
-        await asyncio.gather(*(informer.wait_synced() for informer in self.informers))
+        await wait_for_cache_sync(self.informers, freeze=False)
 
     def state(self) -> dict[str, Any]:
         """/debug/state: caches, queue, leader, and the last decision of each Hvpa (bounded)."""
@@ -332,8 +332,7 @@ class Manager:
             await self._shut_down()
 
     async def _wait_synced(self) -> None:
-        await self.wait_synced()
-        freeze_heap()
+        await wait_for_cache_sync(self.informers)
         _logger.info("caches synced", extra=fields(informers=len(self.informers)))
 
     async def _until(self, awaitable: Awaitable[object]) -> bool:
