@@ -19,6 +19,7 @@ Times are POSIX seconds (the API's timestamps have whole-second precision).
 from __future__ import annotations
 
 import sys
+import weakref
 from collections.abc import Mapping
 from datetime import UTC, datetime
 from typing import Any, Final
@@ -465,7 +466,18 @@ class ConfigMapWire(msgspec.Struct):
 # Interning: pods of one template share labels and container specs, so the
 # store holds one copy of each, not one per pod.
 
-_labels_seen: dict[tuple[tuple[str, str], ...], Mapping[str, str]] = {}
+
+class _Labels(dict[str, str]):
+    """A label map that can be weakly referenced, so the intern table below forgets
+    it once no record holds it (a StatefulSet's or a Job's pods have labels of their
+    own, and a table that kept them would keep every deleted pod's)."""
+
+    __slots__ = ("__weakref__",)
+
+
+_labels_seen: weakref.WeakValueDictionary[tuple[tuple[str, str], ...], _Labels] = (
+    weakref.WeakValueDictionary()
+)
 _specs_by_raw: dict[tuple[object, ...], tuple[ContainerSpec, ...]] = {}
 _EMPTY_LABELS: Final[Mapping[str, str]] = {}
 _INTERN_LIMIT: Final = 200_000
@@ -477,9 +489,7 @@ def _intern_labels(labels: dict[str, str] | None) -> Mapping[str, str]:
     key = tuple(labels.items())
     shared = _labels_seen.get(key)
     if shared is None:
-        if len(_labels_seen) >= _INTERN_LIMIT:
-            _labels_seen.clear()
-        shared = {sys.intern(k): sys.intern(v) for k, v in key}
+        shared = _Labels((sys.intern(k), sys.intern(v)) for k, v in key)
         _labels_seen[key] = shared
     return shared
 

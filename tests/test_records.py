@@ -267,3 +267,19 @@ def test_pod_metrics_window() -> None:
     )
     assert record.window_seconds == 60
     assert record.containers[0].usage.cpu == 250
+
+
+def test_labels_are_forgotten_when_no_record_holds_them() -> None:
+    """StatefulSet and Job pods carry labels of their own: the intern table must not keep
+    the labels of every pod ever deleted."""
+    from hvpa import records
+
+    unique = pod("db-0")
+    unique["metadata"]["labels"] = {"app": "db", "statefulset.kubernetes.io/pod-name": "db-0"}  # type: ignore[index]
+    key = (("app", "db"), ("statefulset.kubernetes.io/pod-name", "db-0"))
+    record = decode_pod(unique)
+    again = decode_pod(unique)
+    assert record.labels is again.labels  # shared while held
+    assert key in records._labels_seen
+    del record, again
+    assert key not in records._labels_seen
