@@ -77,6 +77,12 @@ class _Expectation:
     until: float = 0.0
 
 
+_VPA_API_NOT_SERVED: Final = (
+    "spec.vpa.deploy is true but the VerticalPodAutoscaler API "
+    "(autoscaling.k8s.io/v1) is not served; install its CRD"
+)
+
+
 def _involved(record: HvpaRecord) -> InvolvedObject:
     return InvolvedObject(HVPA_API_VERSION, HVPA_KIND, record.namespace, record.name, record.uid)
 
@@ -129,6 +135,7 @@ class Reconciler:
         self._settings = settings
         self._expectations: dict[str, dict[str, _Expectation]] = {}
         self._unwritten_history: dict[str, _UnwrittenHistory] = {}
+        self._warned: set[tuple[str, str]] = set()
 
     @property
     def dry_run(self) -> bool:
@@ -182,6 +189,7 @@ class Reconciler:
             self._observations.forget(key)
             self._expectations.pop(key, None)
             self._unwritten_history.pop(key, None)
+            self._warned = {w for w in self._warned if w[0] != key}
             return None
         if record.deleting:
             return None
@@ -280,6 +288,14 @@ class Reconciler:
             )
         )
 
+    def _warn_once(self, key: str, message: str, **extra: str) -> None:
+        """A condition that every reconcile of the Hvpa meets again (a missing CRD, a
+        foreign VPA) is worth one warning, not one per resync: later ones are debug."""
+        seen = (key, message)
+        level = logging.DEBUG if seen in self._warned else logging.WARNING
+        self._warned.add(seen)
+        _logger.log(level, message, extra=fields(hvpa=key, **extra))
+
     async def _ensure_vpa(self, record: HvpaRecord, prepared: Prepared) -> None:
         hvpa = prepared.hvpa
         owned = prepared.vpa or self._cache.owned_vpa(record, None)
@@ -288,12 +304,9 @@ class Reconciler:
                 await self._applier.delete_vpa(owned)
             return
         if not self._vpa_api_served():
-            _logger.warning(
-                "spec.vpa.deploy is true but the VerticalPodAutoscaler API "
-                "(autoscaling.k8s.io/v1) is not served; install its CRD",
-                extra=fields(hvpa=record.key),
-            )
+            self._warn_once(record.key, _VPA_API_NOT_SERVED)
             return
+        self._warned.discard((record.key, _VPA_API_NOT_SERVED))
         target_api_version = prepared.target.api_version if prepared.target else "apps/v1"
         if owned is not None:
             patch = vpa_changes(hvpa, owned, target_api_version)
@@ -303,9 +316,10 @@ class Reconciler:
         name = vpa_name(hvpa)
         squatter = self._cache.vpas.get(f"{record.namespace}/{name}")
         if squatter is not None:
-            _logger.warning(
+            self._warn_once(
+                record.key,
                 "a VPA of that name exists and is not this Hvpa's; not taking it over",
-                extra=fields(hvpa=record.key, vpa=name),
+                vpa=name,
             )
             return
         await self._applier.create_vpa(vpa_body(hvpa, record.uid, target_api_version))

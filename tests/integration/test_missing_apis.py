@@ -6,8 +6,10 @@ never tries to create one."""
 
 from __future__ import annotations
 
+import logging
 from typing import Any
 
+import pytest
 from integration_cluster import Load, MiniCluster
 from integration_helpers import VIRTUAL_TIME, eventually, hvpa_manifest, writes
 
@@ -39,3 +41,22 @@ async def test_without_the_vpa_crd_replicas_still_scale(
     }
     vertical = conditions["VerticalScalingActive"]
     assert (vertical["status"], vertical["reason"]) == ("False", "NoVerticalPodAutoscaler")
+
+
+async def test_the_missing_vpa_crd_is_warned_about_once_per_hvpa(
+    apiserver: ApiServer,
+    cluster: MiniCluster,
+    start_controller: Any,
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """Every resync meets the missing CRD again; a warning per resync would bury the log."""
+    apiserver.faults.fail(status=404, times=10_000, path=r"/verticalpodautoscalers")
+    cluster.deployment("web", replicas=2, requests={"cpu": "100m", "memory": "64Mi"})
+    apiserver.objects.create("hvpas", hvpa_manifest(vpa=True))
+    caplog.set_level(logging.DEBUG, logger="hvpa.controller.reconciler")
+    await start_controller()
+    cluster.loads["web"].cpu_millicores = 400  # rising load: several reconciles
+    await eventually(lambda: cluster.replicas("web") == 4, within=60)
+    about_the_crd = [r for r in caplog.records if "is not served" in r.getMessage()]
+    assert len(about_the_crd) > 1
+    assert [r.levelno for r in about_the_crd].count(logging.WARNING) == 1
