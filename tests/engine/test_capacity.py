@@ -259,9 +259,24 @@ def plan(
             id="a-surplus-within-tolerance-holds",
         ),
         pytest.param(
-            {"demand": {"cpu": 4100}, "replicas": 4, "curve": (point(1, 1000), point(10, 1000))},
-            (5, {"cpu": 1000, "memory": GI}),
-            id="a-shortfall-within-tolerance-is-not-held-the-count-moves",
+            {"demand": {"cpu": 2180}, "replicas": 2, "curve": (point(1, 1000), point(10, 1000))},
+            (2, {"cpu": 1000, "memory": GI}),
+            id="a-shortfall-within-tolerance-is-held-with-a-utilization-target",
+        ),
+        pytest.param(
+            {
+                "demand": {"cpu": 2100},
+                "replicas": 2,
+                "curve": (point(1, 1000), point(10, 1000)),
+                "spare": frozenset({"cpu"}),
+            },
+            (3, {"cpu": 1000, "memory": GI}),
+            id="without-a-utilization-target-no-shortfall-is-held",
+        ),
+        pytest.param(
+            {"demand": {"cpu": 2250}, "replicas": 2, "curve": (point(1, 1000), point(10, 1000))},
+            (3, {"cpu": 1000, "memory": GI}),
+            id="a-shortfall-past-tolerance-moves-the-count",
         ),
         pytest.param(
             {"demand": {"cpu": 3450}, "cpu": 100, "curve": (point(1, 1000), point(10, 1000))},

@@ -65,8 +65,15 @@ FROM_TWO = [
             replace(SETTLED, cpu_usage=260),
             capacity_hvpa(),
             {},
+            (2, 500, 575),
+            id="a-cpu-shortfall-within-tolerance-holds-as-an-hpa-would",
+        ),
+        pytest.param(
+            replace(SETTLED, cpu_usage=280),
+            capacity_hvpa(),
+            {},
             (3, 500, 575),
-            id="a-shortfall-within-tolerance-adds-a-pod",
+            id="a-cpu-shortfall-past-tolerance-adds-a-pod",
         ),
         pytest.param(
             replace(SETTLED, cpu_usage=1800),

@@ -10,8 +10,8 @@ Path independence with bands, stated precisely:
   below (min replicas of tiny pods) or from above (max replicas of the
   curve's largest pods).
 - Inside the resize band the pods keep their size: the decision holds
-  (the pods cover the demand and every total is within `tolerance` of the
-  curve's) or moves the count to the fewest pods of today's size that
+  (the pods cover the demand less `tolerance`, and every total is within
+  `tolerance` of the curve's) or moves the count to the fewest pods of today's size that
   cover the demand under the curve (the curve's point when none do). So
   the same demand reached from two sides may end at two counts of two
   pod sizes, each with the same curve size within its band and each
@@ -110,9 +110,10 @@ def test_inside_the_resize_band_pods_keep_their_size(
     start = Shape(replicas, {"cpu": size})
     assume(not outside_band(start, ideal))
     result = applied(read(curve, demand, replicas, size), size)
-    covered = (replicas * (size - overhead)) >= demand
+    # CPU here has a utilization target: the hysteresis may hold a shortfall of `tolerance`.
+    covered = replicas * (size - overhead) * (100 + TOLERANCE) >= demand * 100
     if result == start:
-        assert covered or result == ideal, "a shortfall is never held"
+        assert covered or result == ideal, "a shortfall past the tolerance is held"
         return
     if result.sizes == start.sizes:
         count = result.replicas

@@ -13,9 +13,11 @@ side it is reached from, and its total is the demand itself.
 The curve is a ceiling, and a resize is a rolling update while a replica
 move is not, so the bands and the order of a move keep the workload from
 rolling at every wobble:
-- the joint hysteresis: nothing moves while today's pods cover the demand
-  and every total (replicas x per-pod request) is within `tolerance` of
-  the curve's; a shortfall is never held;
+- the joint hysteresis: nothing moves while every total (replicas x
+  per-pod request) is within `tolerance` of the curve's and today's pods
+  cover the demand less the shortfall the band may hold: `tolerance` for a
+  resource with a utilization target (as the HPA's tolerance holds a usage
+  ratio up to 1.1), none for one without (memory: held_shortfall);
 - the resize band: pods keep their size while the curve's size for the
   demand is within `resizeTolerance` of today's request, and the count
   moves to the fewest pods of that size that cover the demand under the
@@ -56,6 +58,7 @@ __all__ = [
     "CurvePoint",
     "Shape",
     "ceiling",
+    "held_shortfall",
     "plan_capacity",
     "pod_split",
 ]
@@ -277,6 +280,32 @@ def _solve(
     return Shape(replicas, sizes)
 
 
+def held_shortfall(tolerance: Fraction, headroom_only: bool) -> Fraction:
+    """How far (a percent) below the demand the hysteresis may hold a resource's pods.
+
+    A resource with a utilization target (CPU, compressible) keeps most of
+    that target's margin while it runs up to `tolerance` over it, as an HPA
+    does (70% held up to 77%). One with only the default 15% headroom
+    (memory, usually) holds no shortfall: memory is not compressible, and a
+    pod using more than it requests is among the first the kubelet evicts
+    under memory pressure, so its requests follow every rise (a pod added
+    is ready in seconds).
+    """
+    return Fraction(0) if headroom_only else tolerance
+
+
+def _tolerated(
+    demand: Mapping[str, int], tolerance: Fraction, headroom_only: frozenset[str]
+) -> dict[str, int]:
+    """The demand less the shortfall the hysteresis may hold (rounded up: exact integers)."""
+    tolerated = {}
+    for resource, needed in demand.items():
+        held = held_shortfall(tolerance, resource in headroom_only)
+        fraction = Fraction(needed * 100) / (100 + held)
+        tolerated[resource] = -(-fraction.numerator // fraction.denominator)
+    return tolerated
+
+
 def _within(value: int, reference: int, tolerance: Fraction) -> bool:
     """|value - reference| <= tolerance% of reference (exact, in integers and fractions)."""
     return abs(value - reference) * 100 <= tolerance * reference
@@ -344,12 +373,14 @@ def _holds(
     covered: bool,
     lines: list[str],
 ) -> bool:
-    """The joint hysteresis: pods that cover the demand, every total within `tolerance` of the curve's.
+    """The joint hysteresis: every total within `tolerance` of the curve's, and pods that
+    cover the demand less the shortfall it may hold (`held_shortfall`).
 
-    Only a surplus is held: the demand already holds the headroom (the
-    utilization target, or 15%), and a hysteresis that also held a
-    shortfall of up to `tolerance` would leave a resource with 15% of
-    headroom 5% from running out, while a pod added is ready in seconds.
+    A surplus of up to `tolerance` is held for every resource; a shortfall
+    only for a resource with a utilization target. Without it a CPU-sized
+    workload added a pod at every crossing of its target and sat a pod
+    above it (5 pods at 70 x 5/6 = 58% on the way up), where an HPA runs
+    between its target and its tolerance.
     """
     low, high = bounds
     if not low <= current.replicas <= high:
@@ -370,14 +401,15 @@ def _holds(
         )
     if not covered:
         lines.append(
-            "capacity: the pods as they are do not cover the demand: no hysteresis holds a "
-            "shortfall"
+            "capacity: the pods as they are fall short of the demand by more than the "
+            "hysteresis holds (the tolerance with a utilization target, none without)"
         )
         return False
     if all(_within(ideal.total(r), current.total(r), params.tolerance) for r in ideal.sizes):
         lines.append(
-            f"capacity: the pods cover the demand and every total is within "
-            f"{float(params.tolerance):g}% of the curve's: hold (hysteresis)"
+            f"capacity: the pods cover the demand (less the shortfall the hysteresis holds) "
+            f"and every total is within {float(params.tolerance):g}% of the curve's: hold "
+            "(hysteresis)"
         )
         return True
     return False
@@ -602,7 +634,9 @@ def plan_capacity(
         lines.append(f"capacity: the replica count stays at {current_replicas} (held)")
     ideal = _solve(wanted, room, low, high, lines)
     targets = _targets(policies, _requests(ideal, policies, sized, shares or {}))
-    covered = replace(room, fixed=dict(current.sizes)).covers(wanted, current_replicas)
+    covered = replace(room, fixed=dict(current.sizes)).covers(
+        _tolerated(wanted, params.tolerance, spare), current_replicas
+    )
     if _holds(ideal, current, params, (low, high), starving, covered, lines):
         return _hold(horizontal, targets, ideal, lines)
     reference = ideal
