@@ -17,7 +17,7 @@ and add a workload sized for it:
         the nodes, not the load;
     capacity
         the Capacity example (one curve: pods grow to 1 CPU at 2 replicas,
-        then 1-CPU pods up to 20) on a one-container `api` Deployment whose
+        then 1-CPU pods up to 30) on a one-container `api` Deployment whose
         pods use 256Mi whatever their load, the overhead the curve names.
 
 `--strategy Weighted` on an Hvpa without weights gives it Gardener's 50/50
@@ -331,6 +331,10 @@ def _coredns() -> Scenario:
 
 
 def _capacity() -> Scenario:
+    """The example's maxReplicas (30) leaves room for what the other strategies ask with
+    the workload's own 250m pods: 25 at the peak. At 20 they were pinned there above
+    their CPU target for the high phases, and a --compare measured that bound, not the
+    strategies (Weighted at 88% of its requests looked more efficient, not short)."""
     hvpa = _example("capacity.yaml")
     namespace = str(hvpa["metadata"]["namespace"])
     workload = _deployment(
@@ -343,7 +347,7 @@ def _capacity() -> Scenario:
     return Scenario(
         name="capacity",
         description="the Capacity example: pods grow to 1 CPU at 2 replicas, then 1-CPU pods "
-        "up to 20 (with --strategy Weighted: Gardener's 50/50)",
+        "up to 30 (with --strategy Weighted: Gardener's 50/50)",
         hvpa=hvpa,
         workload=workload,
         loads={"api": ContainerLoad(1.0, 20.0, 256 * MIB)},

@@ -8,12 +8,14 @@ margins for what is noise rather than a difference: one point of
 utilization, one 5-second tick of under-provisioning. Memory utilization
 must be clearly better (five points), since sizing pods to the demand is
 what Capacity is for. docs/strategies.md has the six-hour table, and says
-where the aim is not met and why (ramps, diurnal, noisy: Weighted's CPU
-utilization runs above its own target while it is pinned at maxReplicas).
+where the aim is not met and why (ramp, diurnal, noisy: CPU utilization, from
+pods 3.4 times larger than Weighted's; rollouts, from the adoption).
 """
 
 from __future__ import annotations
 
+import functools
+import math
 from typing import Any
 
 import pytest
@@ -28,9 +30,11 @@ UNDER_PROVISIONED_MARGIN_MINUTES = 5 / 60
 MEMORY_UTILIZATION_LEAD = 0.05
 
 
-def summary(strategy: str, trace: str) -> dict[str, Any]:
+@functools.cache
+def report(strategy: str, trace: str) -> dict[str, Any]:
+    """One run per strategy and trace, shared by the tests below (each takes seconds)."""
     scenario = builtin_scenario("capacity").with_strategy(strategy)
-    report = simulate(
+    return simulate(
         RunOptions(
             scenario=scenario,
             trace=parse_trace(trace, duration_seconds=DURATION_SECONDS, peak=scenario.peak, seed=1),
@@ -38,8 +42,31 @@ def summary(strategy: str, trace: str) -> dict[str, Any]:
             seed=1,
         )
     )
-    result: dict[str, Any] = report["summary"]
+
+
+def summary(strategy: str, trace: str) -> dict[str, Any]:
+    result: dict[str, Any] = report(strategy, trace)["summary"]
     return result
+
+
+def perfect_count_utilization(strategy: str, trace: str) -> float:
+    """The CPU utilization the best replica count would reach with the pods the run had.
+
+    Each minute: ceil(demand / (target x pod request)) replicas within min/max, as
+    if the count followed the demand instantly and exactly. A pod of 840m rounds up
+    by more than one of 250m, so this bound is lower for larger pods; a strategy's
+    distance from it is what its decisions cost, like for like.
+    """
+    spec = builtin_scenario("capacity").hvpa["spec"]["hpa"]["template"]["spec"]
+    target = spec["metrics"][0]["resource"]["target"]["averageUtilization"] / 100
+    demand = allocated = 0.0
+    for row in report(strategy, trace)["series"][1:]:
+        size = row["podRequestCpuCores"]
+        count = math.ceil(row["demandCpuCores"] / (target * size))
+        count = min(max(count, spec["minReplicas"]), spec["maxReplicas"])
+        demand += row["demandCpuCores"]
+        allocated += count * size
+    return demand / allocated
 
 
 @pytest.mark.slow
@@ -60,3 +87,35 @@ def test_capacity_is_no_worse_than_weighted(trace: str) -> None:
         <= weighted["underProvisionedMinutes"]["total"] + UNDER_PROVISIONED_MARGIN_MINUTES
     )
     assert capacity["rollouts"] <= weighted["rollouts"]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("trace", ["ramp", "diurnal", "noisy"])
+def test_where_cpu_utilization_is_behind_memory_is_still_ahead(trace: str) -> None:
+    """On ramp, diurnal and noisy Capacity's CPU utilization is below Weighted's (its pods
+    are the curve's 840m against the workload's 250m, so a count that rounds up by a pod
+    costs more: docs/strategies.md measures that bound). What does hold there is pinned:
+    memory clearly better, under-provisioning within two 5-second ticks."""
+    capacity, weighted = summary("Capacity", trace), summary("Weighted", trace)
+    assert (
+        capacity["utilization"]["memory"]
+        >= weighted["utilization"]["memory"] + MEMORY_UTILIZATION_LEAD
+    )
+    assert (
+        capacity["underProvisionedMinutes"]["total"]
+        <= weighted["underProvisionedMinutes"]["total"] + 2 * UNDER_PROVISIONED_MARGIN_MINUTES
+    )
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("trace", ["steady", "step", "spike", "ramp", "diurnal", "noisy"])
+def test_capacity_is_as_close_to_a_perfect_count_of_its_pods_as_weighted(trace: str) -> None:
+    """Like for like: each strategy's CPU utilization against the best a count could do
+    with the pods it had. Capacity's pods are the curve's (3.4 times Weighted's), so its
+    bound is lower; its decisions may cost no more than Weighted's do."""
+    gaps = {
+        strategy: perfect_count_utilization(strategy, trace)
+        - summary(strategy, trace)["utilization"]["cpu"]
+        for strategy in ("Capacity", "Weighted")
+    }
+    assert gaps["Capacity"] <= gaps["Weighted"] + UTILIZATION_MARGIN, gaps
