@@ -55,7 +55,7 @@ from hvpa.controller.status import DRY_RUN, invalid_status, status_to_write
 from hvpa.controller.vpa import vpa_body, vpa_changes, vpa_name
 from hvpa.engine.conditions import ABLE_TO_SCALE, SCALING_ACTIVE, VERTICAL_SCALING_ACTIVE
 from hvpa.engine.decide import decide
-from hvpa.engine.decision import Decision, Snapshot, decision_to_dict
+from hvpa.engine.decision import Decision, Snapshot, format_resources
 from hvpa.engine.settings import Settings as EngineSettings
 from hvpa.logs import fields
 from hvpa.records import TargetRecord
@@ -427,13 +427,12 @@ class Reconciler:
     @staticmethod
     def _changed_containers(target: TargetRecord, decision: Decision) -> list[ContainerResources]:
         sidecars = {c.name for c in target.containers if c.sidecar}
-        shown = {c["name"]: c for c in decision_to_dict(decision)["containers"]}
         return [
             ContainerResources(
                 name=c.name,
                 sidecar=c.name in sidecars,
-                requests=shown[c.name]["requests"],
-                limits=shown[c.name]["limits"],
+                requests=format_resources(c.requests),
+                limits=format_resources(c.limits),
             )
             for c in decision.containers
             if c.changed

@@ -39,6 +39,7 @@ __all__ = [
     "VerticalDecision",
     "decision_to_dict",
     "format_amount",
+    "format_resources",
 ]
 
 
@@ -128,7 +129,8 @@ def format_amount(resource: str, milli: int) -> str:
     return format_milli(milli)
 
 
-def _resources(resources: Resources) -> dict[str, str]:
+def format_resources(resources: Resources) -> dict[str, str]:
+    """Requests or limits as the API spells them (`format_amount`), unset ones left out."""
     out: dict[str, str] = {}
     for name in ("cpu", "memory"):
         milli = resources.get(name)
@@ -164,13 +166,17 @@ def decision_to_dict(decision: Decision) -> dict[str, Any]:
     return {
         "replicas": {"current": decision.current_replicas, "desired": decision.desired_replicas},
         "containers": [
-            {"name": c.name, "requests": _resources(c.requests), "limits": _resources(c.limits)}
+            {
+                "name": c.name,
+                "requests": format_resources(c.requests),
+                "limits": format_resources(c.limits),
+            }
             for c in decision.containers
         ],
         "horizontal": horizontal,
         "vertical": {
             "containers": [
-                {"name": c.name, "target": _resources(c.target), "applied": c.applied}
+                {"name": c.name, "target": format_resources(c.target), "applied": c.applied}
                 for c in decision.vertical.containers
             ]
         },
