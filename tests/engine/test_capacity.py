@@ -2,8 +2,8 @@
 
 The plan is read directly here (no scenario), so each band is pinned with
 the numbers that reach it: the fewest replicas whose ceiling covers the
-demand, overhead + demand / replicas per pod, the joint hysteresis, the
-resize band, a vertical segment, the curve's end, and held axes.
+demand, overhead + demand / replicas per pod (memory beside a CPU target
+with the band's slack), the joint hysteresis, the resize band, a vertical segment, the curve's end, and held axes.
 """
 
 from __future__ import annotations
@@ -277,6 +277,39 @@ def plan(
             {"demand": {"cpu": 2250}, "replicas": 2, "curve": (point(1, 1000), point(10, 1000))},
             (3, {"cpu": 1000, "memory": GI}),
             id="a-shortfall-past-tolerance-moves-the-count",
+        ),
+        pytest.param(
+            {
+                "demand": {"cpu": 3000, "memory": 3 * GI},
+                "cpu": 100,
+                "memory": GI // 10,
+                "curve": (point(1, 1000, 4 * GI), point(10, 1000, 4 * GI)),
+                "spare": frozenset({"memory"}),
+            },
+            (3, {"cpu": 1000, "memory": 1_181_117_000_000}),
+            id="memory-beside-a-cpu-target-carries-the-band-slack-1GiB-x-1.1",
+        ),
+        pytest.param(
+            {
+                "demand": {"cpu": 3000, "memory": 3 * GI},
+                "cpu": 100,
+                "memory": GI // 10,
+                "curve": (point(1, 1000, 1100 * GI // 1000), point(10, 1000, 1100 * GI // 1000)),
+                "spare": frozenset({"memory"}),
+            },
+            (3, {"cpu": 1000, "memory": 1100 * GI // 1000}),
+            id="the-band-slack-stays-under-the-curve",
+        ),
+        pytest.param(
+            {
+                "demand": {"cpu": 3000, "memory": 3 * GI},
+                "cpu": 100,
+                "memory": GI // 10,
+                "curve": (point(1, 1000, 4 * GI), point(10, 1000, 4 * GI)),
+                "spare": frozenset({"cpu", "memory"}),
+            },
+            (3, {"cpu": 1000, "memory": 1_073_742_000_000}),
+            id="without-a-utilization-target-no-band-slack",
         ),
         pytest.param(
             {"demand": {"cpu": 3450}, "cpu": 100, "curve": (point(1, 1000), point(10, 1000))},

@@ -29,12 +29,12 @@ def shape(decision: Decision) -> tuple[int, int | None, int | None]:
     return decision.desired_replicas, requests.cpu, None if memory is None else memory // MB
 
 
-SETTLED = Workload(memory=575 * MB)
+SETTLED = Workload(memory=632_500_000_000)  # 575M x 1.1: memory carries the band's slack
 # The flat curve from minReplicas 2, so a resize can keep the count.
 FROM_TWO = [
     {"replicas": 2, "cpu": "1", "memory": "2G"},
     {"replicas": 10, "cpu": "1", "memory": "2G"},
-]  # 2 x 500m at 250m: demand 1000m and 1150M, as requested
+]  # 2 x 500m at 250m: demand 1000m and 1150M; pods of 500m and 1150M / 2 x 1.1
 
 
 @pytest.mark.parametrize(
@@ -44,42 +44,42 @@ FROM_TWO = [
             replace(SETTLED, cpu_usage=400),
             capacity_hvpa(),
             {"vpa_target": {"cpu": "4", "memory": "8G"}},
-            (4, 500, 575),
+            (4, 500, 632),
             id="demand-from-total-usage-not-the-vpa-target-pods-added-first",
         ),
         pytest.param(
             replace(SETTLED, cpu_usage=400),
             capacity_hvpa(),
             {"vpa_conditions": [{"type": "RecommendationProvided", "status": "False"}]},
-            (4, 500, 575),
+            (4, 500, 632),
             id="no-vpa-recommendation-needed-with-usage",
         ),
         pytest.param(
             replace(SETTLED, cpu_usage=240),
             capacity_hvpa(),
             {},
-            (2, 500, 575),
+            (2, 500, 632),
             id="a-surplus-within-tolerance-holds",
         ),
         pytest.param(
             replace(SETTLED, cpu_usage=260),
             capacity_hvpa(),
             {},
-            (2, 500, 575),
+            (2, 500, 632),
             id="a-cpu-shortfall-within-tolerance-holds-as-an-hpa-would",
         ),
         pytest.param(
             replace(SETTLED, cpu_usage=280),
             capacity_hvpa(),
             {},
-            (3, 500, 575),
+            (3, 500, 632),
             id="a-cpu-shortfall-past-tolerance-adds-a-pod",
         ),
         pytest.param(
             replace(SETTLED, cpu_usage=1800),
             capacity_hvpa(),
             {},
-            (8, 900, 143),
+            (8, 900, 158),
             id="flat-curve-adds-pods-of-at-most-one-cpu",
         ),
         pytest.param(
@@ -92,7 +92,7 @@ FROM_TWO = [
                 }
             ),
             {},
-            (8, 500, 575),
+            (8, 500, 632),
             id="the-largest-demand-of-the-down-window-at-todays-pod-size",
         ),
         pytest.param(
@@ -105,21 +105,21 @@ FROM_TWO = [
                 }
             ),
             {},
-            (2, 400, 1150),
+            (2, 400, 1265),
             id="a-demand-older-than-the-window-is-forgotten-pods-grow-first",
         ),
         pytest.param(
             replace(SETTLED, cpu_usage=900),
             capacity_hvpa(hpa=False),
             {},
-            (2, 1000, 575),
+            (2, 1000, 632),
             id="horizontal-off-pods-grow-up-to-the-curve-at-the-count",
         ),
         pytest.param(
             replace(SETTLED, cpu_usage=900),
             capacity_hvpa(vpa=False),
             {},
-            (8, 500, 575),
+            (8, 500, 632),
             id="vertical-off-the-count-covers-the-demand",
         ),
     ],
@@ -137,7 +137,7 @@ def test_no_usage_and_no_vpa_target_holds_both_axes() -> None:
     raw = SETTLED.raw(capacity_hvpa(), with_vpa=False)
     raw["podMetrics"] = []
     decision = run(raw)
-    assert shape(decision) == (2, 500, 575)
+    assert shape(decision) == (2, 500, 632)
     assert condition(decision, "AbleToScale") == ("False", "NoDemand")
     assert condition(decision, "VerticalScalingActive") == ("False", "NoDemand")
 
@@ -192,7 +192,7 @@ def test_ramp_up_and_down_returns_to_where_it_started() -> None:
         decision = workload.decide(hvpa)
         shapes.append(shape(decision))
         workload = workload.after(decision, 60)
-    assert shapes[2] == shapes[-1] == (1, 600, 575)
+    assert shapes[2] == shapes[-1] == (1, 600, 632)
     assert max(s[0] for s in shapes) > 1
     assert all(s[1] is not None and s[1] <= s[0] * 1000 for s in shapes), "above the curve"
 
@@ -200,7 +200,7 @@ def test_ramp_up_and_down_returns_to_where_it_started() -> None:
 def test_a_held_replica_count_reads_the_curve_again_at_that_count() -> None:
     hvpa = capacity_hvpa(hpa_scale_up={"updatePolicy": {"updateMode": "Off"}})
     decision = replace(SETTLED, cpu_usage=900).decide(hvpa)
-    assert shape(decision) == (2, 1000, 575)
+    assert shape(decision) == (2, 1000, 632)
     assert ("horizontal", "up", "UpdatePolicy") in blocked_of(decision)
 
 
@@ -209,7 +209,7 @@ def test_a_rollout_holds_the_resize_and_the_scale_down() -> None:
     decision = replace(SETTLED, cpu_usage=100, memory_usage=100 * MB).decide(
         capacity_hvpa(), rolling=True
     )
-    assert shape(decision) == (2, 500, 575)
+    assert shape(decision) == (2, 500, 632)
     assert ("vertical", "down", "Rollout") in blocked_of(decision)
     assert ("horizontal", "down", "Rollout") in blocked_of(decision)
 
@@ -235,21 +235,21 @@ def test_a_rollout_does_not_hold_a_count_above_max_replicas() -> None:
             capacity_hvpa(
                 FROM_TWO, minimum=2, vpa_scale_down={"minChange": {"cpu": {"value": "300m"}}}
             ),
-            (2, 500, 575),
+            (2, 500, 632),
             [("vertical", "down", "MinChange")],
             id="a-resize-alone-needs-min-change",
         ),
         pytest.param(
             replace(SETTLED, cpu_usage=160),
             capacity_hvpa(FROM_TWO, minimum=2),
-            (2, 320, 575),
+            (2, 320, 632),
             [],
             id="no-gardener-default-min-change-the-tolerance-decides",
         ),
         pytest.param(
             replace(SETTLED, cpu=4000, cpu_usage=1200),
             capacity_hvpa(RISING_CURVE, vpa_scale_down={"minChange": {"cpu": {"value": "3"}}}),
-            (3, 1600, 383),
+            (3, 1600, 421),
             [],
             id="a-resize-with-a-replica-move-does-not",
         ),
@@ -262,7 +262,7 @@ def test_a_rollout_does_not_hold_a_count_above_max_replicas() -> None:
                     "minChange": {"cpu": {"value": "100m"}, "memory": {"value": "100M"}}
                 },
             ),
-            (2, 300, 552),
+            (2, 300, 607),
             [],
             id="a-resize-that-clears-it-carries-every-resource",
         ),
@@ -285,13 +285,13 @@ def test_a_starving_container_resizes_through_the_bands() -> None:
     raw["podMetrics"][0]["containers"][0]["usage"]["cpu"] = "500m"
     raw["podMetrics"][1]["containers"][0]["usage"]["cpu"] = "0"
     decision = run(raw)
-    assert shape(decision) == (2, 1000, 1150)
+    assert shape(decision) == (2, 1000, 1265)
     assert any("starvation" in line for line in decision.explanation)
 
 
 def test_an_oom_kill_grows_memory_whatever_the_bands() -> None:
     decision = SETTLED.decide(capacity_hvpa(), oom_killed_at=at(60))
-    assert shape(decision) == (2, 500, 690)
+    assert shape(decision) == (2, 500, 759)
 
 
 def test_usage_and_demands_are_kept_in_the_status_within_their_windows() -> None:
@@ -370,4 +370,4 @@ def test_a_pod_that_is_not_serving_takes_no_load(condition_change: dict[str, str
     raw["pods"][1]["status"]["conditions"][0].update(condition_change)
     for item in raw["podMetrics"]:
         item["window"] = "30s"
-    assert shape(run(raw)) == (2, 800, 575)
+    assert shape(run(raw)) == (2, 800, 632)

@@ -8,7 +8,9 @@ from one reading of one curve with one number per resource, the demand D
 covers it, n x (ceiling(n) - overhead) >= D for every resource, and pods of
 overhead + D / n, never above the ceiling at n nor outside
 minAllowed/maxAllowed. That point depends on the demand alone, whichever
-side it is reached from, and its total is the demand itself.
+side it is reached from, and its total is the demand itself (memory beside
+a CPU target gets D / n x (1 + tolerance), since the count may sit in CPU's
+band: _Room.slacks).
 
 The curve is a ceiling, and a resize is a rolling update while a replica
 move is not, so the bands and the order of a move keep the workload from
@@ -143,6 +145,7 @@ class _Room:
     max_allowed: Mapping[str, int | None]
     min_allowed: Mapping[str, int]
     spare: frozenset[str] = frozenset()
+    slack: Fraction = Fraction(0)
 
     def cap(self, resource: str, replicas: int) -> int | None:
         """The largest per-pod size at `replicas`; None: unbounded."""
@@ -189,9 +192,28 @@ class _Room:
         """
         return resource in self.spare and replicas >= SPARE_FROM_REPLICAS
 
+    def slacks(self, resource: str) -> bool:
+        """Whether a pod's share of `resource` carries the joint band's slack.
+
+        The count may sit up to `tolerance` short of what the CPU demand
+        needs (the hysteresis holds it there, as an HPA's tolerance does),
+        and the same count must carry the memory, which holds no shortfall.
+        Sized to its bare share, memory ran out first at every step, so the
+        count moved at each crossing of the CPU target and CPU's band never
+        held (a pod above the target, 4-6 points of CPU utilization on a
+        ramp). So a resource without a utilization target, sized beside one
+        with a target, gets its share for a count `tolerance` smaller:
+        share x (1 + tolerance), under the curve's ceiling as always.
+        """
+        return resource in self.spare and self.slack > 0
+
     def share(self, resource: str, needed: int, replicas: int) -> int:
-        """A pod's share of the demand at `replicas` (with one pod out where that binds)."""
+        """A pod's share of the demand at `replicas` (with the band's slack, and with one pod
+        out where those bind)."""
         share = _share(resource, needed, replicas)
+        if self.slacks(resource):
+            widened = Fraction(share * (100 + self.slack), 100)
+            share = round_request(resource, -(-widened.numerator // widened.denominator))
         if self.spares(resource, replicas):
             load = ceil_div(needed * 100, 100 + DEFAULT_HEADROOM_PERCENT)
             share = max(share, _share(resource, load, replicas - 1))
@@ -267,6 +289,8 @@ def _solve(
         need = overhead.get(resource, 0) + room.share(resource, needed, replicas)
         sizes[resource] = _size(need, top, room.min_allowed.get(resource, 0))
         spare = (
+            f" x (1 + {float(room.slack):g}% for the band)" if room.slacks(resource) else ""
+        ) + (
             f", and the load with one of {replicas} pods out"
             if room.spares(resource, replicas)
             else ""
@@ -620,6 +644,7 @@ def plan_capacity(
         {r: high for r, (_, high) in bounds.items()},
         {r: low for r, (low, _) in bounds.items()},
         spare,
+        params.tolerance if any(r not in spare for r in sized) else Fraction(0),
     )
     wanted = {r: demand[r] for r in sized}
     if current_replicas == 0:
