@@ -7,7 +7,8 @@ and reaches watchers the same way. Rules kept:
 - create: namespace match (400), status reset, defaults, validation (422),
   AlreadyExists (409), uid/creationTimestamp/generation set by the server;
 - update: resourceVersion precondition (409), unconditional when absent
-  (except Leases: 422), create-on-update for Leases and Events, status
+  (except Leases and custom resources: 422), create-on-update for Leases
+  and Events, status
   ignored by the main resource and everything but status ignored by /status,
   generation bumped when the spec changes, no write (and no event) when
   nothing changed;

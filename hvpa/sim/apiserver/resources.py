@@ -2,9 +2,9 @@
 
 Each flag below is a per-resource choice the real registry makes in its
 strategy (create-on-update for Leases and Events, unconditional updates
-refused for Leases, the deleted object returned only for Pods, which kinds
-count generations, which carry /status and /scale), so that a client meets the
-same answers here as on a cluster.
+refused for Leases and custom resources, the deleted object returned only
+for Pods and Namespaces, which kinds count generations, which carry /status
+and /scale), so that a client meets the same answers here as on a cluster.
 """
 
 from __future__ import annotations
@@ -251,6 +251,7 @@ RESOURCES: Final[tuple[ResourceType, ...]] = (
         status=True,
         custom=True,
         generation=True,
+        unconditional_update=False,
     ),
     ResourceType(
         "autoscaling.k8s.io",
@@ -265,6 +266,7 @@ RESOURCES: Final[tuple[ResourceType, ...]] = (
         ),
         custom=True,
         generation=True,
+        unconditional_update=False,
     ),
     ResourceType(
         "metrics.k8s.io", "v1beta1", "pods", "", "PodMetrics", verbs=_READ_VERBS, metrics=True

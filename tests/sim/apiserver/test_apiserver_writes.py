@@ -231,6 +231,17 @@ async def test_leases_create_on_update_but_need_resource_version(http: Http) -> 
     assert (await http.put(f"{LEASES}/hvpa", lease)).status == 200
 
 
+async def test_custom_resources_need_a_resource_version_to_update(http: Http) -> None:
+    created = (await http.post(HVPAS, hvpa())).body
+    del created["metadata"]["resourceVersion"]
+    created["spec"]["replicas"] = 3
+    unconditional = await http.put(f"{HVPAS}/web", created)
+    assert unconditional.status == 422, unconditional.body
+    assert unconditional.body["details"]["causes"][0]["field"] == "metadata.resourceVersion"
+    status = await http.put(f"{HVPAS}/web/status", {**created, "status": {"replicas": 3}})
+    assert status.status == 422, status.body
+
+
 async def test_noop_update_keeps_resource_version(http: Http, server: ApiServer) -> None:
     created = (await http.post(DEPLOYMENTS, deployment())).body
     before = server.resource_version
