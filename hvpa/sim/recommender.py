@@ -23,9 +23,9 @@ The Vertical Pod Autoscaler's recommender, reduced to what hvpa reads:
 Choices and why. The VPA decays with a 24 h half-life because it watches a
 workload for days; a simulation of a few hours with that half-life would
 never see a recommendation come down after a peak, so the run picks a
-half-life scaled to its length (runner.py: a twelfth of the run, between
-10 min and 24 h), which keeps the VPA's character (slow to forget, quick to
-react to growth through the p90) at the run's time scale. The VPA widens its
+half-life scaled to its length (runner.default_half_life: a twenty-fourth
+of the run, between 5 min and 24 h), which keeps the VPA's character (slow
+to forget, quick to react to growth through the p90) at the run's time scale. The VPA widens its
 bounds for short histories by (1 + 1/days); over hours that factor would be
 5 to 25, so it is left out: the bounds are the plain percentiles. CPU
 samples are weighted 1 rather than by the pod's request (the VPA's weight),
