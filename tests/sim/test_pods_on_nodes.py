@@ -176,5 +176,6 @@ def test_throttled_and_oomkilled_pods_are_counted_per_tick() -> None:
     )
     ticks = m.run(60)
     last = ticks[-1].workloads[DEPLOYMENT]
+    assert sorted(last.usage) == sorted(p.name for p in m.pods(DEPLOYMENT))
     assert all(u.throttled and u.cpu == 300.0 for usages in last.usage.values() for u in usages)
     assert last.oom_kills == ()
