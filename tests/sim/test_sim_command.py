@@ -59,7 +59,7 @@ def test_list_names_every_scenario_trace_and_strategy(capsys: pytest.CaptureFixt
         "FILE.csv",
     ):
         assert name in out
-    assert "Weighted, HpaPreferred, HpaBiased, VpaBiased, Mixed" in out
+    assert "Weighted, HpaPreferred, HpaBiased, VpaBiased, Mixed, Capacity\n" in out
 
 
 @pytest.mark.parametrize("name", SCENARIO_NAMES)
