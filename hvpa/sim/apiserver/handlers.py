@@ -204,7 +204,7 @@ class HttpApi:
             if method == "POST":
                 body = await _body(request)
                 return _entry(registry.create(rtype, namespace, body, dry_run=dry_run), 201)
-            if method == "DELETE":
+            if method == "DELETE" and "deletecollection" in rtype.verbs:
                 return await self._delete_collection(request, rtype, namespace, dry_run)
             raise _not_allowed()
         if target.watch:

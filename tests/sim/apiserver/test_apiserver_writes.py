@@ -381,6 +381,13 @@ async def test_namespace_deletion_removes_its_objects(http: Http) -> None:
     assert (await http.get("/api/v1/namespaces/team/configmaps/c")).status == 404
 
 
+async def test_namespaces_cannot_be_deleted_as_a_collection(http: Http) -> None:
+    reply = await http.delete("/api/v1/namespaces")
+    assert reply.status == 405
+    assert_status(reply.body, 405, "MethodNotAllowed")
+    assert (await http.get("/api/v1/namespaces/default")).status == 200
+
+
 async def test_delete_collection_by_label(http: Http) -> None:
     for name, app in (("a", "web"), ("b", "web"), ("c", "db")):
         await http.post(PODS, pod(name, app=app))
