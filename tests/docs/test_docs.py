@@ -124,9 +124,14 @@ def test_other_command_is_well_formed(line: str) -> None:
         program, args = words[0], words[1:]
         if program == "hvpa":
             try:
-                build_parser().parse_args(args)
+                parsed = build_parser().parse_args(args)
             except SystemExit:
                 pytest.fail(f"hvpa cannot parse: {shlex.join(args)}")
+            # argparse also takes an unambiguous prefix (--compar for --compare): the docs
+            # must spell every option as --help lists it.
+            options = _parser_flags(parsed.command) | {"-h", "--help"}
+            written = {word.split("=", 1)[0] for word in args if word.startswith("-")}
+            assert written - {"-"} <= options, f"not an option of hvpa {parsed.command}"
         elif program == "make":
             makefile = (ROOT / "Makefile").read_text(encoding="utf-8")
             for target in args:
