@@ -10,6 +10,7 @@ checked there and in tests/api (fixtures copied from the examples).
 
 from __future__ import annotations
 
+import argparse
 import copy
 import shutil
 import subprocess
@@ -168,11 +169,20 @@ def _expanded_args() -> list[str]:
     return args
 
 
+def _run_flags() -> set[str]:
+    (subparsers,) = [
+        a for a in build_parser()._actions if isinstance(a, argparse._SubParsersAction)
+    ]
+    return {o for action in subparsers.choices["run"]._actions for o in action.option_strings}
+
+
 def test_deployment_runs_the_controller_with_leader_election() -> None:
     assert DEPLOYMENT["spec"]["replicas"] == 2
     assert "command" not in CONTAINER  # the image's ENTRYPOINT, hvpa
     args = build_parser().parse_args(_expanded_args())
     assert args.command == "run"
+    # Each flag as `hvpa run --help` spells it: argparse would also take a prefix.
+    assert {a.split("=", 1)[0] for a in CONTAINER["args"][1:]} <= _run_flags()
     settings = settings_from_args(args)
     assert settings.leader_elect
     assert settings.leader_election.lease_namespace == DEPLOYMENT["metadata"]["namespace"]
