@@ -29,7 +29,7 @@ import asyncio
 import contextlib
 import time
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from multiprocessing.connection import Connection
 from typing import Any
 
@@ -51,14 +51,12 @@ class ClusterSpec:
     pods_per_workload: int = 50
     deployments: bool = False
     history_limit: int = 200_000
-    options: dict[str, Any] = field(default_factory=dict)
 
 
 def populate(server: ApiServer, spec: ClusterSpec) -> None:
     objects = server.objects
     for index in range(corpus.NAMESPACES):
-        with contextlib.suppress(Exception):
-            objects.create("namespaces", {"metadata": {"name": corpus.namespace_name(index)}})
+        objects.create("namespaces", {"metadata": {"name": corpus.namespace_name(index)}})
     for index in range(spec.nodes):
         objects.create("nodes", corpus.node(index), keep_status=True)
     per = spec.pods_per_workload
