@@ -195,18 +195,21 @@ def _slug(heading: str) -> str:
     return text.replace(" ", "-")
 
 
+def _anchors(path: Path) -> set[str]:
+    text = FENCE.sub("", path.read_text(encoding="utf-8"))
+    return {_slug(h) for h in re.findall(r"^#+ (.+)$", text, re.MULTILINE)}
+
+
 @pytest.mark.parametrize("path", DOCS, ids=lambda p: p.name)
 def test_relative_links_resolve(path: Path) -> None:
     text = path.read_text(encoding="utf-8")
-    anchors = {_slug(h) for h in re.findall(r"^#+ (.+)$", text, re.MULTILINE)}
     broken = []
     for target in LINK.findall(text):
         if re.match(r"\w+://", target) or target.startswith("mailto:"):
             continue
         file, _, anchor = target.partition("#")
-        if file:
-            if not (path.parent / file).exists():
-                broken.append(target)
-        elif anchor not in anchors:
+        linked = path.parent / file if file else path
+        checks_anchor = anchor and linked.suffix == ".md"
+        if not linked.exists() or (checks_anchor and anchor not in _anchors(linked)):
             broken.append(target)
     assert broken == []
