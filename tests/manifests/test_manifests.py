@@ -244,3 +244,19 @@ def test_selectors_meet() -> None:
     assert monitor["spec"]["namespaceSelector"]["matchNames"] == [service["metadata"]["namespace"]]
     (endpoint,) = monitor["spec"]["endpoints"]
     assert endpoint["port"] == port["name"] and endpoint["path"] == "/metrics"
+
+
+# -- labels ---------------------------------------------------------------------------
+
+
+# The CRD is generated (hvpa.api.crd), with no labels.
+LABELLED: Final = [o for o in OBJECTS if o["kind"] != "CustomResourceDefinition"]
+
+
+@pytest.mark.parametrize("obj", LABELLED, ids=object_id)
+def test_labelled_as_hvpa(obj: dict[str, Any]) -> None:
+    labels = obj["metadata"].get("labels", {})
+    assert labels.get("app.kubernetes.io/name") == "hvpa"
+    # What exists for the controller's pods carries their labels, as the pods do.
+    if obj["kind"] in ("Deployment", "PodDisruptionBudget", "Service"):
+        assert _selects(POD["metadata"]["labels"], labels)
