@@ -213,3 +213,22 @@ def test_relative_links_resolve(path: Path) -> None:
         if not linked.exists() or (checks_anchor and anchor not in _anchors(linked)):
             broken.append(target)
     assert broken == []
+
+
+# -- quoted output ---------------------------------------------------------------------------
+
+
+@pytest.mark.slow
+def test_readme_sim_summary_is_what_make_sim_prints(tmp_path: Path) -> None:
+    """The README quotes `hvpa sim`'s summary and draws conclusions from its numbers."""
+    (quoted,) = [b for b in blocks(README, "") if b.startswith("hvpa sim: proposal-1")]
+    done = subprocess.run(
+        [Path(sys.executable).parent / "hvpa", "sim", "--no-plot", "-o", str(tmp_path)],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=True,
+    )
+    summary = done.stdout.split("\nreport: ", 1)[0]
+    assert quoted.rstrip("\n") == summary
