@@ -312,6 +312,17 @@ def plan(
             id="without-a-utilization-target-no-band-slack",
         ),
         pytest.param(
+            {
+                "demand": {"cpu": 4000, "memory": 4 * GI},
+                "cpu": 100,
+                "memory": GI // 10,
+                "curve": (point(1, 1000, 4 * GI), point(10, 1000, 4 * GI)),
+                "spare": frozenset({"memory"}),
+            },
+            (4, {"cpu": 1000, "memory": 1_181_117_000_000}),
+            id="beside-a-cpu-target-the-slack-not-a-share-with-one-pod-out",
+        ),
+        pytest.param(
             {"demand": {"cpu": 3450}, "cpu": 100, "curve": (point(1, 1000), point(10, 1000))},
             (4, {"cpu": 863, "memory": GI}),
             id="fewest-pods-of-their-share",
