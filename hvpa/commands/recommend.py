@@ -15,7 +15,7 @@ import sys
 from pathlib import Path
 from typing import Any, Final
 
-HELP = "print what hvpa would decide for a scenario (ENGINE.md §6)"
+HELP = "print what hvpa would decide for a scenario"
 _SUFFIXES: Final = (".yaml", ".yml", ".json")
 
 

@@ -106,7 +106,9 @@ def configure(parser: argparse.ArgumentParser) -> None:
         "(kubeconfig, /metrics and /debug/state are printed) until Ctrl-C",
     )
     parser.add_argument(
-        "--list", action="store_true", help="list the built-in scenarios and traces, and exit"
+        "--list",
+        action="store_true",
+        help="list the built-in scenarios, traces and strategies, and exit",
     )
     parser.add_argument(
         "-v", "--verbose", action="store_true", help="show the controller's log (info level)"
