@@ -42,6 +42,7 @@ maxAllowed (up to the curve's last size where a container has none).
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from fractions import Fraction
@@ -221,8 +222,7 @@ class _Room:
         out where those bind)."""
         share = _share(resource, needed, replicas)
         if self.slacks(resource):
-            widened = Fraction(share * (100 + self.slack), 100)
-            share = round_request(resource, -(-widened.numerator // widened.denominator))
+            share = round_request(resource, math.ceil(share * (100 + self.slack) / 100))
         if self.spares(resource, replicas):
             load = ceil_div(needed * 100, 100 + DEFAULT_HEADROOM_PERCENT)
             share = max(share, _share(resource, load, replicas - 1))
@@ -297,7 +297,7 @@ def _solve(
             continue
         need = overhead.get(resource, 0) + room.share(resource, needed, replicas)
         sizes[resource] = _size(need, top, room.min_allowed.get(resource, 0))
-        spare = (
+        widened = (
             f" x (1 + {float(room.slack):g}% for the band)" if room.slacks(resource) else ""
         ) + (
             f", and the load with one of {replicas} pods out"
@@ -308,7 +308,7 @@ def _solve(
             f"curve: {resource}: {replicas} replicas, ceiling "
             f"{'none' if top is None else format_milli(top)} per pod; per pod "
             f"{format_milli(overhead.get(resource, 0))} + its share of {format_milli(needed)}"
-            f"{spare} = {format_milli(sizes[resource])}"
+            f"{widened} = {format_milli(sizes[resource])}"
         )
     return Shape(replicas, sizes)
 
@@ -334,8 +334,7 @@ def _tolerated(
     tolerated = {}
     for resource, needed in demand.items():
         held = held_shortfall(tolerance, resource in headroom_only)
-        fraction = Fraction(needed * 100) / (100 + held)
-        tolerated[resource] = -(-fraction.numerator // fraction.denominator)
+        tolerated[resource] = math.ceil(needed * 100 / (100 + held))
     return tolerated
 
 
