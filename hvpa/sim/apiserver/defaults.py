@@ -75,7 +75,8 @@ def _quantity(value: Any, path: str) -> str:
         raise BadRequest(f"{path}: {_QUANTITY_MESSAGE}") from error
 
 
-@lru_cache(maxsize=8192)
+# typed: 1.0 and True are equal keys, and a cached "1" must not let `true` through.
+@lru_cache(maxsize=8192, typed=True)
 def _canonical(value: str | int | float) -> str:
     return str(parse(value))
 

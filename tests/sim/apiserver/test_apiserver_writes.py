@@ -168,9 +168,14 @@ async def test_pod_create_status_defaults_and_quantities(http: Http) -> None:
     assert reply.body["status"] == {"phase": "Pending", "qosClass": "Guaranteed"}
 
 
-async def test_bad_quantity_is_bad_request(http: Http) -> None:
+@pytest.mark.parametrize("bad", ["lots", True])
+async def test_bad_quantity_is_bad_request(http: Http, bad: Any) -> None:
+    # A number equal to the bad value first: its canonical form must not answer for it.
+    good = pod("good")
+    good["spec"]["containers"][0]["resources"] = {"requests": {"cpu": 1.0}}
+    assert (await http.post(PODS, good)).status == 201
     body = pod("p")
-    body["spec"]["containers"][0]["resources"] = {"requests": {"cpu": "lots"}}
+    body["spec"]["containers"][0]["resources"] = {"requests": {"cpu": bad}}
     reply = await http.post(PODS, body)
     assert reply.status == 400
 
