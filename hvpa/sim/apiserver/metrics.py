@@ -140,11 +140,6 @@ class Metrics:
         key = (self._group_resource(resource), namespace or "", name, metric)
         self._custom.setdefault(key, {})[frozenset(labels.items())] = series
 
-    def remove_custom_metric(
-        self, resource: str, name: str, metric: str, *, namespace: str | None = None
-    ) -> None:
-        self._custom.pop((self._group_resource(resource), namespace or "", name, metric), None)
-
     def set_external_metric(
         self,
         namespace: str,
@@ -159,9 +154,6 @@ class Metrics:
         series = _Series(_quantity(value), self._at(timestamp), window_seconds, series_labels)
         key = (namespace, metric.lower())
         self._external.setdefault(key, {})[frozenset(series_labels.items())] = series
-
-    def remove_external_metric(self, namespace: str, metric: str) -> None:
-        self._external.pop((namespace, metric.lower()), None)
 
     def clear(self) -> None:
         self._pods.clear()
