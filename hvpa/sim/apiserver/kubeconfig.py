@@ -15,14 +15,14 @@ __all__ = ["write_kubeconfig"]
 _NAME = "hvpa-sim"
 
 
-def write_kubeconfig(path: Path, *, server: str, token: str, namespace: str = "default") -> Path:
+def write_kubeconfig(path: Path, *, server: str, token: str) -> Path:
     config = {
         "apiVersion": "v1",
         "kind": "Config",
         "clusters": [{"name": _NAME, "cluster": {"server": server}}],
         "users": [{"name": _NAME, "user": {"token": token}}],
         "contexts": [
-            {"name": _NAME, "context": {"cluster": _NAME, "user": _NAME, "namespace": namespace}}
+            {"name": _NAME, "context": {"cluster": _NAME, "user": _NAME, "namespace": "default"}}
         ],
         "current-context": _NAME,
         "preferences": {},
