@@ -30,11 +30,6 @@ class Objects:
     def __init__(self, registry: Registry) -> None:
         self._registry = registry
 
-    @property
-    def resource_version(self) -> int:
-        """The latest resourceVersion handed out."""
-        return self._registry.storage.resource_version
-
     def resource(self, resource: Resource) -> ResourceType:
         return self._registry.resource(resource)
 
