@@ -18,7 +18,6 @@ Commands (a tuple; the reply is a dict, or the exception raised):
   restartCount), spread over every pod, at that rate; reply the rate made.
 - ("burst", events): that many pod status updates as fast as they can be
   made, then one write to the marker pod; reply the seconds taken.
-- ("rss",): the server's RSS.
 Benchmarks with more to do (bench_controller) add their own commands via
 `extra`.
 """
@@ -34,7 +33,6 @@ from multiprocessing.connection import Connection
 from typing import Any
 
 from bench import corpus
-from bench.harness import rss_bytes
 from hvpa.sim.apiserver import ApiServer
 
 __all__ = ["MARKER", "ClusterSpec", "Commands", "populate", "serve"]
@@ -165,7 +163,6 @@ async def _serve(
                 "kubeconfig": str(server.kubeconfig_path),
                 "url": server.url,
                 "seconds": time.perf_counter() - started,
-                "rss": rss_bytes(),
             }
         )
         while True:
@@ -186,8 +183,6 @@ async def _serve(
                         churn.one()
                     mark(server, str(churn.writes))
                     conn.send({"seconds": time.perf_counter() - began})
-                elif name == "rss":
-                    conn.send({"rss": rss_bytes()})
                 elif name in commands:
                     conn.send(await commands[name](*args))
                 else:
