@@ -337,23 +337,16 @@ def decide(
         gates = gate_settings(hvpa.spec)
     except (DurationError, MaintenanceWindowError) as error:
         problem = f"the spec cannot be applied: {error}"
+    outcome: Outcome | None = None
+    recommendation: VerticalRecommendation | None = None
+    demand: Demand | None = None
     if problem:
         conditions.set(SCALING_ACTIVE, False, "InvalidSpec", problem)
         explain.add(f"{problem}: nothing is scaled")
-        return _decision(
-            hvpa,
-            history,
-            conditions,
-            now,
-            explain,
-            current=current,
-            containers=target.containers,
-            horizontal=horizontal,
+    else:
+        outcome, recommendation, demand = _combine(
+            hvpa, snapshot, target, horizontal, gates, now, explain
         )
-
-    outcome, recommendation, demand = _combine(
-        hvpa, snapshot, target, horizontal, gates, now, explain
-    )
     return _decision(
         hvpa,
         history,
