@@ -393,16 +393,14 @@ def combine_capacity(
         carried = tuple(
             b for b in gated.blocked if b.axis == "vertical" and b.resource in held_vertical
         )
-    if again is None:
-        return _apply(
-            plan, gated, containers, first.targets, limits_gap, scale_times, now, holds, lines
-        )
-    lines.extend(f"  {line}" for line in again.lines)
+    if again is not None:
+        lines.extend(f"  {line}" for line in again.lines)
+    final = again or first
     return _apply(
-        again.plan,
-        again.gated,
+        final.plan,
+        final.gated,
         containers,
-        again.targets,
+        final.targets,
         limits_gap,
         scale_times,
         now,
