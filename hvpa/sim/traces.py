@@ -249,7 +249,12 @@ def parse_trace(spec: str, *, duration_seconds: float, peak: Demand, seed: int) 
         raise TraceError(f"trace {name}: needs 0 <= low <= high")
     level = shape.level(duration_seconds, values, low, high, random.Random(seed))
     label = name if not given else f"{name}:{','.join(f'{k}={v}' for k, v in given.items())}"
-    return Trace(label, lambda t: Demand(cpu * level(t), memory * level(t)))
+
+    def demand_at(t: float) -> Demand:
+        share = level(t)  # once per call: the cluster asks at every tick
+        return Demand(cpu * share, memory * share)
+
+    return Trace(label, demand_at)
 
 
 # ---------------------------------------------------------------- CSV
