@@ -278,15 +278,12 @@ def measure_demand(given: DemandInput, history: DemandHistory, usage: Sample | N
         lines.append(f"demand: no usage samples in the last {given.window_seconds:g}s")
         measured, source = _from_vpa(given, lines), "vpa"
         level = dict(measured)
+    earlier = _within(history.demands, given.now, given.down_window_seconds)
     if not measured:
         lines.append("demand: unknown (no usage samples and no trusted VPA target): hold")
-        kept = DemandHistory(
-            samples, _within(history.demands, given.now, given.down_window_seconds)
-        )
-        return Demand({}, {}, {}, "", kept, tuple(lines))
+        return Demand({}, {}, {}, "", DemandHistory(samples, earlier), tuple(lines))
     _with_floors(given, measured, lines)
     _with_floors(given, level, [])
-    earlier = _within(history.demands, given.now, given.down_window_seconds)
     effective = dict(measured)
     for sample in earlier:
         for resource in effective:
