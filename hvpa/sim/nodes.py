@@ -11,7 +11,7 @@ the node lifecycle controller would, so their workloads create them again.
 from __future__ import annotations
 
 import contextlib
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Final
 
 from hvpa.quantity import format_bytes, format_cpu
@@ -28,7 +28,6 @@ class SimNode:
     name: str
     cpu_millicores: int
     memory_bytes: int
-    labels: dict[str, str] = field(default_factory=dict)
 
 
 class NodePool:
@@ -85,7 +84,7 @@ class NodePool:
             },
             keep_status=True,
         )
-        self._nodes[name] = SimNode(name, self.cpu_millicores, self.memory_bytes, labels)
+        self._nodes[name] = SimNode(name, self.cpu_millicores, self.memory_bytes)
 
     def _remove(self, name: str) -> None:
         for pod in self._pods:
