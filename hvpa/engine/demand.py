@@ -42,6 +42,7 @@ from fractions import Fraction
 from typing import Final
 
 from hvpa.engine.vertical import describe, round_request
+from hvpa.engine.vertical.recommendation import RESOURCES
 from hvpa.quantity import ceil_div, format_milli
 from hvpa.records import CPU, MEMORY, PodMetricsRecord, Resources
 
@@ -58,7 +59,6 @@ __all__ = [
     "total_load",
 ]
 
-RESOURCES: Final = (CPU, MEMORY)
 # Without an HPA utilization target for a resource, demand keeps usage at 1 / (1 + 15%).
 DEFAULT_HEADROOM_PERCENT: Final = 15
 

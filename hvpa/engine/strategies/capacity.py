@@ -49,6 +49,7 @@ from fractions import Fraction
 
 from hvpa.engine.demand import DEFAULT_HEADROOM_PERCENT, describe_amounts
 from hvpa.engine.vertical import ContainerTarget, ResourceChange, round_request
+from hvpa.engine.vertical.recommendation import RESOURCES
 from hvpa.engine.vertical.requests import MEMORY_STEP_MILLI
 from hvpa.quantity import ceil_div, format_milli
 from hvpa.records import CPU, MEMORY, ContainerSpec, Resources
@@ -66,7 +67,6 @@ __all__ = [
     "pod_split",
 ]
 
-RESOURCES = (CPU, MEMORY)
 # A Deployment's default maxUnavailable (25%, rounded down) takes a pod down from four replicas.
 SPARE_FROM_REPLICAS = 4
 
