@@ -165,6 +165,12 @@ class _Room:
         most = self.max_allowed.get(resource)
         return most if most is not None else self.cap(resource, replicas)
 
+    def fits(self, sizes: Mapping[str, int], replicas: int) -> bool:
+        """Whether pods of `sizes` are within what a pod may hold at `replicas`."""
+        return all(
+            (top := self.cap(r, replicas)) is None or size <= top for r, size in sizes.items()
+        )
+
     def covers(self, demand: Mapping[str, int], replicas: int) -> bool:
         for resource, needed in demand.items():
             top = self.cap(resource, replicas)
@@ -349,11 +355,7 @@ def _kept(
     """The fewest replicas in [low, high] at today's pod size that the curve allows and that cover the demand."""
     fixed = replace(room, fixed=dict(current.sizes))
     for replicas in range(low, high + 1):
-        fits = all(
-            (top := room.cap(r, replicas)) is None or size <= top
-            for r, size in current.sizes.items()
-        )
-        if fits and fixed.covers(demand, replicas):
+        if room.fits(current.sizes, replicas) and fixed.covers(demand, replicas):
             return Shape(replicas, current.sizes)
     return None
 
@@ -504,10 +506,7 @@ def _order(
             )
             return kept
     grows = any(target.sizes[r] > current.sizes[r] for r in target.sizes)
-    fits = all(
-        (top := room.cap(r, current.replicas)) is None or size <= top
-        for r, size in target.sizes.items()
-    )
+    fits = room.fits(target.sizes, current.replicas)
     low, high = bounds
     inside = low <= current.replicas <= high
     if target.replicas < current.replicas and grows and fits and inside:
