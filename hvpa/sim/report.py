@@ -26,7 +26,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from hvpa.sim.observer import Observer
-from hvpa.sim.pods import WorkloadKey, container_sizes
+from hvpa.sim.pods import container_sizes
 from hvpa.sim.workloads import WorkloadChange
 
 __all__ = ["compare_table", "summarize", "summary_table"]
@@ -66,12 +66,10 @@ def _answered(observer: Observer, changes: Sequence[WorkloadChange]) -> int:
     return count
 
 
-def summarize(
-    observer: Observer, changes: Sequence[WorkloadChange], target: WorkloadKey
-) -> dict[str, Any]:
+def summarize(observer: Observer, changes: Sequence[WorkloadChange]) -> dict[str, Any]:
+    """The summary of a run; `changes` are its target's."""
     totals = observer.totals
     seconds = totals.seconds or 1.0
-    mine = [c for c in changes if c.workload == target]
     rows = observer.rows
     replicas = [r["replicas"] for r in rows] or [0]
     cpu_requests = [r["podRequestCpuCores"] for r in rows] or [0.0]
@@ -107,9 +105,9 @@ def summarize(
         "throttledPodMinutes": round(totals.throttled_pod_seconds / 60, 2),
         "unschedulablePodMinutes": round(totals.unschedulable_pod_seconds / 60, 2),
         "oomKills": len(totals.oom_kills),
-        "oomKillsAnswered": _answered(observer, mine),
-        "replicaChanges": sum(1 for c in mine if c.replicas is not None),
-        "rollouts": sum(1 for c in mine if c.template is not None),
+        "oomKillsAnswered": _answered(observer, changes),
+        "replicaChanges": sum(1 for c in changes if c.replicas is not None),
+        "rollouts": sum(1 for c in changes if c.template is not None),
         "replicas": {"min": min(replicas), "max": max(replicas), "final": replicas[-1]},
         "podRequests": {
             "container": observer.main_container,

@@ -310,7 +310,7 @@ def _report(
             "recommenderHalfLifeSeconds": half_life,
             "nodes": scenario.node_range or scenario.nodes,
         },
-        "summary": summarize(observer, cluster.workloads.changes, scenario.target),
+        "summary": summarize(observer, changes),
         "hvpaStatus": {
             "conditions": status.get("conditions") or [],
             "lastBlockedScaling": status.get("lastBlockedScaling") or [],
