@@ -209,7 +209,6 @@ def test_demand_history_keeps_one_sample_per_reading_within_its_window() -> None
     assert [s.time for s in kept.demands] == [NOW - 10, NOW]
 
 
-APP = ContainerSpec("app", Resources(cpu=1000, memory=GI), NO_RESOURCES)
 POLICY = ContainerTarget("app", NO_RESOURCES)
 
 
