@@ -27,7 +27,7 @@ docs/gardener-compatibility.md. Regenerate after editing a case:
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Final
 
@@ -288,39 +288,42 @@ SCALE_TESTS: Final = "controllers/autoscaling/hvpa_controller_test.go ##ScaleTes
 ALPHA1_TESTS: Final = "controllers/hvpa_controller_test.go ##ScaleTestScenarios (api/v1alpha1 line)"
 MIN_CHANGE_UP: Final = ("vertical", "up", "MinChange")
 
-# HPA 2 -> 3 at 70% utilization: 90% of the request gives ceil(2 x 90/70) = 3.
+# HPA 2 -> 3 at 70% utilization: 90% of the request gives ceil(2 x 90/70) = 3; each case
+# below is this one with its own fields.
+SCALE_UP: Final = Case(
+    name="",
+    entry="",
+    source=SCALE_TESTS,
+    replicas=2,
+    usage_percent=90,
+    vpa_cpu="500m",
+    vpa_memory="3G",
+    desired=3,
+    expected=UNSCALED,
+)
 SCALE_CASES: Final = (
-    Case(
+    replace(
+        SCALE_UP,
         name="scale-only-memory",
         entry="UpdateMode Auto, Should Scale only memory",
-        source=SCALE_TESTS,
-        replicas=2,
-        usage_percent=90,
-        vpa_cpu="500m",
-        vpa_memory="3G",
-        desired=3,
         expected=SCALED_BY_WEIGHT_40,
         blocked=(MIN_CHANGE_UP,),
         limit_scale=LIMIT_SCALE,
     ),
-    Case(
+    replace(
+        SCALE_UP,
         name="blocked-scaling",
         entry="UpdateMode Auto, blocked Scaling",
-        source=SCALE_TESTS,
-        replicas=2,
-        usage_percent=90,
         vpa_cpu="350m",
         vpa_memory="250M",
         vpa_weight=90,
-        desired=3,
         expected=UNSCALED,
         blocked=(MIN_CHANGE_UP,),
     ),
-    Case(
+    replace(
+        SCALE_UP,
         name="maintenance-window-blocked-scaling",
         entry="UpdateMode maintenanceWindow, blocked scaling",
-        source=SCALE_TESTS,
-        replicas=2,
         # HPA 2 -> 1: ceil(2 x 30/70) = 1, hpaWeight 10 gives floor(1.9) = 1, outside the window.
         usage_percent=30,
         history={"recommendations": []},
@@ -337,31 +340,22 @@ SCALE_CASES: Final = (
         ),
         note="the window is now+3h..now+4h, as the test builds it",
     ),
-    Case(
+    replace(
+        SCALE_UP,
         name="maintenance-window-scale-only-memory",
         entry="UpdateMode maintenanceWindow, Should Scale only memory",
-        source=SCALE_TESTS,
-        replicas=2,
-        usage_percent=90,
         vpa_cpu="200m",
-        vpa_memory="3G",
         update_mode="MaintenanceWindow",
         window=("110000+0000", "130000+0000"),
         limit_scale=LIMIT_SCALE,
-        desired=3,
         expected=SCALED_BY_WEIGHT_40,
         blocked=(("vertical", "down", "MinChange"),),
         note="the window is now-1h..now+1h, as the test builds it",
     ),
-    Case(
+    replace(
+        SCALE_UP,
         name="hpa-scaling-not-limited",
         entry="UpdateMode Auto, HPA scaling not limited",
-        source=SCALE_TESTS,
-        replicas=2,
-        usage_percent=90,
-        vpa_cpu="500m",
-        vpa_memory="3G",
-        desired=3,
         expected=PROPORTIONAL_SCALED,
         blocked=(MIN_CHANGE_UP,),
         note=(
@@ -371,23 +365,17 @@ SCALE_CASES: Final = (
             "proportionalScaled, CPU held by MinChange"
         ),
     ),
-    Case(
+    replace(
+        SCALE_UP,
         name="proportional-scaling",
         entry="UpdateMode Auto, Proportional scaling",
-        source=SCALE_TESTS,
-        replicas=2,
-        usage_percent=90,
-        vpa_cpu="500m",
-        vpa_memory="3G",
-        desired=3,
         expected=PROPORTIONAL_SCALED,
         blocked=(MIN_CHANGE_UP,),
     ),
-    Case(
+    replace(
+        SCALE_UP,
         name="requests-set-equal-to-limits",
         entry="UpdateMode Auto, Requests set equal to limits",
-        source=SCALE_TESTS,
-        replicas=2,
         resources=resources({"memory": "500M"}, {"memory": "500M"}),
         # No CPU request to take a utilization of: an average of 130m against 100m gives 3.
         metric={
@@ -395,16 +383,14 @@ SCALE_CASES: Final = (
             "resource": {"name": "cpu", "target": {"type": "AverageValue", "averageValue": "100m"}},
         },
         usage_percent=13,
-        vpa_cpu="500m",
         vpa_memory="100M",
-        desired=3,
         expected=LIMIT_EQUALLY_SCALED,
         note="the container requests no CPU, so the HPA metric is an AverageValue",
     ),
-    Case(
+    replace(
+        SCALE_UP,
         name="requests-only-request-above-fixed-limit",
         entry="UpdateMode Auto, ControlledValues RequestsOnly, Request higher than fixed limit",
-        source=SCALE_TESTS,
         replicas=3,
         resources=resources({"memory": "500M"}, {"memory": "600M"}),
         metric={
@@ -412,35 +398,26 @@ SCALE_CASES: Final = (
             "resource": {"name": "cpu", "target": {"type": "AverageValue", "averageValue": "100m"}},
         },
         usage_percent=10,
-        vpa_cpu="500m",
         vpa_memory="800M",
         vpa_weight=100,
         policy={"containerName": NAME, "controlledValues": "RequestsOnly"},
-        desired=3,
         expected=REQUESTS_CAPPED_TO_LIMIT,
         note="the container requests no CPU, so the HPA metric is an AverageValue",
     ),
-    Case(
+    replace(
+        SCALE_UP,
         name="vpa-unsupported-condition",
         entry="VPA unsupported condition",
-        source=SCALE_TESTS,
-        replicas=2,
-        usage_percent=90,
-        vpa_cpu="500m",
-        vpa_memory="3G",
         vpa_conditions=({"type": "ConfigUnsupported", "status": "True"},),
-        desired=3,
         expected=UNSCALED,
     ),
-    Case(
+    replace(
+        SCALE_UP,
         name="initial-hpa-scaling",
         entry="UpdateMode Auto, Initial HPA scaling",
         source=ALPHA1_TESTS,
         replicas=1,
         # HPA 1 -> 2: ceil(1 x 90/70) = 2.
-        usage_percent=90,
-        vpa_cpu="500m",
-        vpa_memory="3G",
         intervals=(
             {"startReplicaCount": 1, "lastReplicaCount": 1, "vpaWeight": 0},
             {"startReplicaCount": 2, "lastReplicaCount": 2, "vpaWeight": 100},
@@ -450,14 +427,13 @@ SCALE_CASES: Final = (
         expected=UNSCALED,
         blocked=(("vertical", "up", "Weight"),),
     ),
-    Case(
+    replace(
+        SCALE_UP,
         name="initial-vpa-scaling",
         entry="UpdateMode Auto, Initial VPA scaling",
         source=ALPHA1_TESTS,
         replicas=1,
         usage_percent=70,
-        vpa_cpu="500m",
-        vpa_memory="3G",
         intervals=(
             {"startReplicaCount": 1, "lastReplicaCount": 1, "vpaWeight": 100},
             {"startReplicaCount": 2, "lastReplicaCount": 4, "vpaWeight": 40},
