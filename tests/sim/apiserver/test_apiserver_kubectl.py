@@ -71,16 +71,16 @@ async def kubectl(server: ApiServer, home: Path, *args: str) -> str:
     return result.stdout
 
 
+async def apply(server: ApiServer, home: Path, text: str) -> str:
+    """`kubectl apply` of `text`, written to the one manifest file each test applies."""
+    manifest = home / "manifest.yaml"
+    manifest.write_text(text)
+    return await kubectl(server, home, "apply", "--validate=false", "-f", str(manifest))
+
+
 async def test_apply_get_scale(server: ApiServer, tmp_path: Path) -> None:
-    manifest = tmp_path / "web.yaml"
-    manifest.write_text(MANIFEST)
-    assert "created" in await kubectl(
-        server, tmp_path, "apply", "--validate=false", "-f", str(manifest)
-    )
-    manifest.write_text(MANIFEST.replace("cpu: 100m", "cpu: 200m"))
-    assert "configured" in await kubectl(
-        server, tmp_path, "apply", "--validate=false", "-f", str(manifest)
-    )
+    assert "created" in await apply(server, tmp_path, MANIFEST)
+    assert "configured" in await apply(server, tmp_path, MANIFEST.replace("cpu: 100m", "cpu: 200m"))
     assert any(r.method == "PATCH" and r.resource == "deployments" for r in server.requests)
     applied = orjson.loads(
         await kubectl(server, tmp_path, "get", "deployment", "web", "-o", "json")
@@ -96,14 +96,7 @@ async def test_apply_get_scale(server: ApiServer, tmp_path: Path) -> None:
 
 
 async def test_apply_a_custom_resource_uses_merge_patch(server: ApiServer, tmp_path: Path) -> None:
-    manifest = tmp_path / "hvpa.yaml"
-    manifest.write_text(HVPA)
-    assert "created" in await kubectl(
-        server, tmp_path, "apply", "--validate=false", "-f", str(manifest)
-    )
-    manifest.write_text(HVPA.replace("replicas: 1", "replicas: 2"))
-    assert "configured" in await kubectl(
-        server, tmp_path, "apply", "--validate=false", "-f", str(manifest)
-    )
+    assert "created" in await apply(server, tmp_path, HVPA)
+    assert "configured" in await apply(server, tmp_path, HVPA.replace("replicas: 1", "replicas: 2"))
     assert server.objects.get("hvpas", "web")["spec"]["replicas"] == 2
     assert "web" in await kubectl(server, tmp_path, "get", "hvpas")
