@@ -21,6 +21,7 @@ periodic resync.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
+from typing import TypeVar
 
 from msgspec.structs import replace
 
@@ -31,6 +32,8 @@ from hvpa.kube.informer import EventHandler
 from hvpa.records import ConfigMapRecord, NodeRecord, PodRecord, TargetRecord
 
 __all__ = ["Handlers"]
+
+T = TypeVar("T")
 
 
 class Handlers:
@@ -52,6 +55,19 @@ class Handlers:
     def _add_all(self, keys: Iterable[str]) -> None:
         for key in sorted(set(keys)):
             self._enqueue(key)
+
+    def _mapped(
+        self,
+        keys: Callable[[T], list[str]],
+        on_update: Callable[[T, T], None] | None = None,
+    ) -> EventHandler[T]:
+        """Queue what `keys` maps an added or deleted object to, and on an update what
+        the old and the new object map to (unless `on_update` says otherwise)."""
+        return EventHandler(
+            on_add=lambda obj: self._add_all(keys(obj)),
+            on_update=on_update or (lambda old, new: self._add_all(keys(old) + keys(new))),
+            on_delete=lambda obj: self._add_all(keys(obj)),
+        )
 
     # -- pods ------------------------------------------------------------------
 
@@ -75,11 +91,7 @@ class Handlers:
                 keys += self._pod_keys(old)
             self._add_all(keys)
 
-        return EventHandler(
-            on_add=lambda pod: self._add_all(self._pod_keys(pod)),
-            on_update=changed,
-            on_delete=lambda pod: self._add_all(self._pod_keys(pod)),
-        )
+        return self._mapped(self._pod_keys, changed)
 
     # -- targets ---------------------------------------------------------------
 
@@ -87,11 +99,7 @@ class Handlers:
         return self._cache.hvpa_keys_for_target(target.namespace, target.kind, target.name)
 
     def targets(self) -> EventHandler[TargetRecord]:
-        return EventHandler(
-            on_add=lambda target: self._add_all(self._target_keys(target)),
-            on_update=lambda old, new: self._add_all(self._target_keys(new)),
-            on_delete=lambda target: self._add_all(self._target_keys(target)),
-        )
+        return self._mapped(self._target_keys)
 
     # -- VPAs and HPAs -----------------------------------------------------------
 
@@ -101,21 +109,13 @@ class Handlers:
         return keys
 
     def vpas(self) -> EventHandler[VpaObject]:
-        return EventHandler(
-            on_add=lambda vpa: self._add_all(self._vpa_keys(vpa)),
-            on_update=lambda old, new: self._add_all(self._vpa_keys(old) + self._vpa_keys(new)),
-            on_delete=lambda vpa: self._add_all(self._vpa_keys(vpa)),
-        )
+        return self._mapped(self._vpa_keys)
 
     def _hpa_keys(self, hpa: HpaRecord) -> list[str]:
         return self._cache.hvpa_keys_for_target(*hpa.target)
 
     def hpas(self) -> EventHandler[HpaRecord]:
-        return EventHandler(
-            on_add=lambda hpa: self._add_all(self._hpa_keys(hpa)),
-            on_update=lambda old, new: self._add_all(self._hpa_keys(old) + self._hpa_keys(new)),
-            on_delete=lambda hpa: self._add_all(self._hpa_keys(hpa)),
-        )
+        return self._mapped(self._hpa_keys)
 
     # -- nodes and ConfigMaps ----------------------------------------------------
 
@@ -124,21 +124,13 @@ class Handlers:
             if replace(old, resource_version="") != replace(new, resource_version=""):
                 self._add_all(self._cache.cluster_proportional_keys())
 
-        return EventHandler(
-            on_add=lambda node: self._add_all(self._cache.cluster_proportional_keys()),
-            on_update=changed,
-            on_delete=lambda node: self._add_all(self._cache.cluster_proportional_keys()),
-        )
+        return self._mapped(lambda _: self._cache.cluster_proportional_keys(), changed)
 
     def _config_map_keys(self, config_map: ConfigMapRecord) -> list[str]:
         return self._cache.hvpa_keys_for_config_map(config_map.namespace, config_map.name)
 
     def config_maps(self) -> EventHandler[ConfigMapRecord]:
-        return EventHandler(
-            on_add=lambda cm: self._add_all(self._config_map_keys(cm)),
-            on_update=lambda old, new: self._add_all(self._config_map_keys(new)),
-            on_delete=lambda cm: self._add_all(self._config_map_keys(cm)),
-        )
+        return self._mapped(self._config_map_keys)
 
     # -- Hvpas -------------------------------------------------------------------
 
