@@ -143,9 +143,6 @@ class Observations(Collector):
         """The Hvpa is gone: its series and its debug entry go with it."""
         self._items.pop(key, None)
 
-    def keys(self) -> list[str]:
-        return sorted(self._items)
-
     def count_scaling(self, key: str, axis: str, direction: str) -> None:
         scalings = self.get(key).scalings
         scalings[(axis, direction)] = scalings.get((axis, direction), 0) + 1
