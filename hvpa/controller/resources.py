@@ -53,6 +53,20 @@ class _Meta(msgspec.Struct, rename="camel"):
     owner_references: list[dict[str, Any]] | None = None
 
 
+def _metadata(meta: _Meta, **more: Any) -> dict[str, Any]:
+    """The metadata a parser reads back: identity, `more`, and the creation time when set."""
+    metadata: dict[str, Any] = {
+        "name": meta.name,
+        "namespace": meta.namespace,
+        "uid": meta.uid,
+        "resourceVersion": meta.resource_version,
+        **more,
+    }
+    if meta.creation_timestamp is not None:
+        metadata["creationTimestamp"] = meta.creation_timestamp
+    return metadata
+
+
 # ---------------------------------------------------------------------------
 # Hvpa
 
@@ -109,19 +123,10 @@ class HvpaRecord:
 def hvpa_from_wire(wire: HvpaWire) -> HvpaRecord:
     """Never raises: a spec that does not parse becomes a record with its problems."""
     meta = wire.metadata
-    metadata: dict[str, Any] = {
-        "name": meta.name,
-        "namespace": meta.namespace,
-        "uid": meta.uid,
-        "resourceVersion": meta.resource_version,
-        "generation": meta.generation,
-    }
-    if meta.creation_timestamp is not None:
-        metadata["creationTimestamp"] = meta.creation_timestamp
     raw: dict[str, Any] = {
         "apiVersion": wire.api_version or f"{HVPA_GROUP}/{HVPA_VERSION}",
         "kind": wire.kind or HVPA_KIND,
-        "metadata": metadata,
+        "metadata": _metadata(meta, generation=meta.generation),
         "spec": wire.spec,
     }
     if wire.status is not None:
@@ -263,15 +268,7 @@ def _owner(ref: Mapping[str, Any]) -> OwnerRef:
 def vpa_object_from_wire(wire: VpaObjectWire) -> VpaObject:
     """Raises RecordError for unreadable quantities (the informer skips that VPA)."""
     meta = wire.metadata
-    metadata: dict[str, Any] = {
-        "name": meta.name,
-        "namespace": meta.namespace,
-        "uid": meta.uid,
-        "resourceVersion": meta.resource_version,
-        "ownerReferences": meta.owner_references or [],
-    }
-    if meta.creation_timestamp is not None:
-        metadata["creationTimestamp"] = meta.creation_timestamp
+    metadata = _metadata(meta, ownerReferences=meta.owner_references or [])
     record = decode_vpa({"metadata": metadata, "spec": wire.spec, "status": wire.status})
     return VpaObject(
         record=record,
