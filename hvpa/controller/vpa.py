@@ -22,11 +22,11 @@ from hvpa.api import API_VERSION as HVPA_API_VERSION
 from hvpa.api import KIND as HVPA_KIND
 from hvpa.api.base import plain
 from hvpa.api.resource import Hvpa
-from hvpa.controller.resources import VpaObject
+from hvpa.controller.resources import OWNED_VPAS, VpaObject
 
 __all__ = ["VPA_API_VERSION", "owner_reference", "vpa_body", "vpa_changes", "vpa_name"]
 
-VPA_API_VERSION = "autoscaling.k8s.io/v1"
+VPA_API_VERSION = OWNED_VPAS.api_version
 
 
 def vpa_name(hvpa: Hvpa) -> str:
@@ -78,7 +78,7 @@ def vpa_body(hvpa: Hvpa, uid: str, target_api_version: str) -> dict[str, Any]:
         metadata["labels"] = labels
     return {
         "apiVersion": VPA_API_VERSION,
-        "kind": "VerticalPodAutoscaler",
+        "kind": OWNED_VPAS.kind,
         "metadata": metadata,
         "spec": _spec(hvpa, target_api_version),
     }
