@@ -98,6 +98,11 @@ def hvpa_manifest(
     return body
 
 
+def events(server: ApiServer, reason: str) -> list[dict[str, Any]]:
+    """The Events in `default` with that reason."""
+    return [e for e in server.objects.list("events", namespace="default") if e["reason"] == reason]
+
+
 WRITE_METHODS = ("POST", "PUT", "PATCH", "DELETE")
 
 

@@ -13,7 +13,7 @@ import itertools
 from typing import Any
 
 from integration_cluster import Load, MiniCluster
-from integration_helpers import VIRTUAL_TIME, eventually, hvpa_manifest, writes
+from integration_helpers import VIRTUAL_TIME, events, eventually, hvpa_manifest, writes
 
 from hvpa.records import parse_time
 from hvpa.settings import ControllerSettings
@@ -25,10 +25,6 @@ pytestmark = VIRTUAL_TIME
 def conditions(server: ApiServer, name: str) -> dict[str, dict[str, Any]]:
     status = server.objects.get("hvpas", name).get("status") or {}
     return {c["type"]: c for c in status.get("conditions") or ()}
-
-
-def events(server: ApiServer, reason: str) -> list[dict[str, Any]]:
-    return [e for e in server.objects.list("events", namespace="default") if e["reason"] == reason]
 
 
 async def test_dry_run_writes_nothing_to_targets(

@@ -10,17 +10,13 @@ import asyncio
 from typing import Any
 
 from integration_cluster import Load, MiniCluster
-from integration_helpers import VIRTUAL_TIME, eventually, hvpa_manifest, writes
+from integration_helpers import VIRTUAL_TIME, events, eventually, hvpa_manifest, writes
 
 from hvpa.sim.apiserver import ApiServer
 
 pytestmark = VIRTUAL_TIME
 
 MI = 1024 * 1024
-
-
-def events(server: ApiServer, reason: str) -> list[dict[str, Any]]:
-    return [e for e in server.objects.list("events", namespace="default") if e["reason"] == reason]
 
 
 async def test_load_rise_scales_out_and_back(
