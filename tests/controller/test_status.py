@@ -74,8 +74,13 @@ def test_dry_run_reports_without_claiming() -> None:
 
 
 def test_a_stale_invalid_spec_condition_goes() -> None:
+    """With the horizontal axis off the engine sets no ScalingActive of its own, so the
+    condition written while the spec was invalid would otherwise stay."""
     stale = Condition(type="ScalingActive", status="False", reason="InvalidSpec", message="was bad")
-    spec, decision = proportional(HvpaStatus(conditions=(stale,)))
+    record = hvpa(hpa={"deploy": False})
+    assert record.hvpa is not None
+    spec = replace(record.hvpa, status=HvpaStatus(conditions=(stale,)))
+    decision = decide(spec, Snapshot(target=target()), NOW)
     status = status_to_write(hvpa=spec, decision=decision, target=target(), dry_run=False, now=NOW)
     assert all(c.reason != "InvalidSpec" for c in status.conditions or ())
 
