@@ -362,7 +362,7 @@ class Reconciler:
         # Only now: a write that failed leaves the history in memory for the retry.
         self._unwritten_history.pop(key, None)
         self._expect(key, "hvpa", record.resource_version, written)
-        await self._report(key, involved, decision, previous, status)
+        await self._report(key, involved, target, decision, previous, status)
 
     def _defer_history(
         self, record: HvpaRecord, written: HvpaStatus, status: HvpaStatus, now: float
@@ -457,6 +457,7 @@ class Reconciler:
         self,
         key: str,
         involved: InvolvedObject,
+        target: TargetRecord | None,
         decision: Decision,
         previous: HvpaStatus,
         status: HvpaStatus,
@@ -487,7 +488,7 @@ class Reconciler:
             if condition.type == DRY_RUN:
                 if old is None or old.message != condition.message:
                     if decision.scales:
-                        self._count_dry_run(key, decision)
+                        self._count_dry_run(key, target, decision)
                     await self._applier.record(
                         RecordedEvent(involved, "Normal", "DryRun", condition.message)
                     )
@@ -502,12 +503,16 @@ class Reconciler:
                 RecordedEvent(involved, "Warning", condition.reason, condition.message)
             )
 
-    def _count_dry_run(self, key: str, decision: Decision) -> None:
+    def _count_dry_run(self, key: str, target: TargetRecord | None, decision: Decision) -> None:
+        """A dry run counts what it reports on both axes, as an applied decision would count."""
         current, desired = decision.current_replicas, decision.desired_replicas
         if desired != current:
             self._observations.count_scaling(
                 key, "horizontal", "up" if desired > current else "down"
             )
+        if target is not None:
+            for direction in self._vertical_directions(target, decision):
+                self._observations.count_scaling(key, "vertical", direction)
 
 
 def _show(amounts: dict[str, str] | object) -> str:

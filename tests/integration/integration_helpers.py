@@ -103,6 +103,31 @@ def events(server: ApiServer, reason: str) -> list[dict[str, Any]]:
     return [e for e in server.objects.list("events", namespace="default") if e["reason"] == reason]
 
 
+def recommend(server: ApiServer, *, cpu: str, memory: str) -> None:
+    """What a VPA recommender would write into the child VPA's status."""
+    server.objects.patch(
+        "verticalpodautoscalers",
+        "web-vpa",
+        {
+            "status": {
+                "conditions": [{"type": "RecommendationProvided", "status": "True"}],
+                "recommendation": {
+                    "containerRecommendations": [
+                        {
+                            "containerName": "app",
+                            "target": {"cpu": cpu, "memory": memory},
+                            "lowerBound": {"cpu": cpu, "memory": memory},
+                            "upperBound": {"cpu": cpu, "memory": memory},
+                        }
+                    ]
+                },
+            }
+        },
+        namespace="default",
+        subresource="status",
+    )
+
+
 WRITE_METHODS = ("POST", "PUT", "PATCH", "DELETE")
 
 

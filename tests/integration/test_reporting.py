@@ -13,7 +13,14 @@ import itertools
 from typing import Any
 
 from integration_cluster import Load, MiniCluster
-from integration_helpers import VIRTUAL_TIME, events, eventually, hvpa_manifest, writes
+from integration_helpers import (
+    VIRTUAL_TIME,
+    events,
+    eventually,
+    hvpa_manifest,
+    recommend,
+    writes,
+)
 
 from hvpa.records import parse_time
 from hvpa.settings import ControllerSettings
@@ -25,6 +32,51 @@ pytestmark = VIRTUAL_TIME
 def conditions(server: ApiServer, name: str) -> dict[str, dict[str, Any]]:
     status = server.objects.get("hvpas", name).get("status") or {}
     return {c["type"]: c for c in status.get("conditions") or ()}
+
+
+async def test_a_dry_run_counts_the_resize_it_reports(
+    apiserver: ApiServer, cluster: MiniCluster, start_controller: Any
+) -> None:
+    """hvpa_scalings_total counts what a dry run reports, the vertical axis included."""
+    cluster.deployment(
+        "web", replicas=2, requests={"cpu": "100m", "memory": "64Mi"}, load=Load(cpu_millicores=100)
+    )
+    hvpa = apiserver.objects.create("hvpas", hvpa_manifest(vpa=True, vpa_weight=100, hpa=False))
+    # A dry run creates no VPA: this one stands in for the child it would own.
+    apiserver.objects.create(
+        "verticalpodautoscalers",
+        {
+            "apiVersion": "autoscaling.k8s.io/v1",
+            "kind": "VerticalPodAutoscaler",
+            "metadata": {
+                "name": "web-vpa",
+                "namespace": "default",
+                "labels": {"role": "web-vpa"},
+                "ownerReferences": [
+                    {
+                        "apiVersion": hvpa["apiVersion"],
+                        "kind": "Hvpa",
+                        "name": "web",
+                        "uid": hvpa["metadata"]["uid"],
+                        "controller": True,
+                    }
+                ],
+            },
+            "spec": {
+                "targetRef": {"apiVersion": "apps/v1", "kind": "Deployment", "name": "web"},
+                "updatePolicy": {"updateMode": "Off"},
+            },
+        },
+    )
+    running = await start_controller(settings=ControllerSettings(dry_run=True))
+    recommend(apiserver, cpu="300m", memory="256Mi")
+    await eventually(
+        lambda: "would" in conditions(apiserver, "web").get("DryRun", {}).get("message", ""),
+        within=60,
+    )
+    assert cluster.requests("web")["cpu"] == "100m"
+    labels = {"namespace": "default", "name": "web", "axis": "vertical", "direction": "up"}
+    assert running.sample("hvpa_scalings_total", labels) == 1
 
 
 async def test_dry_run_writes_nothing_to_targets(

@@ -10,7 +10,14 @@ import asyncio
 from typing import Any
 
 from integration_cluster import Load, MiniCluster
-from integration_helpers import VIRTUAL_TIME, events, eventually, hvpa_manifest, writes
+from integration_helpers import (
+    VIRTUAL_TIME,
+    events,
+    eventually,
+    hvpa_manifest,
+    recommend,
+    writes,
+)
 
 from hvpa.sim.apiserver import ApiServer
 
@@ -121,31 +128,6 @@ async def test_vpa_recommendation_scales_up(
             {"namespace": "default", "name": "web", "axis": "vertical", "direction": "down"},
         )
         == 1
-    )
-
-
-def recommend(server: ApiServer, *, cpu: str, memory: str) -> None:
-    """What a VPA recommender would write into the child VPA's status."""
-    server.objects.patch(
-        "verticalpodautoscalers",
-        "web-vpa",
-        {
-            "status": {
-                "conditions": [{"type": "RecommendationProvided", "status": "True"}],
-                "recommendation": {
-                    "containerRecommendations": [
-                        {
-                            "containerName": "app",
-                            "target": {"cpu": cpu, "memory": memory},
-                            "lowerBound": {"cpu": cpu, "memory": memory},
-                            "upperBound": {"cpu": cpu, "memory": memory},
-                        }
-                    ]
-                },
-            }
-        },
-        namespace="default",
-        subresource="status",
     )
 
 
