@@ -51,6 +51,7 @@ __all__ = [
     "decode_target",
     "decode_vpa",
     "parse_time",
+    "quantity_milli",
 ]
 
 CPU: Final = "cpu"
@@ -76,13 +77,16 @@ def format_time(seconds: float) -> str:
     return datetime.fromtimestamp(int(seconds), UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
-def _milli(value: str | int | float | None, where: str) -> int | None:
-    if value is None:
-        return None
+def quantity_milli(value: str | int | float, where: str) -> int:
+    """A quantity from the API in milli-units; a bad one is a RecordError naming `where`."""
     try:
         return parse(value).milli()
     except QuantityError as error:
         raise RecordError(f"{where}: {error}") from error
+
+
+def _milli(value: str | int | float | None, where: str) -> int | None:
+    return None if value is None else quantity_milli(value, where)
 
 
 # ---------------------------------------------------------------------------

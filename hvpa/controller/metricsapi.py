@@ -41,8 +41,13 @@ from hvpa.kube.errors import KubeError
 from hvpa.kube.resources import api_path
 from hvpa.kube.wire import ObjectList
 from hvpa.logs import fields
-from hvpa.quantity import QuantityError, parse
-from hvpa.records import PodMetricsWire, RecordError, parse_time, pod_metrics_from_wire
+from hvpa.records import (
+    PodMetricsWire,
+    RecordError,
+    parse_time,
+    pod_metrics_from_wire,
+    quantity_milli,
+)
 
 __all__ = ["MetricsReader", "object_metric_path"]
 
@@ -128,13 +133,6 @@ def object_metric_path(query: ObjectMetricQuery) -> str:
     )
 
 
-def _milli(value: str | int | float, where: str) -> int:
-    try:
-        return parse(value).milli()
-    except QuantityError as error:
-        raise RecordError(f"{where}: {error}") from error
-
-
 class MetricsReader:
     """Performs metric queries against the metrics APIs of one API server."""
 
@@ -198,7 +196,7 @@ class MetricsReader:
         items = _decode_external(await self._get(path, params)).items or ()
         return ExternalMetricValueList(
             tuple(
-                ExternalMetricValue(_milli(item.value, "value"), parse_time(item.timestamp))
+                ExternalMetricValue(quantity_milli(item.value, "value"), parse_time(item.timestamp))
                 for item in items
             )
         )
@@ -210,7 +208,7 @@ class MetricsReader:
             tuple(
                 MetricValue(
                     described_name=item.described_object.name,
-                    value_milli=_milli(item.value, f"{item.described_object.name} value"),
+                    value_milli=quantity_milli(item.value, f"{item.described_object.name} value"),
                     timestamp=parse_time(item.timestamp),
                     window_seconds=item.window_seconds,
                 )
