@@ -202,7 +202,7 @@ _COMPARE_COLUMNS = (
 
 
 def compare_table(runs: Sequence[tuple[str, dict[str, Any]]]) -> str:
-    """One row per strategy, same trace: the like-for-like measures first (ENGINE.md §5)."""
+    """One row per strategy, same trace: the like-for-like measures first (docs/strategies.md)."""
     rows = [_COMPARE_COLUMNS]
     for strategy, summary in runs:
         rows.append(
