@@ -251,3 +251,32 @@ async def test_a_failed_history_flush_keeps_the_unwritten_history(
     # One per resync (the first comes one period plus this key's phase after the start);
     # a lost flush would leave a gap of a whole flush interval.
     assert len(times) >= 10 and max(gaps) < 2 * 15, recommendations
+
+
+async def test_a_chosen_off_axis_raises_no_warning(
+    apiserver: ApiServer, cluster: MiniCluster, start_controller: Any
+) -> None:
+    """A target scaled to zero (ScalingDisabled) and spec.vpa.deploy turned false
+    (VerticalScalingOff) are choices, not problems: their conditions, no Warning Event."""
+    cluster.deployment("web", replicas=0, requests={"cpu": "100m", "memory": "64Mi"})
+    apiserver.objects.create("hvpas", hvpa_manifest(vpa=True))
+    await start_controller()
+    await eventually(
+        lambda: (
+            conditions(apiserver, "web").get("ScalingActive", {}).get("reason") == "ScalingDisabled"
+        ),
+        within=30,
+    )
+    await eventually(lambda: "VerticalScalingActive" in conditions(apiserver, "web"), within=30)
+    apiserver.objects.patch(
+        "hvpas", "web", {"spec": {"vpa": {"deploy": False}}}, namespace="default"
+    )
+    await eventually(
+        lambda: (
+            conditions(apiserver, "web")["VerticalScalingActive"]["reason"] == "VerticalScalingOff"
+        ),
+        within=30,
+    )
+    await asyncio.sleep(60)
+    assert events(apiserver, "ScalingDisabled") == []
+    assert events(apiserver, "VerticalScalingOff") == []
