@@ -233,3 +233,18 @@ async def test_vpa_create_is_idempotent(apiserver: ApiServer, kube: KubeClient) 
         v["metadata"]["name"]
         for v in apiserver.objects.list(OWNED_VPAS.plural, namespace="default")
     ] == ["web-vpa"]
+
+
+async def test_deleting_a_vpa_already_gone_is_done(apiserver: ApiServer, kube: KubeClient) -> None:
+    """Two deletions race (a retry, a person with kubectl): the second finds nothing, and
+    the Hvpa's aim, no VPA, holds; the reconcile must not fail and retry over it."""
+    record = hvpa_record()
+    assert record.hvpa is not None
+    writer = applier(kube)
+    await writer.create_vpa(vpa_body(record.hvpa, "uid-web", "apps/v1"))
+    created = apiserver.objects.get(OWNED_VPAS.plural, "web-vpa", namespace="default")
+    vpa = vpa_object_from_wire(msgspec.convert(created, VpaObjectWire))
+    await writer.delete_vpa(vpa)
+    await writer.delete_vpa(vpa)
+    assert apiserver.objects.list(OWNED_VPAS.plural, namespace="default") == []
+    assert [w[3] for w in written(apiserver) if w[0] == "DELETE"] == [200, 404]
