@@ -165,7 +165,7 @@ def test_load_spreads_over_ready_pods_with_a_base_and_throttles_at_the_limit() -
     assert not sidecar.throttled
 
 
-def test_throttled_and_oomkilled_pods_are_counted_per_tick() -> None:
+def test_cpu_past_the_limit_throttles_every_pod_and_kills_none() -> None:
     m = model()
     m.server.objects.create(
         "deployments",
