@@ -67,7 +67,7 @@ from hvpa.controller.configmaps import ConfigMapWatches
 from hvpa.controller.events import EventCorrelator
 from hvpa.controller.handlers import Handlers
 from hvpa.controller.metricsapi import MetricsReader
-from hvpa.controller.observability import ControllerMetrics, Observations
+from hvpa.controller.observability import ControllerMetrics, InformerStates, Observations
 from hvpa.controller.reconciler import Reconciler
 from hvpa.controller.resources import HPAS, HVPAS, OWNED_VPAS
 from hvpa.engine.settings import Settings as EngineSettings
@@ -136,6 +136,9 @@ class Manager:
         self.observations = Observations()
         if self.registry is not None:
             self.registry.register(self.observations)
+            self.registry.register(
+                InformerStates(lambda: [*self.informers, *self.config_maps.informers])
+            )
 
         self.elector: LeaderElector | None = None
         if leader_election is not None:

@@ -9,6 +9,14 @@ series with it. They carry `namespace` and `name` (and `container`,
 `resource`, `axis`, `direction`, `reason` where they apply), never a pod
 name: the series count grows with Hvpas, not with pods.
 
+Some series exist for the alerts in manifests/monitoring/ (docs/monitoring.md):
+what holds a change now (`hvpa_scaling_blocked`: the counter of newly blocked
+changes cannot say how long a block lasts), the conditions as the last
+decision set them, memory scale-ups that answered an OOMKill, whether the
+last decision was only a dry run (a dry run never closes the gap between
+desired and current replicas), and whether each informer has synced
+(`InformerStates`).
+
 The same observations feed `/debug/state` (`Observations.state`), bounded
 in size: at most `max_hvpas` Hvpas and `max_lines` explanation lines each,
 with a note when something was cut.
@@ -16,7 +24,7 @@ with a note when something was cut.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any, Final
 
@@ -25,9 +33,10 @@ from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Metri
 from prometheus_client.registry import Collector
 
 from hvpa.engine.decision import Decision, decision_to_dict
+from hvpa.kube.informer import Informer
 from hvpa.records import CPU, MEMORY, Resources, format_time
 
-__all__ = ["RESULTS", "ControllerMetrics", "Observation", "Observations"]
+__all__ = ["RESULTS", "ControllerMetrics", "InformerStates", "Observation", "Observations"]
 
 # controller-runtime's reconcile results.
 RESULTS: Final = ("success", "error", "requeue", "requeue_after")
@@ -114,6 +123,8 @@ class Observation:
     # (axis, direction) -> count; (axis, direction, reason) -> count
     scalings: dict[tuple[str, str], int] = field(default_factory=dict)
     blocks: dict[tuple[str, str, str], int] = field(default_factory=dict)
+    # container -> memory scale-ups that answered an OOMKill
+    oomkill_scale_ups: dict[str, int] = field(default_factory=dict)
 
 
 def _amounts(resources: Resources) -> Iterator[tuple[str, float]]:
@@ -150,6 +161,20 @@ class Observations(Collector):
     def count_block(self, key: str, axis: str, direction: str, reason: str) -> None:
         blocks = self.get(key).blocks
         blocks[(axis, direction, reason)] = blocks.get((axis, direction, reason), 0) + 1
+
+    def count_oomkill_scale_ups(self, key: str, decision: Decision) -> None:
+        """Count each container whose memory the decision raised to answer an OOMKill.
+
+        The starvation guard marks only such memory changes (`starving`): CPU
+        starvation marks CPU changes. Called once per applied (or, in a dry
+        run, reported) decision, so a container counts once per answer."""
+        counts = self.get(key).oomkill_scale_ups
+        for container in decision.containers:
+            if any(
+                change.resource == MEMORY and change.direction == "up" and change.starving
+                for change in container.applied
+            ):
+                counts[container.name] = counts.get(container.name, 0) + 1
 
     # -- Prometheus ------------------------------------------------------------
 
@@ -239,6 +264,7 @@ class Observations(Collector):
             scalings,
             blocks,
         )
+        yield from _alerting_families([self._items[key] for key in sorted(self._items)])
 
     # -- /debug/state ------------------------------------------------------------
 
@@ -253,6 +279,82 @@ class Observations(Collector):
             "truncated": len(keys) > max_hvpas,
             "items": shown,
         }
+
+
+def _alerting_families(items: Iterable[Observation]) -> Iterator[Metric]:
+    """The per-Hvpa series the alerts need beside the ones above.
+
+    `hvpa_oomkill_scale_ups_total` is 0 for every container of the last
+    decision that never needed one: a counter that appears at 1 would hide
+    its first increase from `increase()`."""
+    base = ["namespace", "name"]
+    dry_run = GaugeMetricFamily(
+        "hvpa_dry_run",
+        "1 while the last decision was only reported (--dry-run), not applied",
+        labels=base,
+    )
+    blocked = GaugeMetricFamily(
+        "hvpa_scaling_blocked",
+        "1 for each change the last decision blocked, by axis, direction and reason (the gate)",
+        labels=[*base, "axis", "direction", "reason"],
+    )
+    conditions = GaugeMetricFamily(
+        "hvpa_status_condition",
+        "1 for each condition the last decision set, with its status and reason",
+        labels=[*base, "condition", "status", "reason"],
+    )
+    oomkills = CounterMetricFamily(
+        "hvpa_oomkill_scale_ups",
+        "Memory scale-ups applied (or, in a dry run, reported) to answer an OOMKill",
+        labels=[*base, "container"],
+    )
+    for item in items:
+        labels = [item.namespace, item.name]
+        dry_run.add_metric(labels, 1.0 if item.dry_run else 0.0)
+        decision = item.decision
+        if decision is None:
+            continue
+        for axis, direction, reason in sorted(
+            {(b.axis, b.direction, b.reason) for b in decision.blocked}
+        ):
+            blocked.add_metric([*labels, axis, direction, reason], 1.0)
+        for condition in decision.conditions:
+            conditions.add_metric(
+                [*labels, condition.type, condition.status, condition.reason], 1.0
+            )
+        for container in decision.containers:
+            count = item.oomkill_scale_ups.get(container.name, 0)
+            oomkills.add_metric([*labels, container.name], count)
+    yield from (dry_run, blocked, conditions, oomkills)
+
+
+class InformerStates(Collector):
+    """`hvpa_informer_synced`: 1 once an informer has listed, 0 until then.
+
+    A controller whose caches never sync decides nothing and never turns
+    ready; /readyz says only that, this says which informer. `informers`
+    is called at every scrape, since the ConfigMap informers come and go
+    with the configMapRefs. Informers of one name (several ConfigMaps of
+    one namespace) report together: 0 while any of them has not synced."""
+
+    def __init__(self, informers: Callable[[], Iterable[Informer[Any, Any]]]) -> None:
+        self._informers = informers
+
+    def describe(self) -> list[Metric]:
+        return []
+
+    def collect(self) -> Iterator[Metric]:
+        synced: dict[str, bool] = {}
+        for informer in self._informers():
+            synced[informer.name] = synced.get(informer.name, True) and informer.has_synced
+        family = GaugeMetricFamily(
+            "hvpa_informer_synced",
+            "1 once the informer has listed its resource, 0 until then",
+            labels=["informer"],
+        )
+        for name in sorted(synced):
+            family.add_metric([name], 1.0 if synced[name] else 0.0)
+        yield family
 
 
 def _entry(item: Observation, max_lines: int) -> dict[str, Any]:

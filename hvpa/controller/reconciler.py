@@ -412,6 +412,7 @@ class Reconciler:
         self._expect(key, "target", resource_version, written)
         for direction in self._vertical_directions(target, decision):
             self._observations.count_scaling(key, "vertical", direction)
+        self._observations.count_oomkill_scale_ups(key, decision)
         await self._applier.record(
             RecordedEvent(
                 involved,
@@ -513,6 +514,7 @@ class Reconciler:
         if target is not None:
             for direction in self._vertical_directions(target, decision):
                 self._observations.count_scaling(key, "vertical", direction)
+            self._observations.count_oomkill_scale_ups(key, decision)
 
 
 def _show(amounts: dict[str, str] | object) -> str:

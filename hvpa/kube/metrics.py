@@ -19,6 +19,8 @@ __all__ = ["KubeMetrics"]
 
 # controller-runtime's buckets for queue and work durations: 10 ns to 1000 s.
 _DURATION_BUCKETS: Final = tuple(1e-8 * 10**power for power in range(12))
+# client-go's buckets for API request latency (k8s.io/component-base restclient metrics).
+_REQUEST_BUCKETS: Final = (0.005, 0.025, 0.1, 0.25, 0.5, 1.0, 2.0, 4.0, 8.0, 15.0, 30.0, 60.0)
 
 
 class KubeMetrics:
@@ -72,6 +74,13 @@ class KubeMetrics:
             "rest_client_requests_total",
             "Number of HTTP requests, partitioned by status code, method, and host.",
             ["code", "method", "host"],
+            registry=registry,
+        )
+        self.request_latency = Histogram(
+            "rest_client_request_duration_seconds",
+            "Request latency in seconds. Broken down by verb, and host.",
+            ["verb", "host"],
+            buckets=_REQUEST_BUCKETS,
             registry=registry,
         )
         self.leader = Gauge(

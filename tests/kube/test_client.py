@@ -1,6 +1,7 @@
 """The API client against a scripted aiohttp server: error classes from Status bodies,
 which requests are retried (and how long Retry-After makes them wait), 401 credential
-refresh, the request counter, patch content types, and kubeconfig loading."""
+refresh, the request counter and latency histogram, patch content types, and kubeconfig
+loading."""
 
 import asyncio
 from collections.abc import AsyncIterator, Callable
@@ -286,6 +287,30 @@ async def test_requests_are_counted_by_code_method_and_host(
     assert (count("200", "GET"), count("404", "GET"), count("200", "PATCH")) == (1, 1, 1)
     assert state.requests[2][2]["Content-Type"] == PatchType.STRATEGIC.value
     assert orjson.loads(state.requests[2][3]) == {"a": 1}
+
+
+async def test_request_latency_by_verb_includes_retries_and_skips_watches(
+    script: tuple[Script, TestServer], metrics: KubeMetrics, registry: CollectorRegistry
+) -> None:
+    state, server = script
+    state.responses = [fail(429, "TooManyRequests", "7"), ok(), ok(), ok()]
+    async with make_client(server, metrics) as client:
+        await client.get("/api/v1/things")
+        await client.update("/api/v1/things/x", {"a": 1})
+        async with client.stream("/api/v1/things", params={"watch": 1}, timeout_seconds=60) as s:
+            await s.read_chunk()
+    host = f"{server.host}:{server.port}"
+
+    def observed(verb: str, what: str) -> float | None:
+        return registry.get_sample_value(
+            f"rest_client_request_duration_seconds_{what}", {"verb": verb, "host": host}
+        )
+
+    # The GET waited 7 s of virtual time for its Retry-After; the server answers at once.
+    assert observed("GET", "count") == 1, "one request, its retry included; the watch untimed"
+    assert observed("GET", "sum") == pytest.approx(7.0, abs=0.01)
+    assert (observed("PUT", "count"), observed("PUT", "sum")) == (1, pytest.approx(0, abs=0.01))
+    assert len(state.requests) == 4
 
 
 async def test_connection_refused_is_a_transport_error(
