@@ -38,7 +38,10 @@ from hvpa.settings import settings_from_args
 
 # The oldest Kubernetes the manifests support, and the one whose HPA hvpa follows.
 KUBERNETES_VERSIONS: Final = ("1.29.0", "1.35.0")
-OPERATOR_KINDS: Final = {("monitoring.coreos.com/v1", "ServiceMonitor")}
+OPERATOR_KINDS: Final = {
+    ("monitoring.coreos.com/v1", "ServiceMonitor"),
+    ("monitoring.coreos.com/v1", "PrometheusRule"),
+}
 
 OBJECTS: Final = install_objects()
 

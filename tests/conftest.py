@@ -1,0 +1,31 @@
+"""Fixtures for every test directory: the system tools the tests drive.
+
+A tool is found on the PATH. In CI (CI=true) a missing one fails the test:
+.ci/run installs it, so missing means that install broke, and a skip would
+pass a check that never ran. Elsewhere the test is skipped, naming the
+Debian package to install. A test that has more to check before it needs
+the tool asks for it late, with `request.getfixturevalue("promtool")`.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+
+import pytest
+
+
+def _required_tool(name: str, *, debian_package: str) -> str:
+    found = shutil.which(name)
+    if found is not None:
+        return found
+    reason = f"{name} not found: install the Debian package `{debian_package}` (.ci/run does)"
+    if os.environ.get("CI") == "true":
+        pytest.fail(f"{reason}; in CI a missing tool fails the test")
+    pytest.skip(reason)
+
+
+@pytest.fixture
+def promtool() -> str:
+    """The path of Prometheus' promtool."""
+    return _required_tool("promtool", debian_package="prometheus")
