@@ -30,6 +30,7 @@ seen for every request: verb, API group, resource, subresource, namespace.
 from __future__ import annotations
 
 import asyncio
+import functools
 import random
 from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import dataclass
@@ -259,8 +260,10 @@ def _rising(after_seconds: float) -> WorkloadLoad:
     )
 
 
+@functools.cache
 def record_run() -> RecordedRun:
-    """Run the scenario on a fresh simulator loop (about ten seconds of real time)."""
+    """Run the scenario on a fresh simulator loop (about ten seconds of real time); once
+    per process, as several test modules read it (and none changes it)."""
     with asyncio.Runner(loop_factory=SimEventLoop) as runner:
         return runner.run(_record())
 
