@@ -1,7 +1,9 @@
 """manifests/monitoring/dashboards/hvpa.json, offline: it parses as a Grafana dashboard an
 import can take (uid, title, schema version, panels placed on the 24-column grid with
 unique ids), every data source it names is the `datasource` variable (nothing of the
-author's Grafana), every panel has queries, and every variable it uses is defined.
+author's Grafana), every panel has queries that parse as PromQL (`promtool check rules` on
+them as recording rules, Grafana's variables filled in), and every variable it uses is
+defined.
 
 That the metrics and recording rules its queries read exist is
 test_monitoring_metrics.py's."""
@@ -9,11 +11,14 @@ test_monitoring_metrics.py's."""
 from __future__ import annotations
 
 import re
+import subprocess
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any, Final
 
 import pytest
-from monitoring_kit import dashboard, panels
+import yaml
+from monitoring_kit import dashboard, dashboard_expressions, panels
 
 BOARD: Final = dashboard()
 VARIABLE_DATASOURCE: Final = {"type": "prometheus", "uid": "${datasource}"}
@@ -74,3 +79,28 @@ def test_every_variable_used_is_defined() -> None:
     text = str(BOARD)
     used = set(re.findall(r"\$\{?(\w+)", text))
     assert used - GRAFANA_VARIABLES <= defined
+
+
+def filled_in(expr: str) -> str:
+    """The query as Grafana sends it: its step for `$__rate_interval`, a value for the rest."""
+    expr = re.sub(r"\$__(rate_)?interval\b", "1m", expr)
+    return re.sub(r"\$\{?\w+\}?", "x", expr)
+
+
+def test_every_query_parses(promtool: str, tmp_path: Path) -> None:
+    queries = [filled_in(expr) for _, expr in dashboard_expressions(BOARD)]
+    rules = [
+        {"record": f"dashboard:query_{index}:check", "expr": q} for index, q in enumerate(queries)
+    ]
+    (tmp_path / "queries.yaml").write_text(
+        yaml.safe_dump({"groups": [{"name": "q", "rules": rules}]})
+    )
+    done = subprocess.run(
+        [promtool, "check", "rules", "queries.yaml"],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
