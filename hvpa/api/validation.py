@@ -13,6 +13,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, Final
 
+from hvpa.api import references
 from hvpa.api.autoscaling import (
     METRIC_TYPES,
     POLICY_TYPES,
@@ -37,6 +38,7 @@ from hvpa.api.resource import API_VERSION, KIND, Hvpa
 from hvpa.api.spec import (
     CapacitySpec,
     ChangeParams,
+    ClusterProportional,
     ContainerResourcePolicy,
     HpaTemplateSpec,
     HvpaSpec,
@@ -133,9 +135,7 @@ def _spec(spec: HvpaSpec, path: str, findings: Findings) -> None:
     if spec.capacity is not None:
         _capacity(spec.capacity, template_spec, f"{path}.capacity", findings)
     if spec.cluster_proportional is not None:
-        _cluster_proportional(
-            plain(spec.cluster_proportional), f"{path}.clusterProportional", findings
-        )
+        _cluster_proportional(spec.cluster_proportional, f"{path}.clusterProportional", findings)
 
 
 def _target_ref(ref: CrossVersionObjectReference, path: str, findings: Findings) -> None:
@@ -151,6 +151,28 @@ def _target_ref(ref: CrossVersionObjectReference, path: str, findings: Findings)
         )
     if not ref.name:
         findings.add(f"{path}.name", "required")
+    else:
+        _path_segment(ref.name, f"{path}.name", findings)
+
+
+def _described_object(ref: CrossVersionObjectReference, path: str, findings: Findings) -> None:
+    """Upstream's ValidateCrossVersionObjectReference, plus the apiVersion it leaves unchecked.
+
+    Kind, name and apiVersion all end up in the custom metrics API's request
+    path, so each must be something a path can carry unchanged.
+    """
+    for field, value in (("kind", ref.kind), ("name", ref.name)):
+        if not value:
+            findings.add(f"{path}.{field}", "required")
+        else:
+            _path_segment(value, f"{path}.{field}", findings)
+    if ref.api_version and not references.is_api_version(ref.api_version):
+        findings.add(f"{path}.apiVersion", references.API_VERSION_MESSAGE)
+
+
+def _path_segment(name: str, path: str, findings: Findings) -> None:
+    for message in references.path_segment_problems(name):
+        findings.add(path, message)
 
 
 def _hpa_template_spec(spec: HpaTemplateSpec, path: str, findings: Findings) -> None:
@@ -241,10 +263,7 @@ def _pods_source(
 def _object_source(
     source: ObjectMetricSource, path: str, metric_type: str | None, findings: Findings
 ) -> None:
-    described = source.described_object
-    for field, value in (("kind", described.kind), ("name", described.name)):
-        if not value:
-            findings.add(f"{path}.describedObject.{field}", "required")
+    _described_object(source.described_object, f"{path}.describedObject", findings)
     _metric_identifier(source.metric, f"{path}.metric", findings)
     _metric_target(source.target, f"{path}.target", metric_type, findings)
     if source.target.value is None and source.target.average_value is None:
@@ -273,6 +292,8 @@ def _external_source(
 def _metric_identifier(metric: MetricIdentifier, path: str, findings: Findings) -> None:
     if not metric.name:
         findings.add(f"{path}.name", "must specify a metric name")
+    else:
+        _path_segment(metric.name, f"{path}.name", findings)
     if metric.selector is not None:
         _label_selector(metric.selector, f"{path}.selector", findings)
 
@@ -545,8 +566,17 @@ def _capacity(
             )
 
 
-def _cluster_proportional(raw: dict[str, Any], path: str, findings: Findings) -> None:
-    """cluster-proportional-autoscaler's own checks; its message names the sub-field first."""
+def _cluster_proportional(spec: ClusterProportional, path: str, findings: Findings) -> None:
+    """cluster-proportional-autoscaler's own checks; its message names the sub-field first.
+
+    A ConfigMap is read from the Hvpa's own namespace only: naming another
+    would let whoever may create an Hvpa read any ConfigMap in the cluster
+    with the controller's rights.
+    """
+    ref = spec.config_map_ref
+    if ref is not None and ref.namespace is not None:
+        findings.add(f"{path}.configMapRef.namespace", references.CONFIG_MAP_NAMESPACE_MESSAGE)
+    raw = plain(spec)
     try:
         parse_cluster_proportional(raw)
     except ProportionalError as error:

@@ -7,13 +7,11 @@ from controller_records import hvpa
 
 
 def test_valid_record() -> None:
-    record = hvpa(
-        clusterProportional={"configMapRef": {"name": "params", "namespace": "kube-system"}}
-    )
+    record = hvpa(clusterProportional={"configMapRef": {"name": "params"}})
     assert record.hvpa is not None and record.problems == ()
     assert record.key == "default/web"
     assert record.target == ("default", "Deployment", "web")
-    assert record.config_map == ("kube-system", "params")
+    assert record.config_map == ("default", "params")
     assert record.cluster_proportional
     assert record.hvpa.metadata["creationTimestamp"] == "2025-01-01T00:00:00Z"
 
