@@ -13,9 +13,11 @@ they are used.
 
 from __future__ import annotations
 
-from typing import Any, Final
+from typing import Annotated, Any, Final
 
 import msgspec
+
+from hvpa.api.base import Int32
 
 __all__ = [
     "ContainerResourceMetricSource",
@@ -36,6 +38,8 @@ METRIC_TYPES: Final = ("Resource", "ContainerResource", "Pods", "Object", "Exter
 TARGET_TYPES: Final = ("Utilization", "Value", "AverageValue")
 POLICY_TYPES: Final = ("Pods", "Percent")
 SELECT_POLICIES: Final = ("Max", "Min", "Disabled")
+# Upstream sets no bound; a handful is usual, and CEL cost estimates need one.
+MAX_POLICIES: Final = 16
 
 Quantity = str | int | float
 """A quantity as written in a manifest: `"100m"`, `"1Gi"`, or a bare number."""
@@ -55,7 +59,7 @@ class MetricTarget(_Model):
     type: str = ""
     value: Quantity | None = None
     average_value: Quantity | None = None
-    average_utilization: int | None = None
+    average_utilization: Int32 | None = None
 
 
 class MetricIdentifier(_Model):
@@ -104,14 +108,14 @@ class MetricSpec(_Model):
 
 class HPAScalingPolicy(_Model):
     type: str = ""
-    value: int = 0
-    period_seconds: int = 0
+    value: Int32 = 0
+    period_seconds: Int32 = 0
 
 
 class HPAScalingRules(_Model):
-    stabilization_window_seconds: int | None = None
+    stabilization_window_seconds: Int32 | None = None
     select_policy: str | None = None
-    policies: list[HPAScalingPolicy] | None = None
+    policies: Annotated[list[HPAScalingPolicy], msgspec.Meta(max_length=MAX_POLICIES)] | None = None
     # Per-direction tolerance (upstream HPAConfigurableTolerance), a quantity such as "0.05".
     tolerance: Quantity | None = None
 

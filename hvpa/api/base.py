@@ -15,11 +15,35 @@ pure engine and shared without copying; change one with
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Annotated, Any
+from typing import Annotated, Any, Final
 
 import msgspec
 
-__all__ = ["Model", "NonNegative", "Positive", "Time", "plain"]
+__all__ = [
+    "DEFAULT_MAX_ITEMS",
+    "DEFAULT_MAX_LENGTH",
+    "DEFAULT_MAX_PROPERTIES",
+    "INT32_MAX",
+    "INT64_MAX",
+    "Int32",
+    "Int64",
+    "Model",
+    "NonNegative",
+    "Positive",
+    "Text",
+    "Time",
+    "plain",
+]
+
+INT32_MAX: Final = 2**31 - 1
+INT64_MAX: Final = 2**63 - 1
+# What a string, a list or a map may hold when its field names no bound of its own: every
+# value an Hvpa holds is bounded, so the API server can estimate the cost of the CRD's CEL
+# rules and no tenant can store megabytes in one field. 253 is a DNS subdomain, the longest
+# Kubernetes name; fields that need more (messages, label keys) say so.
+DEFAULT_MAX_LENGTH: Final = 253
+DEFAULT_MAX_ITEMS: Final = 64
+DEFAULT_MAX_PROPERTIES: Final = 64
 
 
 class Model(
@@ -40,8 +64,13 @@ class Model(
     """
 
 
-NonNegative = Annotated[int, msgspec.Meta(ge=0)]
-Positive = Annotated[int, msgspec.Meta(ge=1)]
+Int32 = Annotated[int, msgspec.Meta(ge=-(2**31), le=INT32_MAX)]
+"""An int32 of the Go API it mirrors (replica counts, seconds, percentages)."""
+Int64 = Annotated[int, msgspec.Meta(ge=-(2**63), le=INT64_MAX)]
+NonNegative = Annotated[int, msgspec.Meta(ge=0, le=INT32_MAX)]
+Positive = Annotated[int, msgspec.Meta(ge=1, le=INT32_MAX)]
+Text = Annotated[str, msgspec.Meta(max_length=32768)]
+"""A message for people (a condition's, an error's): metav1.Condition's bound."""
 Time = Annotated[datetime, msgspec.Meta(tz=True)]
 """An RFC 3339 time with a zone, as metav1.Time writes it (`2024-05-01T10:00:00Z`)."""
 

@@ -24,7 +24,14 @@ import yaml
 from hvpa.api.autoscaling import MetricIdentifier, MetricSpec
 from hvpa.api.resource import API_VERSION, GROUP, KIND, PLURAL, VERSION, Hvpa
 from hvpa.api.spec import HvpaSpec, LabelSelectorSpec
-from hvpa.api.structure import is_quantity_type, struct_info
+from hvpa.api.structure import (
+    QUANTITY_MAX_LENGTH,
+    is_quantity_type,
+    max_items,
+    max_length,
+    max_properties,
+    struct_info,
+)
 from hvpa.api.threestage import THREE_STAGE_FIELDS, ThreeStageSpec
 from hvpa.api.v2beta1 import (
     ExternalMetricSourceV2beta1,
@@ -128,6 +135,7 @@ class _Renderer:
                 return {
                     "anyOf": [{"type": "integer"}, {"type": "string"}],
                     "pattern": QUANTITY_PATTERN,
+                    "maxLength": QUANTITY_MAX_LENGTH,
                     "x-kubernetes-int-or-string": True,
                 }
             members = [t for t in info.types if not isinstance(t, mi.NoneType)]
@@ -140,6 +148,7 @@ class _Renderer:
             out: dict[str, Any] = {"type": "array", "items": self._items(info.item_type, preserve)}
             if info.min_length is not None:
                 out["minItems"] = info.min_length
+            out["maxItems"] = max_items(info)
             return out
         if isinstance(info, mi.TupleType):
             count = len(info.item_types)
@@ -151,8 +160,16 @@ class _Renderer:
             }
         if isinstance(info, mi.DictType):
             if isinstance(info.value_type, mi.AnyType):
-                return {"type": "object", "x-kubernetes-preserve-unknown-fields": True}
-            return {"type": "object", "additionalProperties": self.schema(info.value_type)}
+                return {
+                    "type": "object",
+                    "maxProperties": max_properties(info),
+                    "x-kubernetes-preserve-unknown-fields": True,
+                }
+            return {
+                "type": "object",
+                "maxProperties": max_properties(info),
+                "additionalProperties": self.schema(info.value_type),
+            }
         if isinstance(info, mi.LiteralType):
             return {"type": "string", "enum": list(info.values)}
         if isinstance(info, mi.StrType):
@@ -161,6 +178,7 @@ class _Renderer:
                 out["pattern"] = info.pattern
             if info.min_length is not None:
                 out["minLength"] = info.min_length
+            out["maxLength"] = max_length(info)
             return out
         if isinstance(info, mi.BoolType):
             return {"type": "boolean"}

@@ -20,7 +20,7 @@ from hvpa.api.autoscaling import (
     MetricSpec,
     Quantity,
 )
-from hvpa.api.base import Model, NonNegative, Positive, plain
+from hvpa.api.base import Int64, Model, NonNegative, Positive, plain
 from hvpa.api.proportional import ClusterProportionalSpec, parse_cluster_proportional
 from hvpa.labels import LabelSelector
 
@@ -70,10 +70,18 @@ WindowTime = Annotated[
     ),
 ]
 Weight = Annotated[int, msgspec.Meta(ge=0, le=100)]
+# Upstream sets no bound on these lists; a bound is what lets the API server accept CEL rules
+# over them (their cost is estimated from it). Each is far above what a workload needs.
+MAX_METRICS: Final = 32
+MAX_CURVE_POINTS: Final = 64
+MAX_LADDER_STEPS: Final = 128
+MAX_INTERVALS: Final = 32
+LadderSteps = Annotated[tuple[tuple[Int64, Int64], ...], msgspec.Meta(max_length=MAX_LADDER_STEPS)]
 
 
 class LabelSelectorRequirement(Model, frozen=True, kw_only=True):
-    key: str
+    # A label key: an optional DNS subdomain prefix (253), a slash, a name (63).
+    key: Annotated[str, msgspec.Meta(max_length=317)]
     operator: str
     values: tuple[str, ...] | None = None
 
@@ -119,7 +127,7 @@ class HpaTemplateSpec(Model, frozen=True, kw_only=True):
     min_replicas: NonNegative | None = None
     max_replicas: Positive
     # autoscaling/v2 metrics; Gardener's autoscaling/v2beta1 shapes are converted on parse.
-    metrics: tuple[MetricSpec, ...] = ()
+    metrics: Annotated[tuple[MetricSpec, ...], msgspec.Meta(max_length=MAX_METRICS)] = ()
     behavior: HorizontalPodAutoscalerBehavior | None = None
 
 
@@ -144,7 +152,9 @@ class ContainerResourcePolicy(Model, frozen=True, kw_only=True):
     mode: Literal["Auto", "Off"] | None = None
     min_allowed: ResourceList | None = None
     max_allowed: ResourceList | None = None
-    controlled_resources: tuple[Literal["cpu", "memory"], ...] | None = None
+    controlled_resources: (
+        Annotated[tuple[Literal["cpu", "memory"], ...], msgspec.Meta(max_length=2)] | None
+    ) = None
     controlled_values: Literal["RequestsAndLimits", "RequestsOnly"] | None = None
 
 
@@ -212,16 +222,20 @@ class ResourceAmounts(Model, frozen=True, kw_only=True):
 class CapacitySpec(Model, frozen=True, kw_only=True):
     """The `Capacity` strategy (ENGINE.md §5): one curve of per-pod size against replicas."""
 
-    curve: Annotated[tuple[CurvePoint, ...], msgspec.Meta(min_length=1)]
+    curve: Annotated[
+        tuple[CurvePoint, ...], msgspec.Meta(min_length=1, max_length=MAX_CURVE_POINTS)
+    ]
     base_resources_per_replica: ResourceAmounts | None = None
     # Percent of the current total capacity the decision must move by.
     tolerance: Annotated[float, msgspec.Meta(ge=0)] | None = None
     # Percent a pod's size may differ from the curve's size for the demand
     # before the pods are resized (a rolling update) rather than counted.
     resize_tolerance: Annotated[float, msgspec.Meta(ge=0, le=100)] | None = None
-    scale_down_stabilization_seconds: NonNegative | None = None
+    # At most upstream HPA's longest stabilization window.
+    scale_down_stabilization_seconds: Annotated[int, msgspec.Meta(ge=0, le=3600)] | None = None
     demand_percentile: Annotated[float, msgspec.Meta(gt=0, le=100)] | None = None
-    demand_window_seconds: Positive | None = None
+    # At most a day: the window's samples are kept in status.history.usage.
+    demand_window_seconds: Annotated[int, msgspec.Meta(ge=1, le=86400)] | None = None
 
 
 class LinearSpec(Model, frozen=True, kw_only=True):
@@ -229,8 +243,9 @@ class LinearSpec(Model, frozen=True, kw_only=True):
 
     cores_per_replica: float | None = None
     nodes_per_replica: float | None = None
-    min: int | None = None
-    max: int | None = None
+    # Go ints (int64) in cluster-proportional-autoscaler.
+    min: Int64 | None = None
+    max: Int64 | None = None
     prevent_single_point_failure: bool | None = None
     include_unschedulable_nodes: bool | None = None
 
@@ -238,8 +253,8 @@ class LinearSpec(Model, frozen=True, kw_only=True):
 class LadderSpec(Model, frozen=True, kw_only=True):
     """cluster-proportional-autoscaler's `ladder`: [count, replicas] steps."""
 
-    cores_to_replicas: tuple[tuple[int, int], ...] | None = None
-    nodes_to_replicas: tuple[tuple[int, int], ...] | None = None
+    cores_to_replicas: LadderSteps | None = None
+    nodes_to_replicas: LadderSteps | None = None
     include_unschedulable_nodes: bool | None = None
 
 
@@ -267,7 +282,9 @@ class HvpaSpec(Model, frozen=True, kw_only=True):
     replicas: NonNegative | None = None
     hpa: HpaSpec = HpaSpec()
     vpa: VpaSpec = VpaSpec()
-    weight_based_scaling_intervals: tuple[WeightBasedScalingInterval, ...] = ()
+    weight_based_scaling_intervals: Annotated[
+        tuple[WeightBasedScalingInterval, ...], msgspec.Meta(max_length=MAX_INTERVALS)
+    ] = ()
     maintenance_time_window: MaintenanceTimeWindow | None = None
     strategy: Strategy | None = None
     mixed: MixedSpec | None = None

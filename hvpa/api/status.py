@@ -9,10 +9,12 @@ keeps None and () apart.
 
 from __future__ import annotations
 
-from typing import Final, Literal, get_args
+from typing import Annotated, Final, Literal, TypeVar, get_args
+
+import msgspec
 
 from hvpa.api.autoscaling import Quantity
-from hvpa.api.base import Model, Time
+from hvpa.api.base import Int32, Int64, Model, Text, Time
 from hvpa.api.spec import ResourceList, UpdatePolicy
 
 __all__ = [
@@ -46,11 +48,18 @@ BlockingReason = Literal[
 # Gardener's five, plus Rollout and ConflictingAutoscaler (ENGINE.md §4).
 BLOCKING_REASONS: Final[tuple[str, ...]] = get_args(BlockingReason)
 ConditionStatus = Literal["True", "False", "Unknown"]
+# The controller prunes history to the longest window in use: with the 15 s sync period and
+# windows of at most 3600 s (HPA) and 86400 s (Capacity's demand window) that is 240 and
+# 5760 entries; event-driven decisions add some. The bound is what the API server enforces,
+# so it sits well above that.
+MAX_HISTORY: Final = 10000
+T = TypeVar("T")
+HistoryList = Annotated[tuple[T, ...], msgspec.Meta(max_length=MAX_HISTORY)]
 
 
 class HpaStatus(Model, frozen=True, kw_only=True):
-    current_replicas: int | None = None
-    desired_replicas: int | None = None
+    current_replicas: Int32 | None = None
+    desired_replicas: Int32 | None = None
 
 
 class RecommendedContainerResources(Model, frozen=True, kw_only=True):
@@ -70,7 +79,7 @@ class VerticalPodAutoscalerCondition(Model, frozen=True, kw_only=True):
     status: ConditionStatus
     last_transition_time: Time | None = None
     reason: str | None = None
-    message: str | None = None
+    message: Text | None = None
 
 
 class VerticalPodAutoscalerStatus(Model, frozen=True, kw_only=True):
@@ -92,7 +101,7 @@ class BlockedScaling(Model, frozen=True, kw_only=True):
 
 
 class LastError(Model, frozen=True, kw_only=True):
-    description: str | None = None
+    description: Text | None = None
     last_update_time: Time | None = None
     last_operation: str | None = None
 
@@ -102,22 +111,22 @@ class Condition(Model, frozen=True, kw_only=True):
 
     type: str
     status: ConditionStatus
-    reason: str = ""
-    message: str = ""
+    reason: Annotated[str, msgspec.Meta(max_length=1024)] = ""
+    message: Text = ""
     last_transition_time: Time | None = None
-    observed_generation: int | None = None
+    observed_generation: Int64 | None = None
 
 
 class ReplicaRecommendation(Model, frozen=True, kw_only=True):
     """A raw horizontal recommendation, before stabilization, as upstream's HPA keeps it."""
 
     time: Time
-    replicas: int
+    replicas: Int32
 
 
 class ScaleEvent(Model, frozen=True, kw_only=True):
     time: Time
-    replica_change: int
+    replica_change: Int32
 
 
 class LastScaleTimes(Model, frozen=True, kw_only=True):
@@ -142,29 +151,29 @@ class ResourceSample(Model, frozen=True, kw_only=True):
 
 
 class History(Model, frozen=True, kw_only=True):
-    recommendations: tuple[ReplicaRecommendation, ...] | None = None
-    scale_up_events: tuple[ScaleEvent, ...] | None = None
-    scale_down_events: tuple[ScaleEvent, ...] | None = None
+    recommendations: HistoryList[ReplicaRecommendation] | None = None
+    scale_up_events: HistoryList[ScaleEvent] | None = None
+    scale_down_events: HistoryList[ScaleEvent] | None = None
     last_scale_times: LastScaleTimes | None = None
-    usage: tuple[ResourceSample, ...] | None = None
-    demands: tuple[ResourceSample, ...] | None = None
+    usage: HistoryList[ResourceSample] | None = None
+    demands: HistoryList[ResourceSample] | None = None
 
 
 class HvpaStatus(Model, frozen=True, kw_only=True):
     # The target's replica count, for the scale subresource.
-    replicas: int | None = None
+    replicas: Int32 | None = None
     # The pods' label selector in string form, for the scale subresource.
     target_selector: str | None = None
     hpa_scale_up_update_policy: UpdatePolicy | None = None
     hpa_scale_down_update_policy: UpdatePolicy | None = None
     vpa_scale_up_update_policy: UpdatePolicy | None = None
     vpa_scale_down_update_policy: UpdatePolicy | None = None
-    hpa_weight: int | None = None
-    vpa_weight: int | None = None
+    hpa_weight: Int32 | None = None
+    vpa_weight: Int32 | None = None
     override_scale_up_stabilization: bool = False
     last_blocked_scaling: tuple[BlockedScaling, ...] | None = None
     last_scaling: ScalingStatus | None = None
     last_error: LastError | None = None
     conditions: tuple[Condition, ...] | None = None
-    observed_generation: int | None = None
+    observed_generation: Int64 | None = None
     history: History | None = None

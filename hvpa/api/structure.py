@@ -25,10 +25,20 @@ from typing import Any, Final
 import msgspec
 import msgspec.inspect as mi
 
+from hvpa.api.base import DEFAULT_MAX_ITEMS, DEFAULT_MAX_LENGTH, DEFAULT_MAX_PROPERTIES
 from hvpa.api.problems import Findings, show
 from hvpa.quantity import is_quantity
 
-__all__ = ["Normaliser", "Walk", "is_quantity_type", "struct_info", "type_info"]
+__all__ = [
+    "Normaliser",
+    "Walk",
+    "is_quantity_type",
+    "max_items",
+    "max_length",
+    "max_properties",
+    "struct_info",
+    "type_info",
+]
 
 Normaliser = Callable[[dict[str, Any], str, "Walk"], dict[str, Any] | None]
 """Rewrites a struct's raw form before it is read (the three-stage form, v2beta1 metrics).
@@ -40,6 +50,8 @@ is left (its problems are reported).
 _INVALID: Final = object()
 _OPERATORS: Final = {">=": operator.ge, ">": operator.gt, "<=": operator.le, "<": operator.lt}
 _EPOCH: Final = datetime(1970, 1, 1, tzinfo=UTC)
+# Longer than any quantity the API server stores (apimachinery caps the digits it keeps).
+QUANTITY_MAX_LENGTH: Final = 64
 
 
 @cache
@@ -52,6 +64,18 @@ def struct_info(cls: type) -> mi.StructType:
     if not isinstance(info, mi.StructType):
         raise TypeError(f"{cls!r} is not a msgspec Struct")
     return info
+
+
+def max_length(info: mi.StrType) -> int:
+    return DEFAULT_MAX_LENGTH if info.max_length is None else info.max_length
+
+
+def max_items(info: mi.ListType | mi.VarTupleType) -> int:
+    return DEFAULT_MAX_ITEMS if info.max_length is None else info.max_length
+
+
+def max_properties(info: mi.DictType) -> int:
+    return DEFAULT_MAX_PROPERTIES if info.max_length is None else info.max_length
 
 
 def is_quantity_type(types: tuple[mi.Type, ...]) -> bool:
@@ -113,6 +137,10 @@ class Walk:
                 return self._bad(path, f"must be a string (got {show(raw)})")
             if info.min_length is not None and len(raw) < info.min_length:
                 return self._bad(path, "must not be empty")
+            if len(raw) > max_length(info):
+                return self._bad(
+                    path, f"must be at most {max_length(info)} characters (got {len(raw)})"
+                )
             if info.pattern is not None and not _matches(info.pattern, raw):
                 wanted = description or f"match {info.pattern}"
                 return self._bad(path, f"must be {wanted} (got {show(raw)})")
@@ -170,6 +198,10 @@ class Walk:
             )
         if isinstance(raw, bool) or not isinstance(raw, str | int):
             return self._bad(path, f'must be a quantity such as "250m" or "1Gi" (got {show(raw)})')
+        if isinstance(raw, str) and len(raw) > QUANTITY_MAX_LENGTH:
+            return self._bad(
+                path, f"must be at most {QUANTITY_MAX_LENGTH} characters (got {len(raw)})"
+            )
         if isinstance(raw, str) and not is_quantity(raw):
             return self._bad(path, f'must be a quantity such as "250m" or "1Gi" (got {show(raw)})')
         return raw
@@ -184,6 +216,8 @@ class Walk:
                 path,
                 f"must have at least {info.min_length} item{'s' if info.min_length > 1 else ''}",
             )
+        if len(raw) > max_items(info):
+            return self._bad(path, f"must have at most {max_items(info)} items (got {len(raw)})")
         items = [
             self._value(item, info.item_type, f"{path}[{index}]", fold)
             for index, item in enumerate(raw)
@@ -194,6 +228,10 @@ class Walk:
     def _dict(self, raw: Any, info: mi.DictType, path: str, fold: bool) -> object:
         if not isinstance(raw, dict):
             return self._bad(path, f"must be an object (got {show(raw)})")
+        if len(raw) > max_properties(info):
+            return self._bad(
+                path, f"must have at most {max_properties(info)} entries (got {len(raw)})"
+            )
         out: dict[str, Any] = {}
         for key, item in raw.items():
             if not isinstance(key, str):

@@ -31,7 +31,7 @@ from typing import Annotated, Any, Final, Literal
 import msgspec
 
 from hvpa.api.autoscaling import CrossVersionObjectReference
-from hvpa.api.base import Model, Positive, plain
+from hvpa.api.base import Model, NonNegative, Positive, plain
 from hvpa.api.spec import PodResourcePolicy
 from hvpa.api.structure import Walk
 
@@ -48,7 +48,7 @@ StageWeight = Annotated[float, msgspec.Meta(ge=0, le=1)]
 
 
 class HorizontalPodAutoscalerSpecV1(Model, frozen=True, kw_only=True):
-    min_replicas: Annotated[int, msgspec.Meta(ge=0)] | None = None
+    min_replicas: NonNegative | None = None
     max_replicas: Positive
     scale_target_ref: CrossVersionObjectReference
     target_cpu_utilization_percentage: Positive | None = msgspec.field(

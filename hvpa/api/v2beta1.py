@@ -15,7 +15,7 @@ import difflib
 from typing import Any, Final
 
 from hvpa.api.autoscaling import CrossVersionObjectReference, Quantity
-from hvpa.api.base import Model, plain
+from hvpa.api.base import Int32, Model, plain
 from hvpa.api.structure import Walk
 
 __all__ = [
@@ -31,14 +31,14 @@ __all__ = [
 
 class ResourceMetricSourceV2beta1(Model, frozen=True, kw_only=True):
     name: str = ""
-    target_average_utilization: int | None = None
+    target_average_utilization: Int32 | None = None
     target_average_value: Quantity | None = None
 
 
 class ContainerResourceMetricSourceV2beta1(Model, frozen=True, kw_only=True):
     name: str = ""
     container: str = ""
-    target_average_utilization: int | None = None
+    target_average_utilization: Int32 | None = None
     target_average_value: Quantity | None = None
 
 
