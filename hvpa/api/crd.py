@@ -22,6 +22,8 @@ import msgspec.inspect as mi
 import yaml
 
 from hvpa.api.autoscaling import MetricIdentifier, MetricSpec
+from hvpa.api.defaults import DEFAULT_STRATEGY
+from hvpa.api.fielddocs import class_doc, field_docs
 from hvpa.api.resource import API_VERSION, GROUP, KIND, PLURAL, VERSION, Hvpa
 from hvpa.api.spec import HvpaSpec, LabelSelectorSpec
 from hvpa.api.structure import (
@@ -40,7 +42,12 @@ from hvpa.api.v2beta1 import (
     PodsMetricSourceV2beta1,
 )
 
-__all__ = ["APPROVAL", "crd", "openapi_schema", "render_crd"]
+__all__ = ["APPROVAL", "CATEGORIES", "SHORT_NAMES", "crd", "openapi_schema", "render_crd"]
+
+# `kubectl get hv`; `hvpa` is the singular already. In `all`, as the HPA it stands in for is:
+# `kubectl get all` shows a workload with what scales it.
+SHORT_NAMES: Final = ("hv",)
+CATEGORIES: Final = ("all",)
 
 # The k8s.io group is protected (KEP-2337): a CRD in it must say where its API
 # was approved, or that it was not. Gardener's CRD said the same.
@@ -75,6 +82,8 @@ def crd() -> dict[str, Any]:
                 "listKind": f"{KIND}List",
                 "plural": PLURAL,
                 "singular": KIND.lower(),
+                "shortNames": list(SHORT_NAMES),
+                "categories": list(CATEGORIES),
             },
             "scope": "Namespaced",
             "versions": [
@@ -83,20 +92,15 @@ def crd() -> dict[str, Any]:
                     "served": True,
                     "storage": True,
                     "schema": {"openAPIV3Schema": openapi_schema()},
-                    "subresources": {
-                        "status": {},
-                        "scale": {
-                            "specReplicasPath": ".spec.replicas",
-                            "statusReplicasPath": ".status.replicas",
-                            "labelSelectorPath": ".status.targetSelector",
-                        },
-                    },
+                    # No scale subresource: an Hvpa is an autoscaler, not a workload (an
+                    # HPA has none either); `kubectl scale` belongs to its target.
+                    "subresources": {"status": {}},
                     "additionalPrinterColumns": [
-                        _column("Target", ".spec.targetRef.name", "string"),
+                        # From status: the three-stage form names its target in
+                        # hpaSpec.scaleTargetRef, and a column has one simple path.
+                        _column("Target", ".status.targetRef.name", "string"),
                         _column("Strategy", ".spec.strategy", "string"),
-                        _column(
-                            "Desired", ".status.lastScaling.hpaStatus.desiredReplicas", "integer"
-                        ),
+                        _column("Desired", ".status.desiredReplicas", "integer"),
                         _column("Current", ".status.replicas", "integer"),
                         _column("Age", ".metadata.creationTimestamp", "date"),
                     ],
@@ -208,20 +212,33 @@ class _Renderer:
         self, info: mi.StructType, *, root: bool = False, preserve: bool = False
     ) -> dict[str, Any]:
         properties: dict[str, Any] = {}
+        docs = field_docs(info.cls)
         for field in info.fields:
             if (info.cls, field.encode_name) in _SELECTORS:
                 properties[field.encode_name] = self.struct(struct_info(LabelSelectorSpec))
             elif root and field.encode_name == "metadata":
                 properties["metadata"] = {"type": "object"}
+                continue
             else:
                 properties[field.encode_name] = self.schema(field.type, preserve=preserve)
+            doc = docs.get(field.name) or _struct_doc(field.type)
+            if doc:
+                properties[field.encode_name] = {
+                    "description": doc,
+                    **properties[field.encode_name],
+                }
+        if info.cls is HvpaSpec:
+            properties["strategy"]["default"] = DEFAULT_STRATEGY
         required = [field.encode_name for field in info.fields if field.required]
         out: dict[str, Any] = {"type": "object"}
         if info.cls is HvpaSpec:
             three_stage = struct_info(ThreeStageSpec)
+            stage_docs = field_docs(ThreeStageSpec)
             for field in three_stage.fields:
                 folded = field.encode_name in THREE_STAGE_FIELDS[5:]
-                properties[field.encode_name] = self.schema(field.type, preserve=folded)
+                schema = self.schema(field.type, preserve=folded)
+                doc = stage_docs.get(field.name) or _struct_doc(field.type)
+                properties[field.encode_name] = {"description": doc, **schema} if doc else schema
             # targetRef, or the three-stage form's hpaSpec.scaleTargetRef.
             required.remove("targetRef")
             out["anyOf"] = [{"required": ["targetRef"]}, {"required": ["hpaSpec"]}]
@@ -232,6 +249,16 @@ class _Renderer:
         elif required:
             out["required"] = required
         return out
+
+
+def _struct_doc(info: mi.Type) -> str:
+    """The class docstring of a struct-typed field (through Optional and Annotated)."""
+    if isinstance(info, mi.Metadata):
+        info = info.type
+    if isinstance(info, mi.UnionType):
+        members = [t for t in info.types if not isinstance(t, mi.NoneType)]
+        info = members[0] if len(members) == 1 else info
+    return class_doc(info.cls) if isinstance(info, mi.StructType) else ""
 
 
 def _merge(first: dict[str, Any], second: dict[str, Any]) -> dict[str, Any]:

@@ -19,11 +19,17 @@ PLURAL: Final = "hvpas"
 
 class Hvpa(Model, frozen=True, kw_only=True):
     api_version: str = API_VERSION
+    """autoscaling.k8s.io/v1alpha1."""
     kind: str = KIND
+    """Hvpa."""
     # metav1.ObjectMeta, kept whole so that writing the object back loses nothing.
     metadata: dict[str, Any] = {}
     spec: HvpaSpec
+    """What to scale and how: the target, the horizontal (hpa) and vertical (vpa) settings, and
+    how the two combine.
+    """
     status: HvpaStatus | None = None
+    """What the controller observed and decided last, and the history its next decision reads."""
 
     @property
     def name(self) -> str:

@@ -13,7 +13,7 @@ from typing import Annotated, Final, Literal, TypeVar, get_args
 
 import msgspec
 
-from hvpa.api.autoscaling import Quantity
+from hvpa.api.autoscaling import CrossVersionObjectReference, Quantity
 from hvpa.api.base import Int32, Int64, Model, Text, Time
 from hvpa.api.spec import ResourceList, UpdatePolicy
 
@@ -59,83 +59,122 @@ HistoryList = Annotated[tuple[T, ...], msgspec.Meta(max_length=MAX_HISTORY)]
 
 class HpaStatus(Model, frozen=True, kw_only=True):
     current_replicas: Int32 | None = None
+    """The replica count when the change was made."""
     desired_replicas: Int32 | None = None
+    """The replica count decided."""
 
 
 class RecommendedContainerResources(Model, frozen=True, kw_only=True):
     container_name: str | None = None
+    """The container."""
     target: ResourceList
+    """The recommended requests."""
     lower_bound: ResourceList | None = None
+    """The least the container should get."""
     upper_bound: ResourceList | None = None
+    """The most the container should get."""
     uncapped_target: ResourceList | None = None
+    """The recommendation before the container policy's bounds."""
 
 
 class RecommendedPodResources(Model, frozen=True, kw_only=True):
     container_recommendations: tuple[RecommendedContainerResources, ...] | None = None
+    """One per container."""
 
 
 class VerticalPodAutoscalerCondition(Model, frozen=True, kw_only=True):
     type: str
+    """The condition's type."""
     status: ConditionStatus
+    """True, False or Unknown."""
     last_transition_time: Time | None = None
+    """When the status last changed."""
     reason: str | None = None
+    """Why, in one CamelCase word."""
     message: Text | None = None
+    """Why, for people."""
 
 
 class VerticalPodAutoscalerStatus(Model, frozen=True, kw_only=True):
     recommendation: RecommendedPodResources | None = None
+    """The recommended resources."""
     conditions: tuple[VerticalPodAutoscalerCondition, ...] | None = None
+    """The VPA's conditions."""
 
 
 class ScalingStatus(Model, frozen=True, kw_only=True):
     last_scale_time: Time | None = None
+    """When."""
     hpa_status: HpaStatus | None = None
+    """The replica change."""
     vpa_status: VerticalPodAutoscalerStatus | None = None
+    """The resource change."""
 
 
 class BlockedScaling(Model, frozen=True, kw_only=True):
     """A change a gate held back. Gardener nests the figures under `scalingStatus`."""
 
     reason: BlockingReason | None = None
+    """The gate: StabilizationWindow, MaintenanceWindow, UpdatePolicy, Weight, MinChange, Rollout
+    or ConflictingAutoscaler.
+    """
     scaling_status: ScalingStatus | None = None
+    """The change that was held back."""
 
 
 class LastError(Model, frozen=True, kw_only=True):
     description: Text | None = None
+    """What went wrong."""
     last_update_time: Time | None = None
+    """When."""
     last_operation: str | None = None
+    """What was being done."""
 
 
 class Condition(Model, frozen=True, kw_only=True):
     """A metav1.Condition (AbleToScale, ScalingActive, ScalingLimited, ...)."""
 
     type: str
+    """AbleToScale, ScalingActive, ScalingLimited, VerticalScalingActive or DryRun."""
     status: ConditionStatus
+    """True, False or Unknown."""
     reason: Annotated[str, msgspec.Meta(max_length=1024)] = ""
+    """Why, in one CamelCase word."""
     message: Text = ""
+    """Why, for people."""
     last_transition_time: Time | None = None
+    """When the status last changed."""
     observed_generation: Int64 | None = None
+    """The spec generation the condition was set for."""
 
 
 class ReplicaRecommendation(Model, frozen=True, kw_only=True):
     """A raw horizontal recommendation, before stabilization, as upstream's HPA keeps it."""
 
     time: Time
+    """When."""
     replicas: Int32
+    """The recommended replica count."""
 
 
 class ScaleEvent(Model, frozen=True, kw_only=True):
     time: Time
+    """When."""
     replica_change: Int32
+    """By how many replicas the count changed (positive both ways)."""
 
 
 class LastScaleTimes(Model, frozen=True, kw_only=True):
     """Per axis and direction; where absent, `status.lastScaling.lastScaleTime` stands for all four."""
 
     horizontal_up: Time | None = None
+    """When replicas were last added."""
     horizontal_down: Time | None = None
+    """When replicas were last removed."""
     vertical_up: Time | None = None
+    """When requests last grew."""
     vertical_down: Time | None = None
+    """When requests last shrank."""
 
 
 class ResourceSample(Model, frozen=True, kw_only=True):
@@ -146,34 +185,67 @@ class ResourceSample(Model, frozen=True, kw_only=True):
     """
 
     time: Time
+    """When."""
     cpu: Quantity | None = None
+    """CPU, a quantity."""
     memory: Quantity | None = None
+    """Memory, a quantity."""
 
 
 class History(Model, frozen=True, kw_only=True):
     recommendations: HistoryList[ReplicaRecommendation] | None = None
+    """Raw horizontal recommendations within the longest stabilization window, before
+    stabilization (as upstream's HPA keeps them).
+    """
     scale_up_events: HistoryList[ScaleEvent] | None = None
+    """Replica additions within the longest scale-up policy period."""
     scale_down_events: HistoryList[ScaleEvent] | None = None
+    """Replica removals within the longest scale-down policy period."""
     last_scale_times: LastScaleTimes | None = None
+    """When each axis last moved each way."""
     usage: HistoryList[ResourceSample] | None = None
+    """Capacity: total usage samples within the demand window."""
     demands: HistoryList[ResourceSample] | None = None
+    """Capacity: demands within the scale-down stabilization window."""
 
 
 class HvpaStatus(Model, frozen=True, kw_only=True):
-    # The target's replica count, for the scale subresource.
     replicas: Int32 | None = None
-    # The pods' label selector in string form, for the scale subresource.
-    target_selector: str | None = None
+    """The target's replica count after the latest decision (in a dry run, as it is)."""
+    target_selector: Annotated[str, msgspec.Meta(max_length=4096)] | None = None
+    """The target's pod selector, in string form."""
+    target_ref: CrossVersionObjectReference | None = None
+    """The target, whichever form the spec names it in (spec.targetRef or the three-stage form's
+    hpaSpec.scaleTargetRef).
+    """
+    desired_replicas: Int32 | None = None
+    """The replica count the latest decision wants (also in a dry run, where it is not applied).
+    """
     hpa_scale_up_update_policy: UpdatePolicy | None = None
+    """The update policy in force for this axis and direction (Gardener's field)."""
     hpa_scale_down_update_policy: UpdatePolicy | None = None
+    """The update policy in force for this axis and direction (Gardener's field)."""
     vpa_scale_up_update_policy: UpdatePolicy | None = None
+    """The update policy in force for this axis and direction (Gardener's field)."""
     vpa_scale_down_update_policy: UpdatePolicy | None = None
+    """The update policy in force for this axis and direction (Gardener's field)."""
     hpa_weight: Int32 | None = None
+    """The horizontal weight of the latest scaling, percent (Gardener's field)."""
     vpa_weight: Int32 | None = None
+    """The vertical weight of the latest scaling, percent (Gardener's field)."""
     override_scale_up_stabilization: bool = False
+    """Gardener's OOMKill flag: true makes the next vertical scale-up skip its stabilization
+    window.
+    """
     last_blocked_scaling: tuple[BlockedScaling, ...] | None = None
+    """The changes the latest decision held back, and the gate that held each."""
     last_scaling: ScalingStatus | None = None
+    """The latest change applied."""
     last_error: LastError | None = None
+    """Gardener's last error."""
     conditions: tuple[Condition, ...] | None = None
+    """What holds or drives the scaling, as standard conditions."""
     observed_generation: Int64 | None = None
+    """The spec generation the status was written for."""
     history: History | None = None
+    """What the next decision reads: recommendations, scale events, usage and demand samples."""

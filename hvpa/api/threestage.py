@@ -49,32 +49,52 @@ StageWeight = Annotated[float, msgspec.Meta(ge=0, le=1)]
 
 class HorizontalPodAutoscalerSpecV1(Model, frozen=True, kw_only=True):
     min_replicas: NonNegative | None = None
+    """The fewest replicas; default 1."""
     max_replicas: Positive
+    """The most replicas."""
     scale_target_ref: CrossVersionObjectReference
+    """The workload to scale (becomes spec.targetRef)."""
     target_cpu_utilization_percentage: Positive | None = msgspec.field(
         default=None, name="targetCPUUtilizationPercentage"
     )
+    """Target average CPU utilization, percent of requests."""
 
 
 class VpaUpdatePolicy(Model, frozen=True, kw_only=True):
     update_mode: Literal["Off", "Initial", "Recreate", "Auto", "InPlaceOrRecreate"] | None = None
+    """Must be Off: hvpa applies the recommendations itself."""
 
 
 class VerticalPodAutoscalerSpecV1(Model, frozen=True, kw_only=True):
     resource_policy: PodResourcePolicy | None = None
+    """Container policies."""
     update_policy: VpaUpdatePolicy | None = None
+    """Must say Off, or be left out."""
 
 
 class ThreeStageSpec(Model, frozen=True, kw_only=True):
     """The proposal's fields; they sit in `spec` next to hvpa's extensions."""
 
     stage_two_start_replica_count: Positive | None = None
+    """The proposal's three-stage form: where stage two begins (stage one runs from minReplicas
+    to here).
+    """
     stage_two_stop_replica_count: Positive | None = None
+    """The proposal's three-stage form: where stage two ends (stage three runs from here to
+    maxReplicas).
+    """
     first_stage_vpa_weight: StageWeight | None = None
+    """The proposal's three-stage form: the VPA weight in stage one, a fraction 0 to 1."""
     second_stage_vpa_weight: StageWeight | None = None
+    """The proposal's three-stage form: the VPA weight in stage two, a fraction 0 to 1."""
     third_stage_vpa_weight: StageWeight | None = None
+    """The proposal's three-stage form: the VPA weight in stage three, a fraction 0 to 1."""
     hpa_spec: HorizontalPodAutoscalerSpecV1 | None = None
+    """The proposal's three-stage form: an autoscaling/v1 HorizontalPodAutoscaler spec (keys
+    match in any case).
+    """
     vpa_spec: VerticalPodAutoscalerSpecV1 | None = None
+    """The proposal's three-stage form: a VerticalPodAutoscaler spec (keys match in any case)."""
 
 
 THREE_STAGE_FIELDS: Final = (

@@ -31,36 +31,55 @@ __all__ = [
 
 class ResourceMetricSourceV2beta1(Model, frozen=True, kw_only=True):
     name: str = ""
+    """The resource: cpu or memory."""
     target_average_utilization: Int32 | None = None
+    """autoscaling/v2beta1: target average utilization, percent of requests."""
     target_average_value: Quantity | None = None
+    """autoscaling/v2beta1: target average value per pod."""
 
 
 class ContainerResourceMetricSourceV2beta1(Model, frozen=True, kw_only=True):
     name: str = ""
+    """The resource: cpu or memory."""
     container: str = ""
+    """The container whose usage counts."""
     target_average_utilization: Int32 | None = None
+    """autoscaling/v2beta1: target average utilization, percent of requests."""
     target_average_value: Quantity | None = None
+    """autoscaling/v2beta1: target average value per pod."""
 
 
 class PodsMetricSourceV2beta1(Model, frozen=True, kw_only=True):
     metric_name: str = ""
+    """autoscaling/v2beta1: the metric's name."""
     target_average_value: Quantity | None = None
+    """autoscaling/v2beta1: target average value per pod."""
     selector: dict[str, Any] | None = None
+    """autoscaling/v2beta1: narrows the metric's series by label."""
 
 
 class ObjectMetricSourceV2beta1(Model, frozen=True, kw_only=True):
     target: CrossVersionObjectReference | None = None
+    """autoscaling/v2beta1: the object the metric describes."""
     metric_name: str = ""
+    """autoscaling/v2beta1: the metric's name."""
     target_value: Quantity | None = None
+    """autoscaling/v2beta1: the target value."""
     selector: dict[str, Any] | None = None
+    """autoscaling/v2beta1: narrows the metric's series by label."""
     average_value: Quantity | None = None
+    """autoscaling/v2beta1: the target average value per pod."""
 
 
 class ExternalMetricSourceV2beta1(Model, frozen=True, kw_only=True):
     metric_name: str = ""
+    """autoscaling/v2beta1: the metric's name."""
     metric_selector: dict[str, Any] | None = None
+    """autoscaling/v2beta1: narrows the metric's series by label."""
     target_value: Quantity | None = None
+    """autoscaling/v2beta1: the target value."""
     target_average_value: Quantity | None = None
+    """autoscaling/v2beta1: the target average value per pod."""
 
 
 class MetricSpecV2beta1(Model, frozen=True, kw_only=True):

@@ -3,8 +3,10 @@
 The engine's Decision carries the status as if its changes were applied.
 The controller adds, on top:
 
-- `replicas` and `targetSelector`, for the Hvpa's own /scale subresource
-  (what `kubectl get hvpa` and anything scaling the Hvpa read);
+- `replicas` and `targetSelector`: the target's replica count and pod selector;
+  `targetRef` (the target, whichever form the spec names it in) and
+  `desiredReplicas` (what the decision wants, dry run or not), for the
+  `kubectl get hvpa` columns;
 - in a dry run, nothing that says a change was applied: `lastScaling`,
   `hpaWeight`/`vpaWeight`, `overrideScaleUpStabilization` and the history of
   applied changes (`scaleUpEvents`, `scaleDownEvents`, `lastScaleTimes`) keep
@@ -125,6 +127,9 @@ def status_to_write(
             replicas=decision.current_replicas if dry_run else decision.desired_replicas,
             target_selector=str(target.selector),
         )
+    status = replace(
+        status, target_ref=hvpa.spec.target_ref, desired_replicas=decision.desired_replicas
+    )
     conditions = [
         c
         for c in status.conditions or ()

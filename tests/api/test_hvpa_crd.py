@@ -19,6 +19,7 @@ from hvpa_samples import DELETE, FIXTURE_NAMES, base, edited, fixture
 
 from hvpa.api import InvalidHvpa, parse_hvpa
 from hvpa.api.crd import render_crd
+from hvpa.api.defaults import DEFAULT_STRATEGY
 
 CRD_PATH = Path(__file__).parents[2] / "manifests" / "crd.yaml"
 CRD: dict[str, Any] = yaml.safe_load(CRD_PATH.read_text())
@@ -69,14 +70,39 @@ def test_crd_identity_and_subresources() -> None:
     # KEP-2337: a URL of the approving pull request, or a value starting with "unapproved".
     assert approval.startswith(("unapproved", "https://github.com/kubernetes/"))
     assert CRD["spec"]["scope"] == "Namespaced"
-    assert VERSION["subresources"] == {
-        "status": {},
-        "scale": {
-            "specReplicasPath": ".spec.replicas",
-            "statusReplicasPath": ".status.replicas",
-            "labelSelectorPath": ".status.targetSelector",
-        },
-    }
+    # No scale subresource: no Hvpa sets .spec.replicas, so /scale answered 500 on a real
+    # server (issue 16); an autoscaler has no replicas of its own to scale.
+    assert VERSION["subresources"] == {"status": {}}
+
+
+def test_names_for_kubectl() -> None:
+    names = CRD["spec"]["names"]
+    assert (names["singular"], names["plural"], names["shortNames"]) == ("hvpa", "hvpas", ["hv"])
+    assert names["categories"] == ["all"]
+
+
+def test_every_field_is_described() -> None:
+    """`kubectl explain hvpa.spec` (and .status) shows a description for every field."""
+    missing: list[str] = []
+
+    def walk(node: dict[str, Any], path: str) -> None:
+        for name, child in node.get("properties", {}).items():
+            if not child.get("description") and path + name != ".metadata":
+                missing.append(path + name)
+            walk(child, f"{path}{name}.")
+        for key in ("items", "additionalProperties"):
+            if isinstance(node.get(key), dict):
+                walk(node[key], path)
+
+    walk(SCHEMA, ".")
+    assert missing == []
+
+
+def test_strategy_defaults_in_the_schema_as_in_apply_defaults() -> None:
+    """The STRATEGY column is filled for Hvpas that leave the default, and means the same."""
+    strategy = SCHEMA["properties"]["spec"]["properties"]["strategy"]
+    assert strategy["default"] == DEFAULT_STRATEGY
+    assert strategy["default"] in strategy["enum"]
 
 
 def resolve(path: str) -> dict[str, Any] | None:
@@ -101,13 +127,16 @@ def test_printer_columns_name_real_fields(column: dict[str, str]) -> None:
 
 
 def test_printer_columns() -> None:
-    assert [c["name"] for c in VERSION["additionalPrinterColumns"]] == [
-        "Target",
-        "Strategy",
-        "Desired",
-        "Current",
-        "Age",
-    ]
+    columns = {c["name"]: c["jsonPath"] for c in VERSION["additionalPrinterColumns"]}
+    assert columns == {
+        # From status: the three-stage form names its target in hpaSpec.scaleTargetRef.
+        "Target": ".status.targetRef.name",
+        "Strategy": ".spec.strategy",
+        # The decision's, written in a dry run too (lastScaling keeps the applied one).
+        "Desired": ".status.desiredReplicas",
+        "Current": ".status.replicas",
+        "Age": ".metadata.creationTimestamp",
+    }
 
 
 def structural_violations(schema: dict[str, Any], path: str = "") -> list[str]:

@@ -40,6 +40,7 @@ def test_applied_status_carries_the_scale_fields() -> None:
     status = status_to_write(hvpa=spec, decision=decision, target=target(), dry_run=False, now=NOW)
     assert status.replicas == 4
     assert status.target_selector == "app=web"
+    assert (status.desired_replicas, status.target_ref) == (4, spec.spec.target_ref)
     assert status.last_scaling is not None
     assert not [c for c in status.conditions or () if c.type == "DryRun"]
 
@@ -60,6 +61,8 @@ def test_dry_run_reports_without_claiming() -> None:
     spec, decision = proportional(before)
     status = status_to_write(hvpa=spec, decision=decision, target=target(), dry_run=True, now=NOW)
     assert status.replicas == 2
+    assert status.desired_replicas == 4  # the DESIRED column shows the plan of a dry run
+    assert status.target_ref == spec.spec.target_ref
     assert status.last_scaling is None
     assert status.history is not None
     assert status.history.scale_up_events == before.history.scale_up_events  # type: ignore[union-attr]
