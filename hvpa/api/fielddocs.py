@@ -13,6 +13,7 @@ import ast
 import inspect
 import textwrap
 from functools import cache
+from itertools import pairwise
 
 __all__ = ["class_doc", "field_docs"]
 
@@ -37,7 +38,7 @@ def _own_field_docs(cls: type) -> dict[str, str]:
     tree = ast.parse(textwrap.dedent(inspect.getsource(cls)))
     body = tree.body[0].body if isinstance(tree.body[0], ast.ClassDef) else []
     docs: dict[str, str] = {}
-    for statement, following in zip(body, body[1:], strict=False):
+    for statement, following in pairwise(body):
         if not (isinstance(statement, ast.AnnAssign) and isinstance(statement.target, ast.Name)):
             continue
         if (
