@@ -22,6 +22,7 @@ import msgspec.inspect as mi
 import yaml
 
 from hvpa.api.autoscaling import MetricIdentifier, MetricSpec
+from hvpa.api.celrules import rendered
 from hvpa.api.defaults import DEFAULT_STRATEGY
 from hvpa.api.fielddocs import class_doc, field_docs
 from hvpa.api.resource import API_VERSION, GROUP, KIND, PLURAL, VERSION, Hvpa
@@ -227,6 +228,9 @@ class _Renderer:
                     "description": doc,
                     **properties[field.encode_name],
                 }
+            validations = rendered(info.cls, field.encode_name)
+            if validations:
+                properties[field.encode_name]["x-kubernetes-validations"] = validations
         if info.cls is HvpaSpec:
             properties["strategy"]["default"] = DEFAULT_STRATEGY
         required = [field.encode_name for field in info.fields if field.required]
@@ -243,6 +247,9 @@ class _Renderer:
             required.remove("targetRef")
             out["anyOf"] = [{"required": ["targetRef"]}, {"required": ["hpaSpec"]}]
         out["properties"] = properties
+        validations = rendered(info.cls, None)
+        if validations:
+            out["x-kubernetes-validations"] = validations
         if preserve:
             # Keys may be spelled in any case here, so none can be required by name.
             out["x-kubernetes-preserve-unknown-fields"] = True
@@ -270,6 +277,11 @@ def _merge(first: dict[str, Any], second: dict[str, Any]) -> dict[str, Any]:
         properties[name] = _merge(properties[name], schema) if name in properties else schema
     out = {key: value for key, value in first.items() if key not in ("properties", "required")}
     out["properties"] = properties
+    validations = first.get("x-kubernetes-validations", []) + second.get(
+        "x-kubernetes-validations", []
+    )
+    if validations:
+        out["x-kubernetes-validations"] = validations
     required = [name for name in first.get("required", []) if name in second.get("required", [])]
     if required:
         out["required"] = required
