@@ -1,9 +1,17 @@
 """`hvpa validate -f FILE`: check Hvpa manifests offline, reporting every problem with its path.
 
 Files may hold several YAML documents (or one JSON document); a `List` or
-`HvpaList` is checked item by item. Documents of other kinds are skipped with
-a note, so a directory of mixed manifests can be checked as it is. Exit code
-0 when every Hvpa is valid, 2 when one is not or a file cannot be read.
+`HvpaList` is checked item by item, each item named by its index. Documents
+of other kinds are skipped with a note, so a directory of mixed manifests can
+be checked as it is; a document that means to be an Hvpa (kind `hvpa` in
+another case, or no kind under the Hvpa's apiVersion) is checked and its kind
+reported. Besides the spec, the manifest's own envelope is checked as the API
+server would: a name (or generateName), known metadata fields only. Exit code
+0 when every Hvpa is valid, 2 when one is not, a file cannot be read, or there
+is nothing to check (kubectl: "no objects passed").
+
+`-o json` and `-o yaml` print one document for machines instead of lines
+(the schema is in the README's CLI reference).
 """
 
 from __future__ import annotations
@@ -13,12 +21,15 @@ import sys
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Final
+from typing import Any, Final, TextIO
 
 HELP = "check Hvpa manifests (YAML or JSON) and print every problem with its path"
 
 SUFFIXES: Final = (".yaml", ".yml", ".json")
 _LIST_KINDS: Final = ("List", "HvpaList")
+OUTPUTS: Final = ("text", "json", "yaml")
+# Progress is drawn on a terminal's stderr once this many documents were checked.
+PROGRESS_EVERY: Final = 100
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
@@ -31,61 +42,158 @@ def configure(parser: argparse.ArgumentParser) -> None:
         metavar="FILE",
         help="a manifest file, a directory (its *.yaml, *.yml and *.json files), or - for stdin; repeatable",
     )
+    parser.add_argument(
+        "-o",
+        "--output",
+        choices=OUTPUTS,
+        default="text",
+        help="text (default): a line per problem; json or yaml: one document with every result",
+    )
 
 
 @dataclass
-class _Tally:
-    valid: int = 0
-    invalid: int = 0
-    skipped: int = 0
-    unreadable: int = 0
-    lines: list[str] = field(default_factory=list)
+class Result:
+    """What became of one document (or List item): valid, invalid, skipped or unreadable."""
 
-    def say(self, where: str, text: str) -> None:
-        self.lines.append(f"{where}: {text}")
+    source: str
+    status: str
+    document: int | None = None
+    item: int | None = None
+    kind: str | None = None
+    name: str | None = None
+    problems: list[tuple[str, str]] = field(default_factory=list)
+    note: str | None = None
+
+    def label(self) -> str:
+        where = f"document {self.document}" if self.document is not None else ""
+        if self.item is not None:
+            where = f"items[{self.item}]"
+        if not self.kind:
+            return where
+        if self.name:
+            return f"{self.kind}/{self.name}"
+        return f"{self.kind} ({where})" if where else self.kind
+
+    def lines(self) -> list[str]:
+        head = f"{self.source}: {self.label()}: " if self.label() else f"{self.source}: "
+        if self.status == "valid":
+            return [head + "valid"]
+        if self.status == "skipped":
+            return [head + f"skipped: {self.note}"]
+        if self.note is not None and not self.problems:
+            return [head + self.note]
+        return [
+            head + (f"{path}: {message}" if path else message) for path, message in self.problems
+        ]
+
+    def as_json(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"source": self.source, "status": self.status}
+        for key in ("document", "item", "kind", "name", "note"):
+            value = getattr(self, key)
+            if value is not None:
+                out[key] = value
+        if self.problems:
+            out["problems"] = [
+                {"path": path, "message": message} for path, message in self.problems
+            ]
+        return out
+
+
+@dataclass
+class _Progress:
+    """A count on stderr, only when a person is watching it (stderr is a terminal)."""
+
+    stream: TextIO
+    checked: int = 0
+    shown: bool = False
+
+    def step(self) -> None:
+        self.checked += 1
+        if self.checked % PROGRESS_EVERY == 0 and self.stream.isatty():
+            self.stream.write(f"\rchecked {self.checked} documents")
+            self.stream.flush()
+            self.shown = True
+
+    def done(self) -> None:
+        if self.shown:
+            self.stream.write("\n")
 
 
 def run(args: argparse.Namespace) -> int:
-    tally = _Tally()
-    for source in _sources(args.files, tally):
-        _check_source(source, tally)
-    sys.stdout.writelines(line + "\n" for line in tally.lines)
-    sys.stdout.write(
-        f"{tally.valid} valid, {tally.invalid} invalid, {tally.skipped} skipped"
-        + (f", {tally.unreadable} unreadable" if tally.unreadable else "")
-        + "\n"
-    )
-    return 2 if tally.invalid or tally.unreadable else 0
+    progress = _Progress(sys.stderr)
+    results: list[Result] = []
+    for source in _sources(args.files, results):
+        results.extend(_check_source(source, progress))
+    progress.done()
+    if not any(r.document is not None or r.status == "unreadable" for r in results):
+        results.append(
+            Result(source=_names(args.files), status="invalid", note="no objects passed")
+        )
+    _print(results, getattr(args, "output", "text"))
+    failed = any(r.status in ("invalid", "unreadable") for r in results)
+    return 2 if failed else 0
 
 
-def _sources(names: list[str], tally: _Tally) -> Iterator[str]:
+def _names(files: list[str]) -> str:
+    return ", ".join("<stdin>" if name == "-" else name for name in files)
+
+
+def _print(results: list[Result], output: str) -> None:
+    counts = {status: sum(r.status == status for r in results) for status in _STATUSES}
+    if output == "text":
+        for result in results:
+            sys.stdout.writelines(line + "\n" for line in result.lines())
+        sys.stdout.write(
+            f"{counts['valid']} valid, {counts['invalid']} invalid, {counts['skipped']} skipped"
+            + (f", {counts['unreadable']} unreadable" if counts["unreadable"] else "")
+            + "\n"
+        )
+        return
+    document = {"summary": counts, "results": [r.as_json() for r in results]}
+    if output == "json":
+        import orjson
+
+        sys.stdout.write(orjson.dumps(document, option=orjson.OPT_INDENT_2).decode() + "\n")
+    else:
+        import yaml
+
+        sys.stdout.write(yaml.safe_dump(document, sort_keys=False, allow_unicode=True))
+
+
+_STATUSES: Final = ("valid", "invalid", "skipped", "unreadable")
+
+
+def _sources(names: list[str], results: list[Result]) -> Iterator[str]:
     for name in names:
         path = Path(name)
         if name != "-" and path.is_dir():
             found = sorted(p for p in path.iterdir() if p.is_file() and p.suffix in SUFFIXES)
             if not found:
-                tally.say(name, "note: no *.yaml, *.yml or *.json files here")
+                results.append(
+                    Result(
+                        source=name, status="skipped", note="no *.yaml, *.yml or *.json files here"
+                    )
+                )
             yield from (str(p) for p in found)
         else:
             yield name
 
 
-def _check_source(name: str, tally: _Tally) -> None:
+def _check_source(name: str, progress: _Progress) -> list[Result]:
     where = "<stdin>" if name == "-" else name
     try:
         text = sys.stdin.read() if name == "-" else Path(name).read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as error:
-        tally.unreadable += 1
-        tally.say(where, f"cannot read: {getattr(error, 'strerror', None) or error}")
-        return
+        reason = getattr(error, "strerror", None) or error
+        return [Result(source=where, status="unreadable", note=f"cannot read: {reason}")]
     try:
         documents = _documents(text, as_json=name.endswith(".json"))
     except ValueError as error:
-        tally.unreadable += 1
-        tally.say(where, str(error))
-        return
+        return [Result(source=where, status="unreadable", note=str(error))]
+    results: list[Result] = []
     for index, document in enumerate(documents, start=1):
-        _check_document(document, index, where, tally)
+        results.extend(_check_document(document, where, index, None, progress))
+    return results
 
 
 def _documents(text: str, *, as_json: bool) -> list[Any]:
@@ -105,40 +213,53 @@ def _documents(text: str, *, as_json: bool) -> list[Any]:
         raise ValueError(f"cannot read YAML: {' '.join(str(error).split())}") from error
 
 
-def _check_document(document: Any, index: int, where: str, tally: _Tally) -> None:
-    from hvpa.api import KIND, InvalidHvpa, parse_hvpa
+def _check_document(
+    document: Any, where: str, index: int, item: int | None, progress: _Progress
+) -> list[Result]:
+    from hvpa.api import API_VERSION, KIND, InvalidHvpa, parse_hvpa
+    from hvpa.api.metadata import metadata_problems
 
+    progress.step()
+    result = Result(source=where, status="invalid", document=index, item=item)
     if not isinstance(document, dict):
-        tally.invalid += 1
-        tally.say(where, f"document {index}: must be an object (a Kubernetes manifest)")
-        return
+        result.note = "must be an object (a Kubernetes manifest)"
+        return [result]
     kind = document.get("kind")
-    if kind in _LIST_KINDS and isinstance(document.get("items"), list):
-        for item in document["items"]:
-            _check_document(item, index, where, tally)
-        return
     metadata = document.get("metadata")
+    result.kind = kind if isinstance(kind, str) and kind else None
     name = metadata.get("name") if isinstance(metadata, dict) else None
+    result.name = name if isinstance(name, str) and name else None
+    if kind in _LIST_KINDS and item is None:
+        items = document.get("items")
+        if not isinstance(items, list):
+            result.problems.append(("items", "must be a list"))
+            return [result]
+        return [
+            r
+            for position, entry in enumerate(items)
+            for r in _check_document(entry, where, index, position, progress)
+        ]
+    means_hvpa = (isinstance(kind, str) and kind.lower() == KIND.lower()) or (
+        not kind and document.get("apiVersion") == API_VERSION
+    )
+    if not means_hvpa:
+        result.status, result.note = "skipped", f"not an {KIND}"
+        return [result]
+    result.kind = KIND
     if not kind:
-        label = f"document {index}"
-    else:
-        label = f"{kind}/{name}" if name else f"{kind} (document {index})"
-    if kind != KIND:
-        tally.skipped += 1
-        tally.say(where, f"{label}: skipped: not an {KIND}")
-        return
-    problems: list[object] = []
+        result.problems.append(("kind", "required"))
     if "apiVersion" not in document:
         # The API server reads objects that always have one; a manifest needs it to be applied.
-        problems.append("apiVersion: required")
+        result.problems.append(("apiVersion", "required"))
+    result.problems.extend((p.path, p.message) for p in metadata_problems(metadata))
     try:
         parse_hvpa(document)
     except InvalidHvpa as error:
-        problems.extend(error.problems)
-    if problems:
-        tally.invalid += 1
-        for problem in problems:
-            tally.say(where, f"{label}: {problem}")
-        return
-    tally.valid += 1
-    tally.say(where, f"{label}: valid")
+        result.problems.extend(
+            (p.path, p.message)
+            for p in error.problems
+            if (p.path, p.message) not in result.problems
+        )
+    if not result.problems:
+        result.status = "valid"
+    return [result]

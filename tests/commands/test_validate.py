@@ -214,3 +214,165 @@ def test_requires_a_file(capsys: pytest.CaptureFixture[str]) -> None:
         main(["validate"])
     assert exit_info.value.code == 2
     assert "-f" in capsys.readouterr().err
+
+
+# -- issue 19: stricter where the API server is, machine-readable output, progress -----------
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        pytest.param(
+            VALID.replace("kind: Hvpa", "kind: hvpa"),
+            ['Hvpa/web: kind: must be Hvpa (got "hvpa")'],
+            id="kind-in-another-case",
+        ),
+        pytest.param(
+            VALID.replace("kind: Hvpa\n", ""),
+            ["Hvpa/web: kind: required"],
+            id="no-kind-under-the-hvpa-api-version",
+        ),
+        pytest.param(
+            VALID.replace("metadata: {name: web}", "metadata: {namespace: shop}"),
+            ["Hvpa (document 1): metadata.name: required"],
+            id="no-name",
+        ),
+        pytest.param(
+            VALID.replace("metadata: {name: web}", "metadata: {name: Web_1}"),
+            [
+                "Hvpa/Web_1: metadata.name: must be a lowercase RFC 1123 subdomain: lower case "
+                "alphanumeric characters, '-' or '.', starting and ending with an alphanumeric "
+                'character, at most 253 characters (got "Web_1")'
+            ],
+            id="invalid-name",
+        ),
+        pytest.param(
+            VALID.replace("metadata: {name: web}", "metadata: {name: web, label: {a: b}}"),
+            ["Hvpa/web: metadata.label: unknown field"],
+            id="unknown-metadata-field",
+        ),
+        pytest.param(
+            VALID.replace("maxReplicas: 4", "maxReplicas: 2147483648"),
+            [
+                "Hvpa/web: spec.hpa.template.spec.maxReplicas: must be <= 2147483647 "
+                "(got 2147483648)"
+            ],
+            id="beyond-int32",
+        ),
+        pytest.param(
+            VALID.replace("metadata: {name: web}", "metadata: {generateName: web-}"),
+            [],
+            id="generate-name-is-a-name",
+        ),
+    ],
+)
+def test_strict_where_the_server_is(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], text: str, expected: list[str]
+) -> None:
+    path = write(tmp_path, "h.yaml", text)
+    code, lines = run(["-f", path], capsys)
+    problems = [line.removeprefix(f"{path}: ") for line in lines[:-1]]
+    assert (code, [p for p in problems if not p.endswith(": valid")]) == (
+        2 if expected else 0,
+        expected,
+    )
+
+
+def test_empty_input_is_an_error(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """As kubectl: "error: no objects passed to apply"."""
+    path = write(tmp_path, "empty.yaml", "# nothing here\n---\n")
+    assert run(["-f", path], capsys) == (
+        2,
+        [f"{path}: no objects passed", "0 valid, 1 invalid, 0 skipped"],
+    )
+    monkeypatch.setattr(sys, "stdin", io.StringIO(""))
+    assert run(["-f", "-"], capsys)[0] == 2
+
+
+def test_list_items_not_a_list(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    path = write(tmp_path, "l.yaml", "apiVersion: v1\nkind: List\nitems: {a: b}\n")
+    code, lines = run(["-f", path], capsys)
+    assert (code, lines[0]) == (2, f"{path}: List (document 1): items: must be a list")
+
+
+def test_list_items_named_by_index(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    import yaml
+
+    nameless = yaml.safe_load(VALID.replace("metadata: {name: web}\n", ""))
+    items = [yaml.safe_load(VALID), "not an object", nameless]
+    path = write(
+        tmp_path, "l.json", json.dumps({"apiVersion": "v1", "kind": "List", "items": items})
+    )
+    code, lines = run(["-f", path], capsys)
+    assert code == 2
+    assert lines[:3] == [
+        f"{path}: Hvpa/web: valid",
+        f"{path}: items[1]: must be an object (a Kubernetes manifest)",
+        f"{path}: Hvpa (items[2]): metadata.name: required",
+    ]
+
+
+@pytest.mark.parametrize("output", ["json", "yaml"])
+def test_machine_readable_output(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], output: str
+) -> None:
+    import yaml
+
+    path = write(tmp_path, "all.yaml", "---\n".join([DEPLOYMENT, VALID, BROKEN]))
+    code = main(["validate", "-o", output, "-f", path])
+    text = capsys.readouterr().out
+    document = json.loads(text) if output == "json" else yaml.safe_load(text)
+    assert code == 2
+    assert document["summary"] == {"valid": 1, "invalid": 1, "skipped": 1, "unreadable": 0}
+    assert document["results"] == [
+        {
+            "source": path,
+            "status": "skipped",
+            "document": 1,
+            "kind": "Deployment",
+            "name": "web",
+            "note": "not an Hvpa",
+        },
+        {"source": path, "status": "valid", "document": 2, "kind": "Hvpa", "name": "web"},
+        {
+            "source": path,
+            "status": "invalid",
+            "document": 3,
+            "kind": "Hvpa",
+            "name": "broken",
+            "problems": [
+                {
+                    "path": "spec.hpa.tempalte",
+                    "message": 'unknown field (did you mean "template"?)',
+                },
+                {
+                    "path": "spec.hpa.template.spec.maxReplicas",
+                    "message": "must be >= minReplicas (3)",
+                },
+            ],
+        },
+    ]
+
+
+class _Terminal(io.StringIO):
+    def isatty(self) -> bool:
+        return True
+
+
+@pytest.mark.parametrize("terminal", [True, False])
+def test_progress_only_on_a_terminal(
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+    terminal: bool,
+) -> None:
+    from hvpa.commands.validate import PROGRESS_EVERY
+
+    path = write(tmp_path, "many.yaml", "---\n".join([VALID] * PROGRESS_EVERY))
+    stderr = _Terminal() if terminal else io.StringIO()
+    monkeypatch.setattr(sys, "stderr", stderr)
+    assert run(["-f", path], capsys)[0] == 0
+    shown = stderr.getvalue()
+    assert shown == (f"\rchecked {PROGRESS_EVERY} documents\n" if terminal else "")
