@@ -210,7 +210,8 @@ RULES: Final[dict[tuple[type, str | None], tuple[Rule, ...]]] = {
         *_field_path_segment("name"),
         Rule(
             rule="!has(self.apiVersion) || self.apiVersion == ''"
-            f" || self.apiVersion.matches('{references.API_VERSION_PATTERN}')",
+            # A raw string: CEL's quoted strings know no \. escape.
+            f" || self.apiVersion.matches(r'{references.API_VERSION_PATTERN}')",
             message=references.API_VERSION_MESSAGE,
             field_path=".apiVersion",
         ),

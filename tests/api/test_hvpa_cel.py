@@ -147,3 +147,11 @@ def _all_crd_rules(schema: dict[str, Any]) -> list[dict[str, str]]:
     if isinstance(schema.get("items"), dict):
         rules += _all_crd_rules(schema["items"])
     return rules
+
+
+def test_backslashes_only_in_raw_strings() -> None:
+    """cel-go refuses an unknown escape such as `\\.` in a quoted string (cel-python does not):
+    a regular expression must be a raw string, r'...'."""
+    for _, _, rule in all_rules():
+        for text in (rule.rule, rule.message_expression or ""):
+            assert "\\" not in text or "r'" in text, text
