@@ -207,6 +207,10 @@ class History(Model, frozen=True, kw_only=True):
     """Capacity: total usage samples within the demand window."""
     demands: HistoryList[ResourceSample] | None = None
     """Capacity: demands within the scale-down stabilization window."""
+    demand_since: Time | None = None
+    """Capacity: when the Hvpa first had a demand (from usage, or from the VPA target as a
+    new Hvpa's one-time bootstrap); once set, the VPA target is never read as demand again.
+    """
 
 
 class HvpaStatus(Model, frozen=True, kw_only=True):

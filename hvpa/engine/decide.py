@@ -100,7 +100,6 @@ NO_DEMAND: Final = "NoDemand"
 # ScalingActive reasons of a Capacity Hvpa with a demand to read the curve with.
 DEMAND_MEASURED: Final = "DemandMeasured"
 DEMAND_FROM_VPA_TARGET: Final = "DemandFromVpaTarget"
-NO_DEMAND_MESSAGE: Final = "no usage samples of the target's pods and no trusted VPA target yet"
 
 
 def _horizontal_spec(hvpa: Hvpa, explain: Explanation) -> HorizontalSpec:
@@ -265,7 +264,7 @@ def _set_capacity_scaling_active(
         )
         conditions.set(SCALING_ACTIVE, True, reason, message)
     else:
-        reason, message = NO_DEMAND, NO_DEMAND_MESSAGE
+        reason, message = NO_DEMAND, demand.unknown
         conditions.set(SCALING_ACTIVE, False, reason, message)
     explain.add(f"condition {SCALING_ACTIVE}={demand.known} ({reason}): {message}")
 
@@ -445,8 +444,9 @@ def _combine_capacity(
     """Capacity: demand from the pods' total usage, then one reading of the curve.
 
     The VPA is not what sizes the pods here, so a VPA without a
-    recommendation holds nothing; only a demand that cannot be measured at
-    all (no usage samples, no trusted VPA target) holds both axes.
+    recommendation holds nothing; only a demand that cannot be measured
+    holds both axes (no usage samples, and the VPA target is no evidence:
+    there is none, or it has been read once already, demand.py).
     """
     spec = hvpa.spec
     metrics = _pod_metrics(snapshot)
@@ -465,9 +465,9 @@ def _combine_capacity(
     )
     holds = conflicts
     if not demand.known:
-        holds += (Hold("horizontal", NO_DEMAND, NO_DEMAND_MESSAGE),)
+        holds += (Hold("horizontal", NO_DEMAND, demand.unknown),)
         if spec.vpa.deploy:
-            holds += (Hold("vertical", NO_DEMAND, NO_DEMAND_MESSAGE),)
+            holds += (Hold("vertical", NO_DEMAND, demand.unknown),)
     status = hvpa.status
     outcome = combine_capacity(
         h,

@@ -14,8 +14,15 @@ the division: the target utilization is headroom for load, and an overhead
 scaled by it would grow with the replica count (with 1Gi per pod at
 1 / 1.15, ten pods would ask 1.5Gi more than one). Pods, Object and
 External metrics speak in replicas, so each adds "at least this many pods
-of the current size". Only a new Hvpa, with no usage samples yet, falls
-back to the VPA target x replicas, for that one decision.
+of the current size".
+
+Only a new Hvpa, which has never had a demand, falls back to the VPA target
+x replicas, and for that one decision: the history records when the Hvpa
+first had a demand (`since`), and from then on a decision without usage
+samples has no demand and holds. Read twice, the target would count the
+pods the first reading added: one pod of 733m whose VPA asks for 2200m
+went to 3 pods, then 7, then 9, then 10 (17.6 cores for a 2.2-core need)
+in four decisions while the target stood still.
 
 Two readings of the same samples, because the two axes cost differently:
 - the demand the count follows is the newest reading's, held for a
@@ -44,7 +51,7 @@ from typing import Final
 from hvpa.engine.vertical import describe, round_request
 from hvpa.engine.vertical.recommendation import RESOURCES
 from hvpa.quantity import ceil_div, format_milli
-from hvpa.records import CPU, MEMORY, PodMetricsRecord, Resources
+from hvpa.records import CPU, MEMORY, PodMetricsRecord, Resources, format_time
 
 __all__ = [
     "DEFAULT_HEADROOM_PERCENT",
@@ -77,10 +84,15 @@ class Sample:
 
 @dataclass(frozen=True, slots=True)
 class DemandHistory:
-    """`status.history.usage` and `.demands`; empty when the status has none."""
+    """`status.history.usage`, `.demands` and `.demandSince`; empty when the status has none.
+
+    `since` is when the Hvpa first had a demand; None: a new Hvpa, which
+    may take its first demand from the VPA target.
+    """
 
     usage: tuple[Sample, ...] = ()
     demands: tuple[Sample, ...] = ()
+    since: float | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -125,9 +137,8 @@ class Demand:
     overhead), `effective` the largest of it and every demand in the down
     window: what the count is read with. `level` is the percentile of the
     window's readings: the sustained demand pod sizes follow. All are empty
-    when there is nothing to measure from (no usage samples and no trusted
-    VPA target): the decision then holds. `history` is the status history
-    to write.
+    when there is nothing to measure from, and `unknown` says why: the
+    decision then holds. `history` is the status history to write.
     """
 
     measured: dict[str, int]
@@ -136,6 +147,7 @@ class Demand:
     source: str
     history: DemandHistory
     explanation: tuple[str, ...]
+    unknown: str = ""
 
     @property
     def known(self) -> bool:
@@ -261,8 +273,37 @@ def _with_floors(given: DemandInput, demand: dict[str, int], lines: list[str]) -
                 demand[resource] = wanted
 
 
+def _unknown(given: DemandInput, history: DemandHistory) -> str:
+    """Why there is no demand without usage samples: a new Hvpa without a trusted VPA target,
+    or an Hvpa that has had a demand, whose VPA target is no longer evidence of one."""
+    if history.since is None:
+        return "no usage samples of the target's pods and no trusted VPA target yet"
+    return (
+        f"no usage samples of the target's pods in the last {given.window_seconds:g}s; the "
+        f"VPA target is read only as a new Hvpa's first demand (this one has had a demand "
+        f"since {format_time(history.since)}): read again, it would count the pods that "
+        "decision added"
+    )
+
+
+def _held_down(measured: dict[str, int], earlier: Sequence[Sample]) -> dict[str, int]:
+    """The largest of this reading and every demand of the down window, per resource."""
+    effective = dict(measured)
+    for sample in earlier:
+        for resource in effective:
+            amount = sample.amounts.get(resource)
+            if amount is not None and amount > effective[resource]:
+                effective[resource] = amount
+    return effective
+
+
 def measure_demand(given: DemandInput, history: DemandHistory, usage: Sample | None) -> Demand:
-    """This decision's demand and the history to keep; `usage` is the newest total, if any."""
+    """This decision's demand and the history to keep; `usage` is the newest total, if any.
+
+    From usage samples when the window has any; else, for a new Hvpa only,
+    from the VPA target (once: `since` records it); else none, and the
+    decision holds.
+    """
     lines: list[str] = []
     samples = history.usage
     if usage is not None:
@@ -272,28 +313,33 @@ def measure_demand(given: DemandInput, history: DemandHistory, usage: Sample | N
             f"{describe(usage.amounts)}"
         )
     samples = _within(samples, given.now, given.window_seconds)
+    measured: dict[str, int] = {}
+    level: dict[str, int] = {}
+    source = ""
     if samples:
         (measured, level), source = _from_usage(given, samples, lines), "usage"
-    else:
+    elif history.since is None:
         lines.append(f"demand: no usage samples in the last {given.window_seconds:g}s")
         measured, source = _from_vpa(given, lines), "vpa"
         level = dict(measured)
     earlier = _within(history.demands, given.now, given.down_window_seconds)
     if not measured:
-        lines.append("demand: unknown (no usage samples and no trusted VPA target): hold")
-        return Demand({}, {}, {}, "", DemandHistory(samples, earlier), tuple(lines))
+        unknown = _unknown(given, history)
+        lines.append(f"demand: unknown ({unknown}): hold")
+        kept = DemandHistory(samples, earlier, history.since)
+        return Demand({}, {}, {}, "", kept, tuple(lines), unknown)
     _with_floors(given, measured, lines)
     _with_floors(given, level, [])
-    effective = dict(measured)
-    for sample in earlier:
-        for resource in effective:
-            amount = sample.amounts.get(resource)
-            if amount is not None and amount > effective[resource]:
-                effective[resource] = amount
+    effective = _held_down(measured, earlier)
     if effective != measured:
         lines.append(
             f"demand: the largest of the last {given.down_window_seconds:g}s holds a scale-down: "
             f"{describe_amounts(effective)} (now {describe_amounts(measured)})"
+        )
+    if source == "vpa":
+        lines.append(
+            "demand: the VPA target is this new Hvpa's demand for this decision only "
+            "(status.history.demandSince records it); without usage samples later decisions hold"
         )
     lines.append(
         f"demand: {describe_amounts(effective)} beyond the pods' overhead ({source}); "
@@ -302,5 +348,6 @@ def measure_demand(given: DemandInput, history: DemandHistory, usage: Sample | N
     now = Sample(
         math.floor(given.now), Resources(cpu=measured.get(CPU), memory=measured.get(MEMORY))
     )
-    kept = DemandHistory(samples, _record(earlier, now))
+    since = history.since if history.since is not None else now.time
+    kept = DemandHistory(samples, _record(earlier, now), since)
     return Demand(measured, effective, level, source, kept, tuple(lines))

@@ -124,7 +124,7 @@ def write_status(
     `lastBlockedScaling` is this decision's blocks, empty when nothing was
     blocked (Gardener kept a stale list); `lastScaling` changes only when
     something was applied, each half only when its axis moved.
-    `demand_history` (Capacity only) replaces `history.usage` and `.demands`.
+    `demand_history` (Capacity only) replaces `history.usage`, `.demands` and `.demandSince`.
     """
     recommendations, scale_up, scale_down = horizontal_history
     status = hvpa.status or HvpaStatus()
@@ -291,11 +291,12 @@ def _samples(written: tuple[ResourceSample, ...] | None) -> tuple[Sample, ...]:
 
 
 def read_demand_history(status: HvpaStatus | None) -> DemandHistory:
-    """`status.history.usage` and `.demands`; absent means no earlier samples."""
+    """`status.history.usage`, `.demands` and `.demandSince`; absent means no earlier samples."""
     history = status.history if status is not None else None
     if history is None:
         return DemandHistory()
-    return DemandHistory(_samples(history.usage), _samples(history.demands))
+    since = None if history.demand_since is None else _seconds(history.demand_since)
+    return DemandHistory(_samples(history.usage), _samples(history.demands), since)
 
 
 def _written(samples: tuple[Sample, ...]) -> tuple[ResourceSample, ...]:
@@ -310,4 +311,9 @@ def _written(samples: tuple[Sample, ...]) -> tuple[ResourceSample, ...]:
 
 
 def _with_demand_history(history: History, kept: DemandHistory) -> History:
-    return replace(history, usage=_written(kept.usage), demands=_written(kept.demands))
+    return replace(
+        history,
+        usage=_written(kept.usage),
+        demands=_written(kept.demands),
+        demand_since=None if kept.since is None else _moment(kept.since),
+    )
