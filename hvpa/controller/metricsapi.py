@@ -11,14 +11,26 @@ passes, the answer does not decode - becomes a `MetricReadError` carrying
 the reason, never an exception: the engine skips a failed metric (or holds
 the axis when all fail) and says why, exactly as the HPA controller does.
 Cancellation is not a failure and passes through.
+
+Every name a tenant writes into an Hvpa (metric names, the described
+object's kind and name, the namespace) becomes one path segment, built by
+`path_segment` and checked once more as a whole path (`_api_path`): a name
+that would change the path's shape (`..`, `/`, `%`) is refused before any
+request is made, the rest is percent-encoded, and the path must stay under
+the API it was meant for. Without this a metric named
+`../../../../../../../api/v1/pods` made the controller list every pod of the
+cluster with its own credentials. An answer is taken only when it is the
+list asked for (its kind and apiVersion) and every item has a value, as the
+HPA controller's typed clients take it: a missing value is an error, never 0.
 """
 
 from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Iterable, Mapping
-from typing import Final
+from collections.abc import Callable, Iterable, Mapping
+from typing import Final, Generic, TypeVar
+from urllib.parse import quote
 
 import msgspec
 
@@ -38,8 +50,6 @@ from hvpa.engine.metrics import (
 )
 from hvpa.kube.client import KubeClient, Params
 from hvpa.kube.errors import KubeError
-from hvpa.kube.resources import api_path
-from hvpa.kube.wire import ObjectList
 from hvpa.logs import fields
 from hvpa.records import (
     PodMetricsWire,
@@ -49,7 +59,15 @@ from hvpa.records import (
     quantity_milli,
 )
 
-__all__ = ["MetricsReader", "object_metric_path"]
+__all__ = [
+    "MetricsReader",
+    "RefusedQuery",
+    "external_metric_path",
+    "object_metric_path",
+    "path_segment",
+    "pods_metric_path",
+    "resource_metrics_path",
+]
 
 _logger = logging.getLogger(__name__)
 
@@ -81,20 +99,46 @@ class _Described(msgspec.Struct):
 
 
 class _MetricValueWire(msgspec.Struct, rename="camel"):
+    """A MetricValue; `value` has no default: an item without one is no reading of 0."""
+
+    value: str | int | float
     described_object: _Described = msgspec.field(default_factory=_Described)
     timestamp: str | None = None
     window_seconds: float | None = None
-    value: str | int | float = "0"
 
 
 class _ExternalValueWire(msgspec.Struct, rename="camel"):
+    value: str | int | float
     timestamp: str | None = None
-    value: str | int | float = "0"
 
 
-_decode_pod_metrics: Final = msgspec.json.Decoder(ObjectList[PodMetricsWire]).decode
-_decode_values: Final = msgspec.json.Decoder(ObjectList[_MetricValueWire]).decode
-_decode_external: Final = msgspec.json.Decoder(ObjectList[_ExternalValueWire]).decode
+T = TypeVar("T")
+
+
+class _TypeMeta(msgspec.Struct, rename="camel"):
+    """What an answer says it is; read before its items, which are decoded only if it is right.
+
+    The HPA controller's metrics clients decode an answer by its kind, so
+    anything but the list they asked for (a PodList, a Status, an empty
+    object) is an error there, never a list of zeros; the same check here.
+    """
+
+    kind: str = ""
+    api_version: str = ""
+
+
+class _Items(msgspec.Struct, Generic[T]):
+    items: list[T] | None = None
+
+
+_decode_type: Final = msgspec.json.Decoder(_TypeMeta).decode
+_decode_pod_metrics: Final = msgspec.json.Decoder(_Items[PodMetricsWire]).decode
+_decode_values: Final = msgspec.json.Decoder(_Items[_MetricValueWire]).decode
+_decode_external: Final = msgspec.json.Decoder(_Items[_ExternalValueWire]).decode
+
+
+class RefusedQuery(ValueError):
+    """A query whose path would not be the one the metrics API serves for it; nothing is sent."""
 
 
 def _plural(kind: str) -> str:
@@ -106,31 +150,104 @@ def _plural(kind: str) -> str:
     return lower + "s"
 
 
+def path_segment(value: str, what: str) -> str:
+    """`value` as one segment of a request path, percent-encoded; RefusedQuery if it cannot be.
+
+    Refused as client-go's request builder refuses them (IsValidPathSegmentName):
+    an empty segment, `.` and `..` (a server or proxy resolves them, so the
+    request would go elsewhere), and any `/` or `%`. Encoding those two is not
+    enough: the API server decodes the path before it routes the request, and
+    an aggregated metrics adapter behind it may decode it once more. Everything
+    else (`?`, `#`, spaces, non-ASCII) is percent-encoded, so it stays in the
+    segment instead of starting a query or a fragment.
+    """
+    if value in ("", ".", ".."):
+        raise RefusedQuery(f"{what} {value!r} cannot be a path segment: may not be {value!r}")
+    for char in _NEVER_IN_SEGMENT:
+        if char in value:
+            raise RefusedQuery(
+                f"{what} {value!r} cannot be a path segment: may not contain {char!r}"
+            )
+    return quote(value, safe="")
+
+
+_NEVER_IN_SEGMENT: Final = ("/", "%")
+
+
+# One segment of a path: a literal of the API (`pods`, `*`), or (value, what it is) for a
+# value taken from an Hvpa, which is checked and encoded.
+_Segment = str | tuple[str, str]
+
+
+def _api_path(api: tuple[str, str], namespace: str, *segments: _Segment) -> str:
+    """/apis/GROUP/VERSION/namespaces/NAMESPACE/..., each value encoded, checked to stay under the API.
+
+    The final check does not trust the encoding above it: a path that holds an
+    empty or dot segment, a query or a fragment is refused whatever built it.
+    """
+    group, version = api
+    prefix = f"/apis/{group}/{version}/namespaces/"
+    encoded = [
+        segment if isinstance(segment, str) else path_segment(*segment)
+        for segment in ((namespace, "namespace"), *segments)
+    ]
+    path = prefix + "/".join(encoded)
+    parts = path.split("/")[1:]
+    if any(part in ("", ".", "..") for part in parts) or "?" in path or "#" in path:
+        raise RefusedQuery(f"the path {path!r} is not a plain path under {prefix}")
+    return path
+
+
+def resource_metrics_path(query: ResourceMetricsQuery) -> str:
+    """metrics.k8s.io's PodMetrics of one namespace."""
+    return _api_path(RESOURCE_METRICS, query.namespace, "pods")
+
+
+def pods_metric_path(query: PodsMetricQuery) -> str:
+    """custom.metrics.k8s.io's `metric` of every pod the label selector selects (`pods/*`)."""
+    return _api_path(
+        CUSTOM_METRICS,
+        query.namespace,
+        "pods",
+        "*",
+        (query.metric, "metric name"),
+    )
+
+
 def object_metric_path(query: ObjectMetricQuery) -> str:
     """custom.metrics.k8s.io's path for one object's metric (a Namespace's: `.../metrics/NAME`)."""
-    group, version = CUSTOM_METRICS
     if query.kind == "Namespace":
-        return api_path(
-            group=group,
-            version=version,
-            plural="metrics",
-            namespace=query.namespace,
-            name=query.metric,
-        )
+        return _api_path(CUSTOM_METRICS, query.namespace, "metrics", (query.metric, "metric name"))
     known = _KNOWN_RESOURCES.get(query.kind)
     if query.api_version:
         object_group = query.api_version.split("/", 1)[0] if "/" in query.api_version else ""
     else:
         object_group = known[0] if known else ""
     plural = known[1] if known else _plural(query.kind)
-    return api_path(
-        group=group,
-        version=version,
-        plural=f"{plural}.{object_group}" if object_group else plural,
-        namespace=query.namespace,
-        name=query.name,
-        subresource=query.metric,
+    return _api_path(
+        CUSTOM_METRICS,
+        query.namespace,
+        (f"{plural}.{object_group}" if object_group else plural, "describedObject kind"),
+        (query.name, "describedObject name"),
+        (query.metric, "metric name"),
     )
+
+
+def external_metric_path(query: ExternalMetricQuery) -> str:
+    """external.metrics.k8s.io's series of `metric` (a resource name, lower-cased) in a namespace."""
+    return _api_path(EXTERNAL_METRICS, query.namespace, (query.metric.lower(), "metric name"))
+
+
+def _checked_list(
+    body: bytes, decode: Callable[[bytes], _Items[T]], kind: str, api: tuple[str, str]
+) -> list[T]:
+    """The items of a list answer that is the list asked for; RecordError for anything else."""
+    api_version = "/".join(api)
+    found = _decode_type(body)
+    if (found.kind, found.api_version) != (kind, api_version):
+        got = f"{found.api_version or '(no apiVersion)'} {found.kind or '(no kind)'}"
+        raise RecordError(f"the metrics API answered with {got}, not {api_version} {kind}")
+    return decode(body).items or []
 
 
 class MetricsReader:
@@ -150,6 +267,8 @@ class MetricsReader:
         try:
             async with asyncio.timeout(self._timeout):
                 return await self._fetch(query)
+        except RefusedQuery as error:
+            message = f"not requested: {error}"
         except TimeoutError:
             message = f"no answer within {self._timeout:g}s"
         except KubeError as error:
@@ -166,34 +285,27 @@ class MetricsReader:
 
     async def _fetch(self, query: MetricQuery) -> MetricReading:
         if isinstance(query, ResourceMetricsQuery):
-            group, version = RESOURCE_METRICS
-            path = api_path(group=group, version=version, plural="pods", namespace=query.namespace)
-            body = await self._get(path, {"labelSelector": str(query.selector)})
-            return PodMetricsList(
-                tuple(pod_metrics_from_wire(item) for item in _decode_pod_metrics(body).items or ())
+            body = await self._get(
+                resource_metrics_path(query), {"labelSelector": str(query.selector)}
             )
+            pods = _checked_list(body, _decode_pod_metrics, "PodMetricsList", RESOURCE_METRICS)
+            return PodMetricsList(tuple(pod_metrics_from_wire(item) for item in pods))
         if isinstance(query, PodsMetricQuery):
-            group, version = CUSTOM_METRICS
-            base = api_path(group=group, version=version, plural="pods", namespace=query.namespace)
             params: dict[str, str] = {"labelSelector": str(query.selector)}
             if query.metric_selector is not None:
                 params["metricLabelSelector"] = str(query.metric_selector)
-            body = await self._get(f"{base}/*/{query.metric}", params)
-            return self._values(body)
+            return self._values(await self._get(pods_metric_path(query), params), one=False)
         if isinstance(query, ObjectMetricQuery):
             params = {}
             if query.metric_selector is not None:
                 params["metricLabelSelector"] = str(query.metric_selector)
-            return self._values(await self._get(object_metric_path(query), params))
+            return self._values(await self._get(object_metric_path(query), params), one=True)
         assert isinstance(query, ExternalMetricQuery)
-        group, version = EXTERNAL_METRICS
-        path = api_path(
-            group=group, version=version, plural=query.metric.lower(), namespace=query.namespace
-        )
         params = {}
         if query.metric_selector is not None:
             params["labelSelector"] = str(query.metric_selector)
-        items = _decode_external(await self._get(path, params)).items or ()
+        body = await self._get(external_metric_path(query), params)
+        items = _checked_list(body, _decode_external, "ExternalMetricValueList", EXTERNAL_METRICS)
         return ExternalMetricValueList(
             tuple(
                 ExternalMetricValue(quantity_milli(item.value, "value"), parse_time(item.timestamp))
@@ -202,8 +314,14 @@ class MetricsReader:
         )
 
     @staticmethod
-    def _values(body: bytes) -> MetricValueList:
-        items = _decode_values(body).items or ()
+    def _values(body: bytes, *, one: bool) -> MetricValueList:
+        """A MetricValueList; `one`: an object's metric, of which upstream's client takes one item."""
+        items = _checked_list(body, _decode_values, "MetricValueList", CUSTOM_METRICS)
+        if one and len(items) > 1:
+            raise RecordError(
+                f"the custom metrics API server returned {len(items)} results "
+                "when we asked for exactly one"
+            )
         return MetricValueList(
             tuple(
                 MetricValue(

@@ -1,12 +1,32 @@
 """Metric reads against the in-repo API server's metrics APIs: each query answered as the
 HPA controller reads it, and every kind of failure (no adapter metric, a 500 after the
-client's retries, a timeout) a MetricReadError with the reason, never an exception."""
+client's retries, a timeout) a MetricReadError with the reason, never an exception.
+Hostile names (metric names, described objects) stay inside their path segment, as the
+request log shows, or are refused with no request made; an answer that is not the list
+asked for, or an item without a value, is no reading."""
 
 from __future__ import annotations
 
-import pytest
+import re
+from collections.abc import AsyncIterator
+from pathlib import Path
+from typing import Any, Final
 
-from hvpa.controller.metricsapi import MetricsReader, object_metric_path
+import orjson
+import pytest
+from aiohttp import web
+from aiohttp.test_utils import TestServer
+from prometheus_client import CollectorRegistry
+
+from hvpa.controller.metricsapi import (
+    CUSTOM_METRICS,
+    MetricsReader,
+    RefusedQuery,
+    _api_path,
+    object_metric_path,
+    path_segment,
+    pods_metric_path,
+)
 from hvpa.engine.metrics import (
     ExternalMetricQuery,
     ExternalMetricValueList,
@@ -17,9 +37,11 @@ from hvpa.engine.metrics import (
     PodsMetricQuery,
     ResourceMetricsQuery,
 )
-from hvpa.kube.client import KubeClient
+from hvpa.kube.client import KubeClient, client_from_kubeconfig
+from hvpa.kube.metrics import KubeMetrics
 from hvpa.labels import LabelSelector
 from hvpa.sim.apiserver import ApiServer
+from hvpa.sim.apiserver.kubeconfig import write_kubeconfig
 
 WEB = LabelSelector.from_dict({"matchLabels": {"app": "web"}})
 
@@ -144,3 +166,203 @@ async def test_a_slow_server_is_a_read_error(apiserver: ApiServer, kube: KubeCli
         )
     ).values()
     assert reading == MetricReadError("no answer within 5s")
+
+
+# -- hostile names: nothing leaves its path segment ----------------------------------------
+
+CUSTOM = "/apis/custom.metrics.k8s.io/v1beta2/namespaces/default"
+EXTERNAL = "/apis/external.metrics.k8s.io/v1beta1/namespaces/default"
+
+
+def _pods(metric: str) -> PodsMetricQuery:
+    return PodsMetricQuery("default", WEB, metric, None)
+
+
+def _object(kind: str, name: str, metric: str = "rps", api_version: str | None = None) -> Any:
+    return ObjectMetricQuery("default", api_version, kind, name, metric, None)
+
+
+# (query, what the request log shows as sent, or None when nothing may be sent). The names
+# are the issue's (a Pods metric that climbed to /api/v1/pods, one that opened a watch)
+# and the other ways out of a segment: a fragment, a slash or a percent in any field, dot
+# segments spelt plainly.
+HOSTILE: Final = [
+    pytest.param(_pods("../../../../../../../api/v1/pods"), None, id="climb-to-pods"),
+    pytest.param(_pods(".."), None, id="dot-dot"),
+    pytest.param(_pods("."), None, id="dot"),
+    pytest.param(_pods("%2e%2e"), None, id="encoded-dots"),
+    # `=` and `&` need no encoding in a path (the client's URL library sends them plain);
+    # the `?` that would start a query is what must stay encoded.
+    pytest.param(
+        _pods("x?watch=true&timeoutSeconds=300&"),
+        f"{CUSTOM}/pods/*/x%3Fwatch=true&timeoutSeconds=300&",
+        id="query-stays-in-the-name",
+    ),
+    pytest.param(_pods("rps#frag"), f"{CUSTOM}/pods/*/rps%23frag", id="fragment"),
+    pytest.param(_object("Pod/../../../../api/v1", "x"), None, id="kind-with-slash"),
+    pytest.param(_object("Service", ".."), None, id="described-name-dot-dot"),
+    pytest.param(_object("Service", "a%2Fb"), None, id="described-name-percent"),
+    pytest.param(_object("Service", "front", ".."), None, id="object-metric-dot-dot"),
+    pytest.param(
+        _object("Queue", "q", api_version="evil/../v1"),
+        f"{CUSTOM}/queues.evil/q/rps",
+        id="api-version-group-only",
+    ),
+    pytest.param(
+        _object("Queue", "q", api_version="a?b/v1"),
+        f"{CUSTOM}/queues.a%3Fb/q/rps",
+        id="api-version-query",
+    ),
+    pytest.param(
+        ExternalMetricQuery("default", "Queue Length", None),
+        f"{EXTERNAL}/queue%20length",
+        id="external-space",
+    ),
+    pytest.param(ExternalMetricQuery("default", "..", None), None, id="external-dot-dot"),
+    pytest.param(ExternalMetricQuery("default", "a/b", None), None, id="external-slash"),
+]
+
+
+@pytest.mark.parametrize(("query", "sent"), HOSTILE)
+async def test_a_hostile_name_never_leaves_its_segment(
+    apiserver: ApiServer, kube: KubeClient, query: Any, sent: str | None
+) -> None:
+    apiserver.clear_requests()
+    (reading,) = (await MetricsReader(client=kube, timeout_seconds=5).read([query])).values()
+    paths = [r.raw_path for r in apiserver.requests]
+    if sent is None:
+        assert paths == []  # nothing was sent
+        assert isinstance(reading, MetricReadError)
+        assert reading.message.startswith("not requested: ")
+        assert "cannot be a path segment" in reading.message
+    else:
+        assert paths == [sent]
+        assert isinstance(reading, MetricReadError)  # the stand-in serves no such metric
+        assert "not requested" not in reading.message
+
+
+def test_the_final_path_is_checked_whatever_built_it() -> None:
+    """The whole-path check holds even if a segment slipped through unencoded."""
+    with pytest.raises(RefusedQuery, match="not a plain path"):
+        _api_path(CUSTOM_METRICS, "default", "pods", "..", ("rps", "metric name"))
+    with pytest.raises(RefusedQuery, match="not a plain path"):
+        _api_path(CUSTOM_METRICS, "default", "pods?watch=true", ("rps", "metric name"))
+
+
+@pytest.mark.parametrize(
+    ("value", "encoded"),
+    [
+        pytest.param("rps", "rps", id="plain"),
+        pytest.param("a b", "a%20b", id="space"),
+        pytest.param("q?x=1", "q%3Fx%3D1", id="query"),
+        pytest.param("f#g", "f%23g", id="fragment"),
+        pytest.param("é", "%C3%A9", id="non-ascii"),
+        pytest.param("...", "...", id="three-dots-are-a-name"),
+    ],
+)
+def test_path_segment_encodes(value: str, encoded: str) -> None:
+    assert path_segment(value, "metric name") == encoded
+
+
+@pytest.mark.parametrize(
+    ("value", "message"),
+    [
+        pytest.param("", "may not be ''", id="empty"),
+        pytest.param(".", "may not be '.'", id="dot"),
+        pytest.param("..", "may not be '..'", id="dot-dot"),
+        pytest.param("a/b", "may not contain '/'", id="slash"),
+        pytest.param("a%2Fb", "may not contain '%'", id="percent"),
+    ],
+)
+def test_path_segment_refuses(value: str, message: str) -> None:
+    """client-go's IsValidPathSegmentName (apimachinery/pkg/api/validation/path) refuses
+    the same names: NameMayNotBe and NameMayNotContain."""
+    with pytest.raises(RefusedQuery, match=re.escape(message)):
+        path_segment(value, "metric name")
+
+
+# -- answers that are not the list asked for --------------------------------------------------
+
+
+@pytest.fixture
+async def stand_in(tmp_path: Path) -> AsyncIterator[tuple[dict[str, bytes], KubeClient]]:
+    """A server that answers each path with a body the test sets (404 for the rest)."""
+    bodies: dict[str, bytes] = {}
+
+    async def answer(request: web.Request) -> web.Response:
+        body = bodies.get(request.path)
+        if body is None:
+            return web.Response(status=404, text="no such path")
+        return web.Response(body=body, content_type="application/json")
+
+    app = web.Application()
+    app.router.add_get("/{tail:.*}", answer)
+    server = TestServer(app)
+    await server.start_server()
+    kubeconfig = write_kubeconfig(
+        tmp_path / "kubeconfig", server=str(server.make_url("")).rstrip("/"), token="t"
+    )
+    client = await client_from_kubeconfig(
+        metrics=KubeMetrics(CollectorRegistry()), path=str(kubeconfig)
+    )
+    try:
+        async with client:
+            yield bodies, client
+    finally:
+        await server.close()
+
+
+def _list(kind: str, api_version: str, items: list[dict[str, Any]]) -> bytes:
+    return orjson.dumps({"kind": kind, "apiVersion": api_version, "metadata": {}, "items": items})
+
+
+VALUE_LIST: Final = ("MetricValueList", "custom.metrics.k8s.io/v1beta2")
+POD_OBJECT: Final = {"metadata": {"name": "web-1", "namespace": "default"}, "spec": {}}
+
+
+@pytest.mark.parametrize(
+    ("body", "message"),
+    [
+        pytest.param(
+            _list(*VALUE_LIST, [{"describedObject": {"name": "web-1"}, "metricName": "rps"}]),
+            "missing required field `value`",
+            id="item-without-value",
+        ),
+        pytest.param(
+            _list("PodList", "v1", [POD_OBJECT]),
+            "answered with v1 PodList, not custom.metrics.k8s.io/v1beta2 MetricValueList",
+            id="a-pod-list",
+        ),
+        pytest.param(
+            orjson.dumps({"items": [{"value": "1"}]}),
+            "answered with (no apiVersion) (no kind)",
+            id="no-kind",
+        ),
+    ],
+)
+async def test_an_answer_that_is_not_a_metric_is_no_reading(
+    stand_in: tuple[dict[str, bytes], KubeClient], body: bytes, message: str
+) -> None:
+    """Upstream's custom metrics client decodes by kind (`didn't return MetricValueList`);
+    a value decoded as 0 from nothing would have made the metric count as valid."""
+    bodies, client = stand_in
+    query = _pods("rps")
+    bodies[pods_metric_path(query)] = body
+    (reading,) = (await MetricsReader(client=client, timeout_seconds=5).read([query])).values()
+    assert isinstance(reading, MetricReadError)
+    assert message in reading.message
+
+
+async def test_an_object_metric_is_one_value(
+    stand_in: tuple[dict[str, bytes], KubeClient],
+) -> None:
+    """versioned_client.go GetForObject: more than one item for one object is an error."""
+    bodies, client = stand_in
+    query = _object("Service", "front")
+    item = {"describedObject": {"name": "front"}, "value": "1"}
+    bodies[object_metric_path(query)] = _list(*VALUE_LIST, [item, item])
+    (reading,) = (await MetricsReader(client=client, timeout_seconds=5).read([query])).values()
+    assert reading == MetricReadError(
+        "cannot read the answer: the custom metrics API server returned 2 results when we "
+        "asked for exactly one"
+    )

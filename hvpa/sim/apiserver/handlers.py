@@ -92,6 +92,7 @@ class HttpApi:
 
     async def handle(self, request: web.Request) -> web.StreamResponse:
         record = request_attributes(request.method, request.path, request.query)
+        record.raw_path = request.rel_url.raw_path
         self._log.add(record)
         try:
             delay = self._faults.latency_for(request.method, request.path)

@@ -27,6 +27,9 @@ class RequestRecord:
     method: str
     path: str
     query: dict[str, str] = field(default_factory=dict)
+    # The path as sent, still percent-encoded (`path` is decoded): what a test of a
+    # client's escaping asserts on.
+    raw_path: str = ""
     # Kubernetes request attributes; all empty for non-resource URLs such as /version.
     verb: str = ""
     api_group: str = ""
