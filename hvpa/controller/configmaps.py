@@ -12,6 +12,18 @@ watch connection per distinct name, and cluster-proportional Hvpas are few.
 for a new name and stops the one for a name no Hvpa references any more. A
 reconcile that needs a ConfigMap whose informer has not synced yet is
 retried shortly (`synced` is False), rather than deciding on "not found".
+
+What is kept of a ConfigMap (`PROPORTIONAL_CONFIGMAPS`, `proportional_view`):
+an Hvpa names the ConfigMap, but whoever creates an Hvpa may not be allowed
+to read that ConfigMap, and whatever hvpa says about it goes into that
+Hvpa's status, its Events and /debug/state. So the store keeps a value only
+where cluster-proportional-autoscaler would read it - the one key `linear`
+or `ladder` of a ConfigMap that has no other key - and every other value is
+replaced by its size. A ConfigMap with an `api-key` and a `db-password`
+then reads, in any message, as `map[api-key:<12 bytes> db-password:<8 bytes>]`:
+key names and sizes, never data. Which ConfigMap is read at all is decided
+by the Hvpa record (`HvpaRecord.config_map`): the Hvpa's own namespace only,
+whatever `configMapRef.namespace` says.
 """
 
 from __future__ import annotations
@@ -19,21 +31,54 @@ from __future__ import annotations
 import asyncio
 import logging
 import random
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
+from typing import Final
 
 from hvpa.aio import Tasks
 from hvpa.kube.client import KubeClient
 from hvpa.kube.informer import EventHandler, Informer
-from hvpa.kube.resources import CONFIGMAPS
+from hvpa.kube.resources import Resource
 from hvpa.kube.settings import WatchSettings
 from hvpa.logs import fields
-from hvpa.records import ConfigMapRecord, ConfigMapWire
+from hvpa.records import ConfigMapRecord, ConfigMapWire, configmap_from_wire
 
-__all__ = ["ConfigMapWatches"]
+__all__ = ["PROPORTIONAL_CONFIGMAPS", "ConfigMapWatches", "proportional_view", "redacted"]
 
 _logger = logging.getLogger(__name__)
 
 Ref = tuple[str, str]  # (namespace, name)
+
+# cluster-proportional-autoscaler's two control modes, the only keys whose value it reads.
+_PARAMETER_KEYS: Final = frozenset({"linear", "ladder"})
+
+
+def redacted(value: str) -> str:
+    """What stands for a value that is not kept: its size in bytes (UTF-8), nothing of it."""
+    return f"<{len(value.encode())} bytes>"
+
+
+def proportional_data(data: Mapping[str, str]) -> dict[str, str]:
+    """`data` with every value redacted but the parameters of a one-key CPA ConfigMap."""
+    if len(data) == 1 and set(data) <= _PARAMETER_KEYS:
+        return dict(data)
+    return {key: redacted(value) for key, value in data.items()}
+
+
+def proportional_view(wire: ConfigMapWire) -> ConfigMapRecord:
+    """A ConfigMap as cluster-proportional scaling may read it (see the module's docstring)."""
+    record = configmap_from_wire(wire)
+    return ConfigMapRecord(
+        namespace=record.namespace,
+        name=record.name,
+        data=proportional_data(record.data),
+        resource_version=record.resource_version,
+    )
+
+
+# ConfigMaps as every reader of configMapRef gets them: the informers here, `hvpa explain`.
+PROPORTIONAL_CONFIGMAPS: Resource[ConfigMapWire, ConfigMapRecord] = Resource(
+    "", "v1", "configmaps", "ConfigMap", True, ConfigMapWire, proportional_view
+)
 
 
 class ConfigMapWatches:
@@ -78,7 +123,7 @@ class ConfigMapWatches:
             namespace, name = ref
             informer = Informer(
                 client=self._client,
-                resource=CONFIGMAPS,
+                resource=PROPORTIONAL_CONFIGMAPS,
                 namespace=namespace,
                 field_selector=f"metadata.name={name}",
                 settings=self._settings,

@@ -23,6 +23,7 @@ from typing import Any, TypeVar
 import msgspec
 
 from hvpa.controller.cache import Cache
+from hvpa.controller.configmaps import PROPORTIONAL_CONFIGMAPS
 from hvpa.controller.metricsapi import MetricsReader
 from hvpa.controller.resources import HPAS, HVPAS, OWNED_VPAS, HvpaRecord
 from hvpa.controller.snapshot import complete, prepare
@@ -31,7 +32,7 @@ from hvpa.engine.decision import Decision
 from hvpa.engine.settings import Settings as EngineSettings
 from hvpa.kube.client import KubeClient, Params
 from hvpa.kube.errors import NotFound
-from hvpa.kube.resources import CONFIGMAPS, NODES, PODS, TARGETS, Resource
+from hvpa.kube.resources import NODES, PODS, TARGETS, Resource
 from hvpa.kube.wire import ObjectList, WireObject
 from hvpa.records import ConfigMapRecord, TargetRecord
 
@@ -104,7 +105,7 @@ async def explain(
     nodes = await _list(client, NODES, None) if hvpa.spec.cluster_proportional is not None else []
     config_maps: list[ConfigMapRecord] = []
     if record.config_map is not None:
-        found = await _get(client, CONFIGMAPS, *record.config_map)
+        found = await _get(client, PROPORTIONAL_CONFIGMAPS, *record.config_map)
         config_maps = [found] if found is not None else []
     cache = Cache.of_records(
         hvpas=await _list(client, HVPAS, namespace),

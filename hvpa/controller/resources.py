@@ -107,13 +107,17 @@ class HvpaRecord:
 
     @property
     def config_map(self) -> tuple[str, str] | None:
-        """(namespace, name) of the ConfigMap `clusterProportional.configMapRef` names."""
+        """(namespace, name) of the ConfigMap `clusterProportional.configMapRef` names.
+
+        Always in the Hvpa's own namespace, whatever `configMapRef.namespace`
+        says: the controller may read every ConfigMap, the Hvpa's author may not.
+        """
         if self.hvpa is None or self.hvpa.spec.cluster_proportional is None:
             return None
         ref = self.hvpa.spec.cluster_proportional.config_map_ref
         if ref is None:
             return None
-        return (ref.namespace or self.namespace, ref.name)
+        return (self.namespace, ref.name)
 
     @property
     def cluster_proportional(self) -> bool:
