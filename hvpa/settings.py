@@ -3,8 +3,9 @@
 The object is what the controller, the server and the leader elector are
 built from; `hvpa sim` and the integration tests build it directly (or its
 `ControllerSettings` part) instead of parsing flags. Defaults follow
-controller-runtime (`:8080` for metrics, `:8081` for probes), client-go
-(leader-election timings, in `hvpa.kube.settings`) and kube-controller-manager
+kubebuilder's scaffold (`:8443` for metrics served securely, `:8081` for
+probes), client-go (leader-election timings, in `hvpa.kube.settings`) and
+kube-controller-manager
 (five concurrent HPA syncs, the six HPA settings in `hvpa.engine.settings`),
 so hvpa sits beside Go controllers without surprises.
 
@@ -32,6 +33,7 @@ from hvpa.kube.settings import (
 )
 
 __all__ = [
+    "AccessSettings",
     "ControllerSettings",
     "RunSettings",
     "ServerSettings",
@@ -45,7 +47,8 @@ __all__ = [
 DEFAULT_SYNC_PERIOD_SECONDS: Final = 15.0
 # kube-controller-manager's --concurrent-horizontal-pod-autoscaler-syncs.
 DEFAULT_CONCURRENCY: Final = 5
-DEFAULT_METRICS_BIND_ADDRESS: Final = ":8080"
+# Secure metrics serving, as kubebuilder's scaffold serves it (HTTPS on 8443).
+DEFAULT_METRICS_BIND_ADDRESS: Final = ":8443"
 DEFAULT_HEALTH_PROBE_BIND_ADDRESS: Final = ":8081"
 DEFAULT_LEADER_ELECTION_ID: Final = "hvpa"
 # Used when the namespace of the pod cannot be read (outside a cluster).
@@ -108,16 +111,62 @@ class ControllerSettings:
 
 
 @dataclass(frozen=True, slots=True)
+class AccessSettings:
+    """Who may read /metrics and /debug/state: the API server decides, hvpa remembers briefly.
+
+    The TTLs are controller-runtime's secure metrics filter's
+    (pkg/metrics/filters: TokenReview answers kept 1 min, allowed
+    SubjectAccessReviews 5 min, denied ones 30 s), so a scrape every 30 s
+    costs the API server about one review of each kind per few minutes.
+    `cache_entries` bounds each cache, so bogus tokens cannot grow memory.
+    """
+
+    token_review_ttl_seconds: float = 60.0
+    allow_ttl_seconds: float = 300.0
+    deny_ttl_seconds: float = 30.0
+    review_timeout_seconds: float = 10.0
+    cache_entries: int = 1024
+
+
+@dataclass(frozen=True, slots=True)
 class ServerSettings:
     """The two listeners, as controller-runtime splits them: metrics, and health probes.
 
     An address is `host:port`, `:port` (every interface), or `0` to turn
     the listener off. `/debug/state` is served on the metrics listener.
+    With `metrics_secure` (the default of `hvpa run`) that listener speaks
+    HTTPS and answers only requests whose bearer token the API server
+    accepts (TokenReview) for a user allowed `get` on the path
+    (SubjectAccessReview); `metrics_cert_path` names a directory holding
+    `tls.crt` and `tls.key`, else a self-signed certificate is made at start.
+    The probes stay plain HTTP: the kubelet does not authenticate.
+    In-process runs (the simulator, tests) turn `metrics_secure` off.
     """
 
     metrics_bind_address: str = DEFAULT_METRICS_BIND_ADDRESS
     health_probe_bind_address: str = DEFAULT_HEALTH_PROBE_BIND_ADDRESS
     debug_state: bool = True
+    metrics_secure: bool = True
+    metrics_cert_path: str | None = None
+    access: AccessSettings = field(default_factory=AccessSettings)
+    # Both listeners: a request's headers must arrive within this long of the
+    # connection opening or of the previous answer (controller-runtime's
+    # ReadHeaderTimeout); an idle kept-alive connection is closed after it too.
+    header_timeout_seconds: float = 32.0
+    # Nothing served takes a body: one that comes anyway is refused, and the
+    # server spends at most this long reading it off the connection before closing.
+    body_timeout_seconds: float = 5.0
+    # Open connections per listener; more are closed as soon as they are accepted.
+    max_connections: int = 64
+    # /debug/state: at most this many bytes for one Hvpa's entry, and for the whole answer.
+    debug_state_max_entry_bytes: int = 64 * 1024
+    debug_state_max_bytes: int = 1024 * 1024
+
+    def __post_init__(self) -> None:
+        if self.max_connections < 1:
+            raise ValueError("the connection limit must be at least 1")
+        if self.header_timeout_seconds <= 0 or self.body_timeout_seconds <= 0:
+            raise ValueError("the header and body timeouts must be positive")
 
 
 @dataclass(frozen=True, slots=True)
@@ -275,6 +324,19 @@ def add_flags(parser: argparse.ArgumentParser) -> None:
         metavar="ADDRESS",
         help=f"/metrics and /debug/state listen here; 0 turns it off (default {server.metrics_bind_address})",
     )
+    _bool_flag(
+        parser,
+        "--metrics-secure",
+        server.metrics_secure,
+        "serve /metrics and /debug/state over HTTPS to callers the API server authenticates and "
+        "authorizes (TokenReview, SubjectAccessReview); false: plain HTTP to anyone (default true)",
+    )
+    parser.add_argument(
+        "--metrics-cert-path",
+        metavar="DIR",
+        help="directory with tls.crt and tls.key for the metrics listener "
+        "(default: a self-signed certificate made at start)",
+    )
     parser.add_argument(
         "--health-probe-bind-address",
         default=server.health_probe_bind_address,
@@ -358,6 +420,8 @@ def settings_from_args(args: argparse.Namespace) -> RunSettings:
             metrics_bind_address=args.metrics_bind_address,
             health_probe_bind_address=args.health_probe_bind_address,
             debug_state=args.debug_state,
+            metrics_secure=args.metrics_secure,
+            metrics_cert_path=args.metrics_cert_path,
         ),
         engine=engine_settings_from_args(args),
         log_format=args.log_format,
@@ -381,6 +445,8 @@ def describe(settings: RunSettings) -> dict[str, object]:
         "metrics_bind_address": settings.server.metrics_bind_address,
         "health_probe_bind_address": settings.server.health_probe_bind_address,
         "debug_state": settings.server.debug_state,
+        "metrics_secure": settings.server.metrics_secure,
+        "metrics_cert_path": settings.server.metrics_cert_path or "(self-signed)",
     }
     out.update({f.name: getattr(engine, f.name) for f in fields(engine)})
     return out

@@ -49,6 +49,7 @@ async def run_controller(
     from hvpa.kube.metrics import KubeMetrics
     from hvpa.logs import fields
     from hvpa.server import Server
+    from hvpa.server.certificates import CertificateError
     from hvpa.settings import describe
 
     logger = logging.getLogger("hvpa.run")
@@ -71,12 +72,12 @@ async def run_controller(
         for number in stop_signals:
             loop.add_signal_handler(number, manager.stop)
         try:
-            async with Server(manager=manager, settings=settings.server):
+            async with Server(manager=manager, settings=settings.server, client=client):
                 await manager.run()
         except LeadershipLost as lost:
             logger.error("leader lease lost; exiting", extra=fields(error=str(lost)))
             return 1
-        except (OSError, ValueError) as error:
+        except (OSError, ValueError, CertificateError) as error:
             logger.error("cannot run", extra=fields(error=str(error)))
             return 1
         finally:

@@ -249,8 +249,12 @@ async def _keep_running(
     on_serving: Callable[[Endpoints], None] | None,
 ) -> None:
     loop.switch_to_real_time()
+    # Loopback only, in-process: plain HTTP, as the printed URLs say.
     settings = ServerSettings(
-        metrics_bind_address="127.0.0.1:0", health_probe_bind_address="0", debug_state=True
+        metrics_bind_address="127.0.0.1:0",
+        health_probe_bind_address="0",
+        debug_state=True,
+        metrics_secure=False,
     )
     async with Server(manager=manager, settings=settings) as listener:
         base = f"http://127.0.0.1:{listener.metrics_port}"

@@ -53,7 +53,9 @@ def test_defaults() -> None:
     assert settings.controller.concurrency == DEFAULT_CONCURRENCY
     assert settings.controller.dry_run is False
     assert settings.server == ServerSettings()
-    assert settings.server.metrics_bind_address == ":8080"
+    assert settings.server.metrics_bind_address == ":8443"
+    assert settings.server.metrics_secure is True
+    assert settings.server.metrics_cert_path is None
     assert settings.server.health_probe_bind_address == ":8081"
     assert settings.server.debug_state is True
     assert settings.engine == EngineSettings()
@@ -86,6 +88,15 @@ def test_defaults() -> None:
             "server.metrics_bind_address",
             "127.0.0.1:9",
             id="metrics-address",
+        ),
+        pytest.param(
+            ["--metrics-secure=false"], "server.metrics_secure", False, id="metrics-plain"
+        ),
+        pytest.param(
+            ["--metrics-cert-path", "/certs"],
+            "server.metrics_cert_path",
+            "/certs",
+            id="metrics-cert-path",
         ),
         pytest.param(
             ["--health-probe-bind-address", "0"],
@@ -274,6 +285,9 @@ async def test_hvpa_run_in_a_subprocess() -> None:
             "default",
             "--metrics-bind-address",
             f"127.0.0.1:{metrics}",
+            # Plain HTTP, so the scrape below needs no token (tests/integration/test_server.py
+            # covers secure serving).
+            "--metrics-secure=false",
             "--health-probe-bind-address",
             f"127.0.0.1:{probes}",
             "--log-format",

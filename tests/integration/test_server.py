@@ -1,14 +1,22 @@
 """The controller's listeners against a running controller, in virtual time: /metrics in
 the Prometheus text format (checked by `promtool check metrics`) with controller-runtime's
 names and the hvpa_* series, /debug/state as bounded JSON with the informers, queue,
-leader and last decisions, /healthz and /readyz, and --debug-state=false."""
+leader and last decisions, /healthz and /readyz, and --debug-state=false.
+
+Secure serving (the default of `hvpa run`): HTTPS, a bearer token the API server accepts
+(TokenReview) for a user allowed the path (SubjectAccessReview), each answer kept as long
+as controller-runtime keeps it; the in-repo API server answers the reviews from the
+tables a test sets. Both listeners: a half-sent request is dropped after the header
+timeout, a body is refused, connections past the limit are closed, and no answer names
+the server software."""
 
 from __future__ import annotations
 
 import asyncio
 import subprocess
 from collections.abc import AsyncIterator
-from typing import Any
+from dataclasses import replace
+from typing import Any, Final
 
 import aiohttp
 import orjson
@@ -23,7 +31,12 @@ from hvpa.sim.apiserver import ApiServer
 
 pytestmark = VIRTUAL_TIME
 
-LOCAL = ServerSettings(metrics_bind_address="127.0.0.1:0", health_probe_bind_address="127.0.0.1:0")
+LOCAL = ServerSettings(
+    metrics_bind_address="127.0.0.1:0",
+    health_probe_bind_address="127.0.0.1:0",
+    metrics_secure=False,
+)
+SECURE = replace(LOCAL, metrics_secure=True)
 
 
 @pytest.fixture
@@ -170,11 +183,7 @@ async def test_probes_and_debug_state_switch(
     apiserver: ApiServer, cluster: MiniCluster, start_controller: Any, http: aiohttp.ClientSession
 ) -> None:
     running = await scaled_once(apiserver, cluster, start_controller)
-    settings = ServerSettings(
-        metrics_bind_address="127.0.0.1:0",
-        health_probe_bind_address="127.0.0.1:0",
-        debug_state=False,
-    )
+    settings = replace(LOCAL, debug_state=False)
     async with Server(manager=running.manager, settings=settings) as server:
         assert server.metrics_port != server.probe_port
         assert (await get(http, server.probe_port, "/healthz"))[0] == 200
@@ -215,3 +224,159 @@ def test_parse_address(address: str, parsed: tuple[str, int] | None) -> None:
 def test_parse_address_refuses(address: str) -> None:
     with pytest.raises(ValueError, match="host:port"):
         parse_address(address)
+
+
+# -- secure serving ----------------------------------------------------------------------
+
+PROMETHEUS: Final = "system:serviceaccount:monitoring:prometheus-k8s"
+PROMETHEUS_TOKEN: Final = "prometheus-token"
+
+
+async def get_secure(
+    session: aiohttp.ClientSession, port: int | None, path: str, token: str | None
+) -> tuple[int, str]:
+    """A GET over HTTPS; the certificate is self-signed, so it is not verified here."""
+    assert port is not None
+    headers = {"Authorization": f"Bearer {token}"} if token is not None else {}
+    url = f"https://127.0.0.1:{port}{path}"
+    async with session.get(url, headers=headers, ssl=False) as response:
+        return response.status, await response.text()
+
+
+def reviews_made(apiserver: ApiServer, resource: str) -> int:
+    return sum(1 for r in apiserver.requests if r.resource == resource and r.verb == "create")
+
+
+async def test_secure_metrics_serve_only_allowed_users(
+    apiserver: ApiServer, cluster: MiniCluster, start_controller: Any, http: aiohttp.ClientSession
+) -> None:
+    running = await scaled_once(apiserver, cluster, start_controller)
+    apiserver.reviews.add_token(PROMETHEUS_TOKEN, PROMETHEUS, groups=["system:serviceaccounts"])
+    apiserver.reviews.add_token("viewer-token", "jane", groups=["oncall"])
+    apiserver.reviews.allow(PROMETHEUS, "get", "/metrics")
+    apiserver.reviews.allow("oncall", "get", "/debug/state")
+    async with Server(manager=running.manager, settings=SECURE, client=running.client) as server:
+        port = server.metrics_port
+        assert (await get_secure(http, port, "/metrics", None))[0] == 401
+        assert (await get_secure(http, port, "/metrics", "bogus"))[0] == 401
+        status, text = await get_secure(http, port, "/metrics", PROMETHEUS_TOKEN)
+        assert status == 200 and "hvpa_desired_replicas" in text
+        # /debug/state is its own non-resource URL: Prometheus may not read it ...
+        status, text = await get_secure(http, port, "/debug/state", PROMETHEUS_TOKEN)
+        assert (status, text) == (403, f"Authorization denied for user {PROMETHEUS}")
+        # ... a member of a group allowed it may, and not /metrics.
+        assert (await get_secure(http, port, "/debug/state", "viewer-token"))[0] == 200
+        assert (await get_secure(http, port, "/metrics", "viewer-token"))[0] == 403
+        # Plain HTTP to the TLS port gets nothing served.
+        with pytest.raises(aiohttp.ClientError):
+            await get(http, port, "/metrics")
+        # The probes stay plain HTTP, unauthenticated (the kubelet has no token).
+        assert (await get(http, server.probe_port, "/healthz"))[0] == 200
+
+
+async def test_reviews_are_kept_as_controller_runtime_keeps_them(
+    apiserver: ApiServer, start_controller: Any, http: aiohttp.ClientSession
+) -> None:
+    """TokenReviews 60 s, allowed SubjectAccessReviews 300 s, denied ones 30 s
+    (controller-runtime pkg/metrics/filters: CacheTTL, AllowCacheTTL, DenyCacheTTL)."""
+    running = await start_controller()
+    apiserver.reviews.add_token(PROMETHEUS_TOKEN, PROMETHEUS)
+    apiserver.reviews.allow(PROMETHEUS, "get", "/metrics")
+    async with Server(manager=running.manager, settings=SECURE, client=running.client) as server:
+        port = server.metrics_port
+        for _ in range(3):
+            assert (await get_secure(http, port, "/metrics", PROMETHEUS_TOKEN))[0] == 200
+        assert reviews_made(apiserver, "tokenreviews") == 1
+        assert reviews_made(apiserver, "subjectaccessreviews") == 1
+        await asyncio.sleep(61)  # past the token TTL, within the allow TTL
+        assert (await get_secure(http, port, "/metrics", PROMETHEUS_TOKEN))[0] == 200
+        assert reviews_made(apiserver, "tokenreviews") == 2
+        assert reviews_made(apiserver, "subjectaccessreviews") == 1
+        # A denial is kept 30 s: allowed meanwhile, it takes effect only after.
+        assert (await get_secure(http, port, "/debug/state", PROMETHEUS_TOKEN))[0] == 403
+        apiserver.reviews.allow(PROMETHEUS, "get", "/debug/state")
+        assert (await get_secure(http, port, "/debug/state", PROMETHEUS_TOKEN))[0] == 403
+        await asyncio.sleep(31)
+        assert (await get_secure(http, port, "/debug/state", PROMETHEUS_TOKEN))[0] == 200
+
+
+async def test_an_api_server_that_cannot_review_opens_nothing(
+    apiserver: ApiServer, start_controller: Any, http: aiohttp.ClientSession
+) -> None:
+    running = await start_controller()
+    apiserver.reviews.add_token(PROMETHEUS_TOKEN, PROMETHEUS)
+    apiserver.reviews.allow(PROMETHEUS, "get", "/metrics")
+    async with Server(manager=running.manager, settings=SECURE, client=running.client) as server:
+        port = server.metrics_port
+        apiserver.faults.fail(status=404, times=1, method="POST", path="tokenreviews")
+        assert await get_secure(http, port, "/metrics", PROMETHEUS_TOKEN) == (
+            500,
+            "Authentication failed",
+        )
+        apiserver.faults.fail(status=404, times=1, method="POST", path="subjectaccessreviews")
+        assert await get_secure(http, port, "/metrics", PROMETHEUS_TOKEN) == (
+            500,
+            f"Authorization for user {PROMETHEUS} failed",
+        )
+        # A failed review is not kept: the next request is reviewed, and served.
+        assert (await get_secure(http, port, "/metrics", PROMETHEUS_TOKEN))[0] == 200
+
+
+# -- both listeners protect themselves --------------------------------------------------------
+
+
+async def test_a_half_sent_request_is_dropped_after_the_header_timeout(
+    apiserver: ApiServer, start_controller: Any
+) -> None:
+    running = await start_controller()
+    async with Server(manager=running.manager, settings=LOCAL) as server:
+        reader, writer = await asyncio.open_connection("127.0.0.1", server.probe_port)
+        writer.write(b"GET /healthz HTTP/1.1\r\nHost: hvpa\r\nX-Slow: ")
+        await writer.drain()
+        loop = asyncio.get_running_loop()
+        started = loop.time()
+        assert await asyncio.wait_for(reader.read(), timeout=300) == b""  # closed, unanswered
+        # ServerSettings.header_timeout_seconds (32 s), give or take aiohttp's timer rounding.
+        assert 31 <= loop.time() - started <= 40
+        writer.close()
+
+
+async def test_connections_past_the_limit_are_closed(
+    apiserver: ApiServer, start_controller: Any, http: aiohttp.ClientSession
+) -> None:
+    running = await start_controller()
+    settings = replace(LOCAL, max_connections=2)
+    async with Server(manager=running.manager, settings=settings) as server:
+        port = server.probe_port
+        held = [await asyncio.open_connection("127.0.0.1", port) for _ in range(2)]
+        await asyncio.sleep(0.1)
+        reader, writer = await asyncio.open_connection("127.0.0.1", port)
+        writer.write(b"GET /healthz HTTP/1.1\r\nHost: hvpa\r\n\r\n")
+        assert await asyncio.wait_for(reader.read(), timeout=5) == b""
+        writer.close()
+        for _, held_writer in held:
+            held_writer.close()
+        await asyncio.sleep(0.1)
+        assert (await get(http, port, "/healthz"))[0] == 200
+
+
+async def test_a_body_is_refused_and_no_answer_names_the_server(
+    apiserver: ApiServer, start_controller: Any, http: aiohttp.ClientSession
+) -> None:
+    running = await start_controller()
+    async with Server(manager=running.manager, settings=LOCAL) as server:
+        url = f"http://127.0.0.1:{server.probe_port}"
+        async with http.get(f"{url}/healthz", data=b"x" * 100) as response:
+            assert response.status == 413
+            assert response.headers["Server"] == "hvpa"
+        for path in ("/healthz", "/nowhere"):
+            async with http.get(url + path) as response:
+                assert response.status in (200, 404)
+                assert response.headers["Server"] == "hvpa"
+        # A request aiohttp cannot parse is answered before any application code runs.
+        reader, writer = await asyncio.open_connection("127.0.0.1", server.probe_port)
+        writer.write(b"GARBAGE \x01 HTTP/1.1\r\n\r\n")
+        answer = await asyncio.wait_for(reader.read(), timeout=5)
+        writer.close()
+        assert answer.startswith(b"HTTP/1.0 400 ")
+        assert b"\r\nServer: hvpa\r\n" in answer and b"aiohttp" not in answer

@@ -21,6 +21,9 @@ write the controller makes:
 - `broken`: an Hvpa the CRD accepts but validation refuses (InvalidSpec, an
   Event, repeated on every resync);
 - `legacy`: an HPA for another Deployment, which conflict detection reads;
+- Prometheus scrapes the leader's /metrics and reads its /debug/state as the
+  manifests serve them: HTTPS, with a bearer token the controller has the API
+  server review (TokenReview, SubjectAccessReview);
 - the leader stops cleanly (releasing the Lease) and the standby takes over.
 
 The request log (`ApiServer.requests`) holds what an authorizer would have
@@ -36,13 +39,16 @@ from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import dataclass
 from typing import Any, Final
 
-from prometheus_client import CollectorRegistry, generate_latest
+import aiohttp
+import orjson
+from prometheus_client import CollectorRegistry
 
 from hvpa.controller.manager import Manager
-from hvpa.kube.client import client_from_kubeconfig
+from hvpa.kube.client import KubeClient, client_from_kubeconfig
 from hvpa.kube.metrics import KubeMetrics
 from hvpa.kube.settings import LeaderElectionSettings
-from hvpa.settings import ControllerSettings
+from hvpa.server import Server
+from hvpa.settings import ControllerSettings, ServerSettings
 from hvpa.sim.apiserver import ApiServer, RequestRecord
 from hvpa.sim.clock import SimClock, SimEventLoop
 from hvpa.sim.cluster import Cluster, ClusterSettings
@@ -56,6 +62,10 @@ WORKLOAD_NAMESPACE: Final = "shop"
 START_EPOCH: Final = 1_767_225_600.0  # 2026-01-01T00:00:00Z
 TICK_SECONDS: Final = 5.0
 GIB: Final = 2**30
+# Prometheus, as the ServiceMonitor scrapes: its service account's token, and the two
+# ClusterRoles of manifests/rbac.yaml bound to it.
+PROMETHEUS: Final = "system:serviceaccount:monitoring:prometheus-k8s"
+PROMETHEUS_TOKEN: Final = "prometheus-token"
 
 
 @dataclass(frozen=True)
@@ -312,9 +322,9 @@ async def _record() -> RecordedRun:
                     )
 
         # The first instance takes the Lease alone; the second starts as a standby.
-        leader, leader_registry = await _start(server, clock, identity="hvpa-a")
+        leader = await _start(server, clock, identity="hvpa-a")
         await _until(leader, clock, tick_until)
-        standby, _ = await _start(server, clock, identity="hvpa-b")
+        standby = await _start(server, clock, identity="hvpa-b")
 
         await tick_until(10 * 60)
         db = server.objects.get("hvpas", "db", namespace=WORKLOAD_NAMESPACE)
@@ -326,8 +336,7 @@ async def _record() -> RecordedRun:
         server.objects.update("hvpas", api)
         await tick_until(15 * 60)
 
-        exposition = generate_latest(leader_registry).decode()
-        debug_state = leader.manager.state()
+        exposition, debug_state = await _scrape(server, leader)
         await leader.stop()
         await _until(standby, clock, tick_until)
         await tick_until(17 * 60)
@@ -345,7 +354,7 @@ async def _record() -> RecordedRun:
 class _Instance:
     manager: Manager
     task: asyncio.Task[None]
-    close: Callable[[], Awaitable[None]]
+    client: KubeClient
 
     def raise_if_stopped(self) -> None:
         if self.task.done():
@@ -357,12 +366,32 @@ class _Instance:
         try:
             await self.task
         finally:
-            await self.close()
+            await self.client.close()
 
 
-async def _start(
-    server: ApiServer, clock: SimClock, *, identity: str
-) -> tuple[_Instance, CollectorRegistry]:
+async def _scrape(server: ApiServer, instance: _Instance) -> tuple[str, dict[str, Any]]:
+    """/metrics and /debug/state of `instance`, read as Prometheus would read them."""
+    server.reviews.add_token(PROMETHEUS_TOKEN, PROMETHEUS, groups=["system:serviceaccounts"])
+    for path in ("/metrics", "/debug/state"):
+        server.reviews.allow(PROMETHEUS, "get", path)
+    settings = ServerSettings(metrics_bind_address="127.0.0.1:0", health_probe_bind_address="0")
+    headers = {"Authorization": f"Bearer {PROMETHEUS_TOKEN}"}
+    async with (
+        Server(manager=instance.manager, settings=settings, client=instance.client) as listener,
+        aiohttp.ClientSession(headers=headers) as http,
+    ):
+        base = f"https://127.0.0.1:{listener.metrics_port}"
+        # The certificate is self-signed, as the ServiceMonitor's insecureSkipVerify expects.
+        async with http.get(f"{base}/metrics", ssl=False) as response:
+            assert response.status == 200, await response.text()
+            exposition = await response.text()
+        async with http.get(f"{base}/debug/state", ssl=False) as response:
+            assert response.status == 200, await response.text()
+            debug_state: dict[str, Any] = orjson.loads(await response.read())
+    return exposition, debug_state
+
+
+async def _start(server: ApiServer, clock: SimClock, *, identity: str) -> _Instance:
     registry = CollectorRegistry()
     kube_metrics = KubeMetrics(registry)
     client = await client_from_kubeconfig(metrics=kube_metrics, path=str(server.kubeconfig_path))
@@ -378,7 +407,7 @@ async def _start(
         rng=random.Random(identity),
     )
     task = asyncio.create_task(manager.run(), name=identity)
-    return _Instance(manager, task, client.close), registry
+    return _Instance(manager, task, client)
 
 
 async def _until(

@@ -194,6 +194,9 @@ def test_deployment_runs_the_controller_with_leader_election() -> None:
     assert [rule["resourceNames"] for rule in named] == [[settings.leader_election.lease_name]]
     assert settings.server.metrics_bind_address == f":{PORTS['metrics']}"
     assert settings.server.health_probe_bind_address == f":{PORTS['health']}"
+    # Metrics and /debug/state served securely (HTTPS, TokenReview, SubjectAccessReview).
+    assert settings.server.metrics_secure is True
+    assert PORTS["metrics"] == 8443
 
 
 def test_probes_on_the_health_port() -> None:
@@ -263,3 +266,52 @@ def test_labelled_as_hvpa(obj: dict[str, Any]) -> None:
     # What exists for the controller's pods carries their labels, as the pods do.
     if obj["kind"] in ("Deployment", "PodDisruptionBudget", "Service"):
         assert _selects(POD["metadata"]["labels"], labels)
+
+
+# -- secure metrics and the network ---------------------------------------------------
+
+
+def test_service_monitor_scrapes_securely() -> None:
+    """As kubebuilder's scaffold scrapes a controller whose metrics are served securely."""
+    (endpoint,) = find(OBJECTS, "ServiceMonitor")["spec"]["endpoints"]
+    assert endpoint["scheme"] == "https"
+    assert endpoint["bearerTokenFile"] == "/var/run/secrets/kubernetes.io/serviceaccount/token"
+    assert endpoint["tlsConfig"] == {"insecureSkipVerify": True}
+
+
+@pytest.mark.parametrize(
+    ("role", "path"),
+    [("hvpa-metrics-reader", "/metrics"), ("hvpa-debug-state-reader", "/debug/state")],
+)
+def test_a_reader_role_per_path(role: str, path: str) -> None:
+    rules = find(OBJECTS, "ClusterRole", role)["rules"]
+    assert rules == [{"nonResourceURLs": [path], "verbs": ["get"]}]
+    bound = [o for o in OBJECTS if o["kind"].endswith("Binding") and o["roleRef"]["name"] == role]
+    assert bound == []  # the user binds it to Prometheus, or to whoever debugs
+
+
+NETWORK_POLICY: Final = find(OBJECTS, "NetworkPolicy", "hvpa")
+
+
+def test_network_policy_selects_the_controller() -> None:
+    spec = NETWORK_POLICY["spec"]
+    assert spec["podSelector"]["matchLabels"] == POD["metadata"]["labels"]
+    assert sorted(spec["policyTypes"]) == ["Egress", "Ingress"]
+
+
+def test_network_policy_opens_probes_to_all_and_metrics_to_monitoring() -> None:
+    rules = {
+        rule["ports"][0]["port"]: rule.get("from") for rule in NETWORK_POLICY["spec"]["ingress"]
+    }
+    assert set(rules) == {"health", "metrics"} <= set(PORTS)
+    assert rules["health"] is None  # the kubelet probes from the node, not from a pod
+    (peer,) = rules["metrics"]
+    assert peer == {
+        "namespaceSelector": {"matchLabels": {"kubernetes.io/metadata.name": "monitoring"}}
+    }
+
+
+def test_network_policy_lets_out_only_the_api_server_ports() -> None:
+    (rule,) = NETWORK_POLICY["spec"]["egress"]
+    assert "to" not in rule  # the API server is no pod: see the manifest's comment
+    assert sorted(p["port"] for p in rule["ports"]) == [443, 6443]

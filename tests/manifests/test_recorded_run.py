@@ -77,6 +77,8 @@ EXPECTED: Final = [
         "get", "custom.metrics.k8s.io", "services", "requests_per_second", id="object-metric"
     ),
     pytest.param("list", "external.metrics.k8s.io", "queue_length", "", id="external-metric"),
+    pytest.param("create", "authentication.k8s.io", "tokenreviews", "", id="token-review"),
+    pytest.param("create", "authorization.k8s.io", "subjectaccessreviews", "", id="access-review"),
     pytest.param("create", "coordination.k8s.io", "leases", "", id="lease-create"),
     pytest.param("update", "coordination.k8s.io", "leases", "", id="lease-update"),
 ]

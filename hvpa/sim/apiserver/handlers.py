@@ -40,6 +40,7 @@ from hvpa.sim.apiserver.requestlog import (
     request_attributes,
 )
 from hvpa.sim.apiserver.resources import ResourceType
+from hvpa.sim.apiserver.reviews import Reviews
 from hvpa.sim.apiserver.selectors import parse_label_selector
 from hvpa.sim.apiserver.storage import Entry, ListPage
 from hvpa.sim.apiserver.watching import Watch, Watches, WatchRequest
@@ -49,6 +50,11 @@ __all__ = ["HttpApi"]
 logger = logging.getLogger(__name__)
 
 _JSON: Final = "application/json"
+# The review APIs (create only, never stored) and the Reviews method that answers each.
+_REVIEWS: Final[Mapping[tuple[str, str, tuple[str, ...]], str]] = {
+    ("authentication.k8s.io", "v1", ("tokenreviews",)): "token_review",
+    ("authorization.k8s.io", "v1", ("subjectaccessreviews",)): "access_review",
+}
 _NOT_FOUND: Final = "the server could not find the requested resource"
 
 
@@ -71,6 +77,7 @@ class HttpApi:
         faults: Faults,
         watches: Watches,
         log: RequestLog,
+        reviews: Reviews,
         rng: random.Random,
         bookmark_interval_seconds: float,
         min_request_timeout_seconds: float,
@@ -81,6 +88,7 @@ class HttpApi:
         self._faults = faults
         self._watches = watches
         self._log = log
+        self._reviews = reviews
         self._rng = rng
         self._bookmark_interval = bookmark_interval_seconds
         self._min_request_timeout = min_request_timeout_seconds
@@ -159,6 +167,12 @@ class HttpApi:
             )
         if (group, version) == CUSTOM_METRICS:
             return self._custom_metrics(request, rest)
+        review = _REVIEWS.get((group, version, tuple(rest)))
+        if review is not None:
+            if request.method != "POST":
+                raise _not_allowed()
+            answer = getattr(self._reviews, review)
+            return _json(answer(await _body(request)), 201)
         if (group, version) == EXTERNAL_METRICS:
             return self._external_metrics(request, rest)
         target = self._target(group, version, rest)

@@ -6,6 +6,8 @@
         server.metrics.set_pod_metrics(...)     # metrics.k8s.io, custom and external metrics
         server.faults.fail(status=429, path="/pods")
         server.requests                         # what clients asked for
+        server.reviews.add_token("t", "alice")  # TokenReviews; SubjectAccessReviews from
+        server.reviews.allow("alice", "get", "/metrics")   # an allow list
 
 Time: object timestamps come from `clock` (seconds since the epoch) so the
 simulator's virtual time shows in creationTimestamp and metric timestamps;
@@ -37,6 +39,7 @@ from hvpa.sim.apiserver.objects import Objects
 from hvpa.sim.apiserver.registry import Registry
 from hvpa.sim.apiserver.requestlog import RequestLog, RequestRecord
 from hvpa.sim.apiserver.resources import ResourceTable
+from hvpa.sim.apiserver.reviews import Reviews
 from hvpa.sim.apiserver.storage import Storage
 from hvpa.sim.apiserver.watching import Watches
 
@@ -83,6 +86,7 @@ class ApiServer:
         self.objects = Objects(registry)
         self.metrics = Metrics(table, self._storage, clock=clock)
         self.faults = Faults(self._storage, watches, registry.resource)
+        self.reviews = Reviews()
         self._http = HttpApi(
             registry=registry,
             metrics=self.metrics,
@@ -90,6 +94,7 @@ class ApiServer:
             faults=self.faults,
             watches=watches,
             log=self._log,
+            reviews=self.reviews,
             rng=rng,
             bookmark_interval_seconds=bookmark_interval_seconds,
             min_request_timeout_seconds=min_request_timeout_seconds,

@@ -1,0 +1,123 @@
+"""The metrics listener's TLS: a certificate from a directory, or a self-signed one made at start.
+
+As controller-runtime's secure metrics serving does it: when the directory
+(`--metrics-cert-path`) holds `tls.crt` and `tls.key` (the names of a
+kubernetes.io/tls Secret's keys, as cert-manager writes them) they are
+served; otherwise a self-signed certificate for `localhost` and 127.0.0.1 is
+made at start. A self-signed certificate still encrypts the scrape, which is
+what matters for a bearer token on the wire; Prometheus then skips
+verification (`insecureSkipVerify`), or verifies a certificate from the
+directory against its CA (`serverName` and `ca` in the ServiceMonitor).
+
+The key never touches a persistent disk: the generated pair is written to a
+private temporary directory only long enough for `ssl` to load it (the
+standard library loads key pairs from files only), then removed. An EC P-256
+key is used: quick to make at every start, and accepted by every TLS client.
+
+What can go wrong: a directory that holds only one of the two files, or an
+unreadable or mismatched pair, is a `CertificateError` naming the file; it
+stops the start-up (`hvpa run` exits 1), never falls back to a self-signed
+certificate silently.
+"""
+
+from __future__ import annotations
+
+import datetime
+import ipaddress
+import ssl
+import tempfile
+from pathlib import Path
+from typing import Final
+
+from cryptography import x509
+from cryptography.hazmat.primitives import hashes, serialization
+from cryptography.hazmat.primitives.asymmetric import ec
+from cryptography.x509.oid import NameOID
+
+__all__ = [
+    "CERT_NAME",
+    "KEY_NAME",
+    "CertificateError",
+    "self_signed_pair",
+    "server_context",
+]
+
+# controller-runtime's CertName and KeyName defaults.
+CERT_NAME: Final = "tls.crt"
+KEY_NAME: Final = "tls.key"
+# client-go's GenerateSelfSignedCertKey names the host and 127.0.0.1; a year is ample for a
+# certificate that is made anew at every start.
+SELF_SIGNED_HOST: Final = "localhost"
+SELF_SIGNED_DAYS: Final = 365
+
+
+class CertificateError(Exception):
+    """The serving certificate cannot be loaded."""
+
+
+def self_signed_pair(*, now: datetime.datetime | None = None) -> tuple[bytes, bytes]:
+    """A PEM certificate and its PEM private key, self-signed for localhost and 127.0.0.1."""
+    key = ec.generate_private_key(ec.SECP256R1())
+    name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, f"hvpa@{SELF_SIGNED_HOST}")])
+    start = now or datetime.datetime.now(datetime.UTC)
+    names = x509.SubjectAlternativeName(
+        [x509.DNSName(SELF_SIGNED_HOST), x509.IPAddress(ipaddress.ip_address("127.0.0.1"))]
+    )
+    certificate = (
+        x509.CertificateBuilder()
+        .subject_name(name)
+        .issuer_name(name)
+        .public_key(key.public_key())
+        .serial_number(x509.random_serial_number())
+        .not_valid_before(start - datetime.timedelta(minutes=5))
+        .not_valid_after(start + datetime.timedelta(days=SELF_SIGNED_DAYS))
+        .add_extension(names, critical=False)
+        .add_extension(x509.BasicConstraints(ca=False, path_length=None), critical=True)
+        .add_extension(
+            x509.ExtendedKeyUsage([x509.oid.ExtendedKeyUsageOID.SERVER_AUTH]), critical=False
+        )
+        .sign(key, hashes.SHA256())
+    )
+    key_pem = key.private_bytes(
+        serialization.Encoding.PEM,
+        serialization.PrivateFormat.PKCS8,
+        serialization.NoEncryption(),
+    )
+    return certificate.public_bytes(serialization.Encoding.PEM), key_pem
+
+
+def _context() -> ssl.SSLContext:
+    """A server context with the standard library's secure defaults (TLS 1.2 or newer)."""
+    context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    context.minimum_version = ssl.TLSVersion.TLSv1_2
+    return context
+
+
+def _load(context: ssl.SSLContext, certificate: Path, key: Path) -> None:
+    try:
+        context.load_cert_chain(certificate, key)
+    except (OSError, ssl.SSLError) as error:
+        raise CertificateError(f"cannot load {certificate} with {key}: {error}") from error
+
+
+def server_context(cert_path: str | None) -> ssl.SSLContext:
+    """The TLS context of the metrics listener (see the module docstring for the rules)."""
+    context = _context()
+    if cert_path is not None:
+        directory = Path(cert_path)
+        certificate, key = directory / CERT_NAME, directory / KEY_NAME
+        present = [path.exists() for path in (certificate, key)]
+        if all(present):
+            _load(context, certificate, key)
+            return context
+        if any(present):
+            missing = key if present[0] else certificate
+            raise CertificateError(f"{missing} is missing beside the other half of the pair")
+    certificate_pem, key_pem = self_signed_pair()
+    with tempfile.TemporaryDirectory(prefix="hvpa-serving-") as scratch:
+        certificate, key = Path(scratch) / CERT_NAME, Path(scratch) / KEY_NAME
+        certificate.write_bytes(certificate_pem)
+        key.touch(mode=0o600)
+        key.write_bytes(key_pem)
+        _load(context, certificate, key)
+    return context
