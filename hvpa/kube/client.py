@@ -10,12 +10,25 @@ decode them with msgspec into the structs they need.
 What can go wrong, and what the client does about it:
 - Every request has a timeout (`ClientSettings.request_timeout_seconds`
   unless given); a watch stream's is its server-side timeout plus a margin.
+- Every response body is bounded: it is read as it arrives and the read
+  stops at `max_response_bytes` (`ClientSettings.max_response_bytes` unless
+  the request names its own), raising `ResponseTooLarge`, which names the
+  request and the bound. A caller that expects small answers passes a small
+  bound (a metrics read: `request("GET", path, max_response_bytes=...)`), a
+  list page a larger one; an error body is read up to 64 KiB at most. A
+  watch stream is unbounded as a whole; its reader bounds each event.
 - Errors become the classes of `hvpa.kube.errors`; nothing is swallowed:
   after the retries, the last error is raised.
 - Reads (GET) are retried with backoff on connection errors, timeouts, 429
   and 5xx. Writes are retried only when the server says it did nothing:
   429, or a 5xx with Retry-After (as client-go's rest client). Retry-After
-  is honoured, capped at `max_retry_after_seconds`.
+  is honoured, capped at `max_retry_after_seconds`. `retry=False` turns
+  retries off for a caller with its own loop (the reflector, the elector).
+- `guard`, when given, is called before every attempt of the request - the
+  first, each retry after its wait, and the resend after a 401 - and what
+  it raises aborts the request unsent. The applier passes its leadership
+  check, so a write that waits in Retry-After is not sent once the lease is
+  lost. (Cancelling the calling task aborts any wait or request at once.)
 - A 401 re-runs the credential loader once (an exec plugin's token expired,
   a projected token was rotated) and repeats the request.
 - Every response (and every failure to get one, as code "<error>") is
@@ -48,6 +61,7 @@ from hvpa.kube.backoff import Backoff
 from hvpa.kube.errors import (
     ApiError,
     KubeError,
+    ResponseTooLarge,
     ServerError,
     TooManyRequests,
     TransportError,
@@ -60,6 +74,7 @@ from hvpa.logs import fields
 
 __all__ = [
     "ByteStream",
+    "Guard",
     "KubeClient",
     "PatchType",
     "client_from_kubeconfig",
@@ -71,7 +86,11 @@ _logger = logging.getLogger(__name__)
 
 _IDEMPOTENT: Final = frozenset({"GET", "HEAD"})
 _JSON: Final = "application/json"
+# An error answer is a metav1.Status of a few hundred bytes; more is not read.
+_MAX_ERROR_BODY_BYTES: Final = 64 * 1024
 Params = Mapping[str, str | int | bool]
+# Called before every attempt of a request; what it raises aborts the request unsent.
+Guard = Callable[[], None]
 
 
 class PatchType(enum.StrEnum):
@@ -100,6 +119,21 @@ def _ssl_context(configuration: Any) -> ssl.SSLContext:
         context.check_hostname = False
         context.verify_mode = ssl.CERT_NONE
     return context
+
+
+async def _read_at_most(content: aiohttp.StreamReader, limit: int) -> tuple[bytes, bool]:
+    """Up to `limit` bytes of a body as it arrives, and whether there was more.
+
+    Reading stops at the first chunk that would pass the limit, so no more
+    than the limit (and aiohttp's own small read buffer) is ever held.
+    """
+    body = bytearray()
+    while chunk := await content.readany():
+        if len(body) + len(chunk) > limit:
+            body += chunk[: limit - len(body)]
+            return bytes(body), True
+        body += chunk
+    return bytes(body), False
 
 
 class ByteStream:
@@ -203,11 +237,14 @@ class KubeClient:
         body: bytes | None,
         content_type: str | None,
         timeout_seconds: float,
+        guard: Guard | None = None,
     ) -> AsyncIterator[aiohttp.ClientResponse]:
         """One attempt: a response with a 2xx status, else the error it means."""
         url = self.host + path
         refreshed = False
         while True:
+            if guard is not None:
+                guard()
             headers = await self._headers(content_type if body is not None else None)
             timeout = aiohttp.ClientTimeout(
                 total=timeout_seconds, connect=self._settings.connect_timeout_seconds
@@ -231,7 +268,7 @@ class KubeClient:
                     yield response
                     return
                 try:
-                    payload = await response.read()
+                    payload, _ = await _read_at_most(response.content, _MAX_ERROR_BODY_BYTES)
                 except (aiohttp.ClientError, TimeoutError) as error:
                     raise TransportError(f"{method} {url}: {error!r}") from error
                 error_ = error_from_response(
@@ -277,20 +314,33 @@ class KubeClient:
         content_type: str = _JSON,
         timeout_seconds: float | None = None,
         retry: bool = True,
+        max_response_bytes: int | None = None,
+        guard: Guard | None = None,
     ) -> bytes:
         """Send a request and return the body of its 2xx response.
 
         `body` is bytes as is, or anything msgspec encodes to JSON. With
         `retry=False` the first failure is raised (callers with their own
-        retry loop, like the leader elector, use that).
+        retry loop, like the leader elector, use that). A body longer than
+        `max_response_bytes` (default: the client's setting) raises
+        ResponseTooLarge; `guard` runs before every attempt (module docstring).
         """
         payload = body if body is None or isinstance(body, bytes) else msgspec.json.encode(body)
         timeout = timeout_seconds or self._settings.request_timeout_seconds
+        limit = max_response_bytes or self._settings.max_response_bytes
         loop = asyncio.get_running_loop()
         started = loop.time()
         try:
             return await self._attempts(
-                method, path, params, payload, content_type, timeout_seconds=timeout, retry=retry
+                method,
+                path,
+                params,
+                payload,
+                content_type,
+                timeout_seconds=timeout,
+                retry=retry,
+                limit=limit,
+                guard=guard,
             )
         finally:
             self._metrics.request_latency.labels(method, self._host_label).observe(
@@ -307,6 +357,8 @@ class KubeClient:
         *,
         timeout_seconds: float,
         retry: bool,
+        limit: int,
+        guard: Guard | None,
     ) -> bytes:
         """`request`'s attempts: the first 2xx body, or the last error once retrying stops."""
         backoff = Backoff(self._settings.backoff, clock=asyncio.get_running_loop().time)
@@ -321,11 +373,9 @@ class KubeClient:
                     body=payload,
                     content_type=content_type,
                     timeout_seconds=timeout_seconds,
+                    guard=guard,
                 ) as response:
-                    try:
-                        return await response.read()
-                    except (aiohttp.ClientError, TimeoutError) as error:
-                        raise TransportError(f"{method} {path}: {error!r}") from error
+                    return await self._read_body(response, limit, f"{method} {path}")
             except KubeError as error:
                 delay = self._retry_delay(error, method, backoff) if retry else None
                 if delay is None or attempt > self._settings.max_retries:
@@ -337,6 +387,26 @@ class KubeClient:
                     ),
                 )
                 await asyncio.sleep(delay)
+
+    @staticmethod
+    async def _read_body(response: aiohttp.ClientResponse, limit: int, what: str) -> bytes:
+        """The whole body, unless it is longer than `limit`: then ResponseTooLarge, read no further."""
+        declared = response.content_length
+        if (
+            declared is not None
+            and declared > limit
+            and not response.headers.get("Content-Encoding")
+        ):
+            response.close()
+            raise ResponseTooLarge(what, limit_bytes=limit, declared_bytes=declared)
+        try:
+            body, more = await _read_at_most(response.content, limit)
+        except (aiohttp.ClientError, TimeoutError) as error:
+            raise TransportError(f"{what}: {error!r}") from error
+        if more:
+            response.close()  # the rest of the body is never read: the connection is spent
+            raise ResponseTooLarge(what, limit_bytes=limit)
+        return body
 
     @asynccontextmanager
     async def stream(
@@ -368,16 +438,22 @@ class KubeClient:
 
     # -- verbs ---------------------------------------------------------------
 
-    async def get(self, path: str, *, params: Params | None = None) -> bytes:
-        return await self.request("GET", path, params=params)
+    async def get(
+        self, path: str, *, params: Params | None = None, max_response_bytes: int | None = None
+    ) -> bytes:
+        return await self.request("GET", path, params=params, max_response_bytes=max_response_bytes)
 
-    async def create(self, path: str, body: object, *, params: Params | None = None) -> bytes:
+    async def create(
+        self, path: str, body: object, *, params: Params | None = None, guard: Guard | None = None
+    ) -> bytes:
         """POST to a collection path."""
-        return await self.request("POST", path, params=params, body=body)
+        return await self.request("POST", path, params=params, body=body, guard=guard)
 
-    async def update(self, path: str, body: object, *, params: Params | None = None) -> bytes:
+    async def update(
+        self, path: str, body: object, *, params: Params | None = None, guard: Guard | None = None
+    ) -> bytes:
         """PUT an object; a metadata.resourceVersion in it makes the write conditional (409)."""
-        return await self.request("PUT", path, params=params, body=body)
+        return await self.request("PUT", path, params=params, body=body, guard=guard)
 
     async def patch(
         self,
@@ -386,15 +462,21 @@ class KubeClient:
         *,
         patch_type: PatchType = PatchType.MERGE,
         params: Params | None = None,
+        guard: Guard | None = None,
     ) -> bytes:
         return await self.request(
-            "PATCH", path, params=params, body=body, content_type=patch_type.value
+            "PATCH", path, params=params, body=body, content_type=patch_type.value, guard=guard
         )
 
     async def delete(
-        self, path: str, *, body: object = None, params: Params | None = None
+        self,
+        path: str,
+        *,
+        body: object = None,
+        params: Params | None = None,
+        guard: Guard | None = None,
     ) -> bytes:
-        return await self.request("DELETE", path, params=params, body=body)
+        return await self.request("DELETE", path, params=params, body=body, guard=guard)
 
 
 # ---------------------------------------------------------------------------

@@ -26,6 +26,7 @@ __all__ = [
     "Invalid",
     "KubeError",
     "NotFound",
+    "ResponseTooLarge",
     "ServerError",
     "StatusWire",
     "TooManyRequests",
@@ -73,6 +74,26 @@ class TransportError(KubeError):
 
     A write that fails this way may still have been applied by the server.
     """
+
+
+class ResponseTooLarge(KubeError):
+    """A response (or one watch event) longer than the bound the caller set for it.
+
+    The client stops reading at the bound, so an answer of any size costs at
+    most the bound in memory; the connection is closed, and the request is
+    not retried (the same request would get the same answer). `limit_bytes`
+    is the bound that was hit, `what` the request ("GET /api/v1/pods").
+    """
+
+    def __init__(self, what: str, *, limit_bytes: int, declared_bytes: int | None = None) -> None:
+        declared = f" (it declares {declared_bytes} bytes)" if declared_bytes is not None else ""
+        super().__init__(
+            f"{what}: the response is larger than {limit_bytes} bytes{declared}, "
+            "the bound for this request; not read further"
+        )
+        self.what = what
+        self.limit_bytes = limit_bytes
+        self.declared_bytes = declared_bytes
 
 
 class ApiError(KubeError):

@@ -113,6 +113,12 @@ class ClientSettings:
     writes only where the server says it did nothing (429, or a 5xx with
     Retry-After), as client-go's rest client does. `max_retry_after_seconds`
     caps what a server may ask us to wait.
+
+    `max_response_bytes` bounds one response body unless a request names its
+    own bound (a list page, a metrics read): the client stops reading there
+    (ResponseTooLarge). 16 MiB holds any single object an API server stores
+    (etcd takes 1.5 MiB a value; JSON's escapes can grow that several times)
+    and is a small part of the controller's 512Mi memory limit.
     """
 
     request_timeout_seconds: float = 30.0
@@ -125,3 +131,8 @@ class ClientSettings:
     # Concurrent connections per host; informers' watches hold one each.
     connection_limit: int = 100
     user_agent: str = "hvpa"
+    max_response_bytes: int = 16 * 1024 * 1024
+
+    def __post_init__(self) -> None:
+        if self.max_response_bytes < 1:
+            raise ValueError("the response bound must be at least one byte")

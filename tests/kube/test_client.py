@@ -351,3 +351,152 @@ async def test_client_from_a_kubeconfig_file(
         await client.get("/api/v1/namespaces")
     assert state.requests[0][2]["Authorization"] == "Bearer s3cret"
     assert state.requests[0][1] == "/api/v1/namespaces"
+
+
+# ---------------------------------------------------------------------------
+# Bounded reads and the per-attempt guard
+
+
+class Endless:
+    """A server whose answer never ends: 64 KiB chunks of one JSON string, forever."""
+
+    def __init__(self, status: int = 200) -> None:
+        self.sent = 0
+        self.status = status
+
+    async def handle(self, request: web.Request) -> web.StreamResponse:
+        response = web.StreamResponse(
+            status=self.status, headers={"Content-Type": "application/json"}
+        )
+        await response.prepare(request)
+        await response.write(b'{"kind": "')
+        chunk = b"x" * 65536
+        while True:
+            await response.write(chunk)
+            self.sent += len(chunk)
+            await asyncio.sleep(0.001)
+
+
+async def test_a_response_past_the_bound_is_refused(
+    script: tuple[Script, TestServer], metrics: KubeMetrics
+) -> None:
+    state, server = script
+    payload = {"kind": "Thing", "data": "x" * 1000}
+    size = len(orjson.dumps(payload))
+    state.responses = [ok(payload), ok(payload), ok(payload)]
+    async with make_client(server, metrics) as client:
+        assert len(await client.get("/api/v1/things", max_response_bytes=size)) == size
+        with pytest.raises(errors.ResponseTooLarge) as caught:
+            await client.get("/api/v1/things", max_response_bytes=size - 1)
+        assert caught.value.limit_bytes == size - 1
+        assert str(caught.value).startswith("GET /api/v1/things: the response is larger than")
+        assert str(size - 1) in str(caught.value)
+    async with KubeClient(
+        configuration=Config(str(server.make_url("")).rstrip("/")),
+        metrics=metrics,
+        settings=ClientSettings(max_response_bytes=size - 1),
+    ) as client:
+        with pytest.raises(errors.ResponseTooLarge):
+            await client.get("/api/v1/things")
+    assert len(state.requests) == 3, "a response too large is not retried"
+
+
+async def test_an_endless_response_is_read_only_up_to_the_bound(metrics: KubeMetrics) -> None:
+    # Read whole, this answer would never end: the request would hang until its timeout
+    # and hold everything sent until then.
+    endless = Endless()
+    app = web.Application()
+    app.router.add_route("GET", "/{tail:.*}", endless.handle)
+    server = TestServer(app)
+    await server.start_server()
+    try:
+        async with make_client(server, metrics) as client:
+            started = asyncio.get_running_loop().time()
+            with pytest.raises(errors.ResponseTooLarge):
+                await client.get("/apis/metrics.k8s.io/v1beta1/pods", max_response_bytes=1 << 20)
+            assert asyncio.get_running_loop().time() - started < 1.0
+    finally:
+        await server.close()
+    # The server wrote into socket buffers ahead of the reader; it stopped soon after.
+    assert endless.sent < 16 << 20
+
+
+async def test_a_declared_length_past_the_bound_is_refused_unread(
+    script: tuple[Script, TestServer], metrics: KubeMetrics
+) -> None:
+    state, server = script
+    state.responses = [ok({"kind": "Thing", "data": "x" * 5000})]
+    async with make_client(server, metrics) as client:
+        with pytest.raises(errors.ResponseTooLarge) as caught:
+            await client.get("/api/v1/things", max_response_bytes=100)
+    assert caught.value.declared_bytes is not None and caught.value.declared_bytes > 5000
+
+
+async def test_an_error_body_is_read_only_in_part(metrics: KubeMetrics) -> None:
+    # An endless 404: read whole, the request would end only at its timeout, as a
+    # TransportError instead of the NotFound the status says.
+    endless = Endless(status=404)
+    app = web.Application()
+    app.router.add_route("GET", "/{tail:.*}", endless.handle)
+    server = TestServer(app)
+    await server.start_server()
+    try:
+        async with make_client(server, metrics) as client:
+            with pytest.raises(errors.NotFound) as caught:
+                await client.get("/api/v1/things")
+    finally:
+        await server.close()
+    assert caught.value.message.startswith('{"kind": "xxx'), "the text of a body that is no Status"
+
+
+class Refused(Exception):
+    pass
+
+
+async def test_the_guard_runs_before_every_attempt(
+    script: tuple[Script, TestServer], metrics: KubeMetrics
+) -> None:
+    """A write waiting in Retry-After is not resent when the guard refuses after the wait."""
+    state, server = script
+    state.responses = [fail(429, "TooManyRequests", "20"), ok(), ok()]
+    allowed = [True]
+    checks: list[float] = []
+    loop = asyncio.get_running_loop()
+
+    def guard() -> None:
+        checks.append(loop.time())
+        if not allowed[0]:
+            raise Refused
+
+    async with make_client(server, metrics) as client:
+        write = asyncio.create_task(client.update("/api/v1/things/x", {}, guard=guard))
+        await asyncio.sleep(10)  # inside the 20 s Retry-After
+        allowed[0] = False
+        with pytest.raises(Refused):
+            await write
+        assert len(state.requests) == 1, "the retry was never sent"
+        assert checks[1] - checks[0] == pytest.approx(20.0, abs=0.01), "checked after the wait"
+        allowed[0] = True
+        await client.update("/api/v1/things/x", {}, guard=guard)
+    assert len(state.requests) == 2
+
+
+async def test_the_guard_runs_before_the_resend_after_a_401(
+    script: tuple[Script, TestServer], metrics: KubeMetrics
+) -> None:
+    state, server = script
+    state.responses = [fail(401, "Unauthorized"), ok()]
+    calls: list[int] = []
+
+    def guard() -> None:
+        calls.append(1)
+        if len(calls) > 1:
+            raise Refused
+
+    async def refresh() -> None:
+        pass
+
+    async with make_client(server, metrics, refresh_credentials=refresh) as client:
+        with pytest.raises(Refused):
+            await client.patch("/api/v1/things/x", {}, guard=guard)
+    assert len(state.requests) == 1
