@@ -33,6 +33,7 @@ from hvpa.kube.settings import (
 )
 
 __all__ = [
+    "DEFAULT_METRICS_MAX_RESPONSE_BYTES",
     "AccessSettings",
     "ControllerSettings",
     "RunSettings",
@@ -51,6 +52,9 @@ DEFAULT_CONCURRENCY: Final = 5
 DEFAULT_METRICS_BIND_ADDRESS: Final = ":8443"
 DEFAULT_HEALTH_PROBE_BIND_ADDRESS: Final = ":8081"
 DEFAULT_LEADER_ELECTION_ID: Final = "hvpa"
+# One metrics API answer: a PodMetrics of one container is about 350 bytes of JSON, so
+# 4 MiB holds some 12,000 pods of one target; more is not a metric but an attack or a bug.
+DEFAULT_METRICS_MAX_RESPONSE_BYTES: Final = 4 * 1024 * 1024
 # Used when the namespace of the pod cannot be read (outside a cluster).
 DEFAULT_LEADER_ELECTION_NAMESPACE: Final = "kube-system"
 SERVICE_ACCOUNT_NAMESPACE_FILE: Final = "/var/run/secrets/kubernetes.io/serviceaccount/namespace"
@@ -74,8 +78,10 @@ class ControllerSettings:
     sync_period_seconds: float = DEFAULT_SYNC_PERIOD_SECONDS
     concurrency: int = DEFAULT_CONCURRENCY
     dry_run: bool = False
-    # Each metrics API read is cut off after this long and becomes a read error.
+    # Each metrics API read is cut off after this long, or this many bytes, and becomes a
+    # read error (a condition on the Hvpa), never an unbounded read.
     metrics_timeout_seconds: float = 10.0
+    metrics_max_response_bytes: int = DEFAULT_METRICS_MAX_RESPONSE_BYTES
     # On shutdown, in-flight reconciles get this long to finish before they are cancelled.
     shutdown_grace_seconds: float = 30.0
     # After a write, a reconcile that still sees the superseded object in the cache
@@ -106,6 +112,8 @@ class ControllerSettings:
             raise ValueError("the sync period must be positive")
         if self.metrics_timeout_seconds <= 0:
             raise ValueError("the metrics timeout must be positive")
+        if self.metrics_max_response_bytes < 1:
+            raise ValueError("the metrics response bound must be at least one byte")
         if self.history_flush_seconds < 0:
             raise ValueError("the history flush interval must not be negative")
 
@@ -359,6 +367,14 @@ def add_flags(parser: argparse.ArgumentParser) -> None:
         f"0 writes every change (default {controller.history_flush_seconds:g}s)",
     )
     parser.add_argument(
+        "--metrics-max-response-bytes",
+        type=_positive_int,
+        default=controller.metrics_max_response_bytes,
+        metavar="BYTES",
+        help="a metrics API answer longer than this is a failed reading, not read further "
+        f"(default {controller.metrics_max_response_bytes})",
+    )
+    parser.add_argument(
         "--concurrency",
         type=_positive_int,
         default=controller.concurrency,
@@ -413,6 +429,7 @@ def settings_from_args(args: argparse.Namespace) -> RunSettings:
             namespaces=namespaces,
             sync_period_seconds=args.sync_period,
             history_flush_seconds=args.history_flush_interval,
+            metrics_max_response_bytes=args.metrics_max_response_bytes,
             concurrency=args.concurrency,
             dry_run=args.dry_run,
         ),
@@ -441,6 +458,7 @@ def describe(settings: RunSettings) -> dict[str, object]:
         "sync_period_seconds": controller.sync_period_seconds,
         "history_flush_seconds": controller.history_flush_seconds,
         "concurrency": controller.concurrency,
+        "metrics_max_response_bytes": controller.metrics_max_response_bytes,
         "dry_run": controller.dry_run,
         "metrics_bind_address": settings.server.metrics_bind_address,
         "health_probe_bind_address": settings.server.health_probe_bind_address,

@@ -201,7 +201,11 @@ class Manager:
         )
         self.reconciler = Reconciler(
             cache=self.cache,
-            reader=MetricsReader(client=client, timeout_seconds=settings.metrics_timeout_seconds),
+            reader=MetricsReader(
+                client=client,
+                timeout_seconds=settings.metrics_timeout_seconds,
+                max_response_bytes=settings.metrics_max_response_bytes,
+            ),
             applier=self.applier,
             observations=self.observations,
             clock=clock,

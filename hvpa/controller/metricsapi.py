@@ -7,7 +7,8 @@ once, each under its own timeout, and returns one reading per query.
 
 A read that fails for any reason - the adapter is not installed (404), the
 server errs after the client's retries, the connection breaks, the timeout
-passes, the answer does not decode - becomes a `MetricReadError` carrying
+passes, the answer is longer than its bound (`max_response_bytes`, read no
+further), the answer does not decode - becomes a `MetricReadError` carrying
 the reason, never an exception: the engine skips a failed metric (or holds
 the axis when all fail) and says why, exactly as the HPA controller does.
 Cancellation is not a failure and passes through.
@@ -58,6 +59,7 @@ from hvpa.records import (
     pod_metrics_from_wire,
     quantity_milli,
 )
+from hvpa.settings import DEFAULT_METRICS_MAX_RESPONSE_BYTES
 
 __all__ = [
     "MetricsReader",
@@ -253,9 +255,17 @@ def _checked_list(
 class MetricsReader:
     """Performs metric queries against the metrics APIs of one API server."""
 
-    def __init__(self, *, client: KubeClient, timeout_seconds: float) -> None:
+    def __init__(
+        self,
+        *,
+        client: KubeClient,
+        timeout_seconds: float,
+        max_response_bytes: int = DEFAULT_METRICS_MAX_RESPONSE_BYTES,
+    ) -> None:
+        """An answer longer than `max_response_bytes` is a failed reading, not read further."""
         self._client = client
         self._timeout = timeout_seconds
+        self._max_response_bytes = max_response_bytes
 
     async def read(self, queries: Iterable[MetricQuery]) -> dict[MetricQuery, MetricReading]:
         """Every query's reading, read concurrently; failures are MetricReadErrors."""
@@ -281,7 +291,9 @@ class MetricsReader:
         return MetricReadError(message)
 
     async def _get(self, path: str, params: Params) -> bytes:
-        return await self._client.request("GET", path, params=params)
+        return await self._client.request(
+            "GET", path, params=params, max_response_bytes=self._max_response_bytes
+        )
 
     async def _fetch(self, query: MetricQuery) -> MetricReading:
         if isinstance(query, ResourceMetricsQuery):

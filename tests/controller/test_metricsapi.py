@@ -366,3 +366,21 @@ async def test_an_object_metric_is_one_value(
         "cannot read the answer: the custom metrics API server returned 2 results when we "
         "asked for exactly one"
     )
+
+
+async def test_an_answer_past_its_bound_is_a_failed_reading(
+    apiserver: ApiServer, kube: KubeClient
+) -> None:
+    """The client stops reading at the bound (ResponseTooLarge); the reading says so."""
+    pods(apiserver)
+    reader = MetricsReader(client=kube, timeout_seconds=5, max_response_bytes=200)
+    (reading,) = (await reader.read([ResourceMetricsQuery("default", WEB)])).values()
+    assert isinstance(reading, MetricReadError)
+    assert "larger than 200 bytes" in reading.message
+    # The same answer within the default bound is read.
+    (whole,) = (
+        await MetricsReader(client=kube, timeout_seconds=5).read(
+            [ResourceMetricsQuery("default", WEB)]
+        )
+    ).values()
+    assert isinstance(whole, PodMetricsList) and len(whole.items) == 2
