@@ -36,8 +36,9 @@ import hvpa
 from hvpa.cli import build_parser
 from hvpa.settings import settings_from_args
 
-# The oldest Kubernetes the manifests support, and the one whose HPA hvpa follows.
-KUBERNETES_VERSIONS: Final = ("1.29.0", "1.35.0")
+# The oldest Kubernetes the manifests support (admissionregistration.k8s.io/v1's
+# ValidatingAdmissionPolicy is GA in 1.30), and the one whose HPA hvpa follows.
+KUBERNETES_VERSIONS: Final = ("1.30.0", "1.35.0")
 OPERATOR_KINDS: Final = {
     ("monitoring.coreos.com/v1", "ServiceMonitor"),
     ("monitoring.coreos.com/v1", "PrometheusRule"),
@@ -286,7 +287,8 @@ def test_service_monitor_scrapes_securely() -> None:
 def test_a_reader_role_per_path(role: str, path: str) -> None:
     rules = find(OBJECTS, "ClusterRole", role)["rules"]
     assert rules == [{"nonResourceURLs": [path], "verbs": ["get"]}]
-    bound = [o for o in OBJECTS if o["kind"].endswith("Binding") and o["roleRef"]["name"] == role]
+    bindings = [o for o in OBJECTS if o["kind"] in ("RoleBinding", "ClusterRoleBinding")]
+    bound = [o for o in bindings if o["roleRef"]["name"] == role]
     assert bound == []  # the user binds it to Prometheus, or to whoever debugs
 
 
