@@ -6,20 +6,31 @@
 #   docker build -t REGISTRY/hvpa:0.1.0 .
 #   docker run --rm REGISTRY/hvpa:0.1.0 version
 
-ARG PYTHON_IMAGE=python:3.12.8-slim-bookworm
+# The base image by tag and by the digest of its multi-platform index, so a rebuild gets
+# the same bytes (the tag alone moves with every Debian and Python patch). The digest is
+# the one public projects pin for this tag; it could not be pulled where this was written,
+# so verify it (and renew it with the tag) with
+# `docker buildx imagetools inspect python:3.12.8-slim-bookworm`.
+ARG PYTHON_IMAGE=python:3.12.8-slim-bookworm@sha256:2199a62885a12290dc9c5be3ca0681d367576ab7bf037da120e564723292a2f0
 
 FROM ${PYTHON_IMAGE} AS builder
 ENV PIP_NO_CACHE_DIR=1 \
     PIP_DISABLE_PIP_VERSION_CHECK=1
 WORKDIR /src
-# What the wheel is built from (.dockerignore keeps the rest out): the package, its
-# metadata, and the example Hvpas `hvpa sim` reads (packaged as hvpa/_examples).
-COPY pyproject.toml README.md ./
+# What the image is built from (.dockerignore keeps the rest out): the lock files, the
+# package, its metadata, and the example Hvpas `hvpa sim` reads (packaged as hvpa/_examples).
+COPY requirements.lock requirements-build.lock pyproject.toml README.md ./
 COPY hvpa ./hvpa
 COPY manifests/examples ./manifests/examples
-RUN pip wheel --no-deps --wheel-dir /dist . \
+# Every file installed is one the lock files name with its hash (make lock); binary wheels
+# only, so nothing is compiled. hvpa's own wheel is built here, from this source, by the
+# locked build backend, and installed without resolving anything more.
+RUN pip install --require-hashes --only-binary=:all: -r requirements-build.lock \
+    && pip wheel --no-deps --no-build-isolation --wheel-dir /dist . \
     && python -m venv --without-pip /opt/hvpa \
-    && pip --python /opt/hvpa/bin/python install /dist/hvpa-*.whl
+    && pip --python /opt/hvpa/bin/python install --require-hashes --only-binary=:all: \
+       --no-deps -r requirements.lock \
+    && pip --python /opt/hvpa/bin/python install --no-deps /dist/hvpa-*.whl
 
 FROM ${PYTHON_IMAGE}
 ARG VERSION=0.1.0

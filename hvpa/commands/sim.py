@@ -285,6 +285,11 @@ def run(args: argparse.Namespace) -> int:
     if args.compare is not None and args.keep_running:
         return _fail("--keep-running runs one strategy; it cannot be combined with --compare")
 
+    try:
+        import looptime  # noqa: F401  (the virtual clock; not in the controller's image)
+    except ImportError:
+        return _fail("the simulator needs the sim extra: pip install 'hvpa[sim]' (looptime)")
+
     from hvpa import logs
     from hvpa.sim.report import compare_table, summary_table
     from hvpa.sim.runner import simulate

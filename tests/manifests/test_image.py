@@ -1,4 +1,6 @@
-"""The Dockerfile, without a Docker engine: hadolint passes; the final stage runs as the UID
+"""The Dockerfile, without a Docker engine: hadolint passes; the base image is pinned by tag
+and digest; the builder installs only what the lock files name, by hash, and the runtime
+lock holds hvpa's dependencies and none of its extras; the final stage runs as the UID
 the Deployment names, with `hvpa run` as entry point and the version as label; and the
 builder stage's wheel, built from exactly what the Dockerfile copies, holds the package
 and the example Hvpas, which `hvpa sim` then finds from the installed wheel alone."""
@@ -7,12 +9,14 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
+import tomllib
 import zipfile
 from pathlib import Path
-from typing import Final
+from typing import Any, Final
 
 import pytest
 from manifest_kit import EXAMPLES, ROOT, find, install_objects
@@ -78,12 +82,85 @@ def test_final_stage() -> None:
     assert "install" not in " ".join(a for i, a in final if i == "RUN").replace("uninstall", "")
 
 
-def test_base_image_is_pinned() -> None:
+def test_base_image_is_pinned_by_tag_and_digest() -> None:
     (arg,) = [a for i, a in instructions()[:1] if i == "ARG"]
-    name, _, tag = arg.split("=", 1)[1].partition(":")
+    image = arg.split("=", 1)[1]
+    reference, _, digest = image.partition("@")
+    name, _, tag = reference.partition(":")
     assert name == "python"
     version, _, variant = tag.partition("-")
     assert version.count(".") == 2 and variant.startswith("slim")
+    # An OCI digest: the algorithm and 64 hexadecimal digits (a placeholder would not pass).
+    assert re.fullmatch(r"sha256:[0-9a-f]{64}", digest), digest
+
+
+# -- the lock files -------------------------------------------------------------------
+
+LOCKS: Final = {"runtime": ROOT / "requirements.lock", "build": ROOT / "requirements-build.lock"}
+
+
+def locked(path: Path) -> dict[str, list[str]]:
+    """name -> hashes of each `name==version` requirement of a lock file."""
+    found: dict[str, list[str]] = {}
+    name = ""
+    for line in path.read_text(encoding="utf-8").splitlines():
+        text = line.strip()
+        if not text or text.startswith("#"):
+            continue
+        if "==" in text:
+            name = canonical(text.split("==", 1)[0])
+            found[name] = []
+        found[name] += re.findall(r"--hash=sha256:([0-9a-f]{64})", text)
+    return found
+
+
+def canonical(requirement: str) -> str:
+    """A requirement's project name as PEP 503 normalises it."""
+    name = re.split(r"[<>=!~;\[ ]", requirement.strip(), maxsplit=1)[0]
+    return re.sub(r"[-_.]+", "-", name).lower()
+
+
+def project() -> dict[str, Any]:
+    loaded: dict[str, Any] = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))
+    return loaded
+
+
+@pytest.mark.parametrize("lock", LOCKS.values(), ids=LOCKS.keys())
+def test_every_locked_requirement_is_pinned_with_hashes(lock: Path) -> None:
+    requirements = locked(lock)
+    assert requirements
+    assert {name: len(hashes) > 0 for name, hashes in requirements.items()} == dict.fromkeys(
+        requirements, True
+    )
+
+
+def test_the_runtime_lock_holds_the_dependencies_and_no_extra() -> None:
+    names = set(locked(LOCKS["runtime"]))
+    metadata = project()["project"]
+    assert {canonical(r) for r in metadata["dependencies"]} <= names
+    extras_only = {
+        canonical(r) for group in metadata["optional-dependencies"].values() for r in group
+    } - {canonical(r) for r in metadata["dependencies"]}
+    # The simulator's, plotting's, benchmarks', tests' and tools' packages stay out of the image.
+    assert {"looptime", "matplotlib", "kopf", "pytest"} <= extras_only
+    assert names & extras_only == set()
+
+
+def test_the_build_lock_holds_the_build_backend() -> None:
+    backend = {canonical(r) for r in project()["build-system"]["requires"]}
+    assert backend <= set(locked(LOCKS["build"]))
+
+
+def test_the_builder_installs_only_by_hash() -> None:
+    (run,) = [a for i, a in stages()[0] if i == "RUN"]
+    installs = [part for part in run.split("&&") if " install " in part]
+    for install in installs:
+        if install.strip().endswith(".whl"):
+            assert "--no-deps" in install  # hvpa's own wheel, built from this source
+        else:
+            assert "--require-hashes" in install and "--only-binary=:all:" in install
+    assert "-r requirements.lock" in run and "-r requirements-build.lock" in run
+    assert "--no-build-isolation" in run  # the wheel is built by the locked backend
 
 
 def _copies() -> list[tuple[list[str], str]]:
@@ -170,3 +247,17 @@ def test_source_tree_finds_its_examples() -> None:
     from hvpa.sim.scenarios import examples_directory
 
     assert examples_directory() == EXAMPLES
+
+
+def test_hvpa_sim_names_its_extra_where_it_is_missing() -> None:
+    """The image has no looptime (the sim extra): `hvpa sim` says what to install."""
+    script = (
+        "import sys; sys.modules['looptime'] = None\n"
+        "from hvpa.cli import main\n"
+        "sys.exit(main(['sim', '--no-plot']))\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", script], cwd=ROOT, capture_output=True, text=True, timeout=60
+    )
+    assert done.returncode == 2
+    assert "pip install 'hvpa[sim]'" in done.stderr
