@@ -10,7 +10,10 @@ both hand `decide` the same mapping from query to reading (or read error).
 The `get_*` functions are upstream's metrics client (pkg/controller/
 podautoscaler/metrics/client.go) minus the HTTP: they turn a reading into
 the per-pod values the replica calculator works on, with the client's error
-messages, so a failing read is reported in upstream's words.
+messages, so a failing read is reported in upstream's words. Upstream holds
+every value as an int64 of milli-units; a quantity beyond that range (a
+metric of `1e30`) saturates at the int64 end here, as the calculator's
+arithmetic does after it (docs/engine.md, "Large numbers").
 """
 
 from __future__ import annotations
@@ -21,6 +24,7 @@ from typing import Final
 
 from hvpa.api.autoscaling import MetricSpec
 from hvpa.api.spec import HvpaSpec
+from hvpa.engine.gomath import int64
 from hvpa.labels import LabelSelector, SelectorError
 from hvpa.records import PodMetricsRecord
 
@@ -269,7 +273,7 @@ def get_resource_metric(
             values = [c.usage.get(resource) for c in pod.containers]
             value = None if None in values else sum(v for v in values if v is not None)
         if value is not None:
-            info[pod.name] = PodMetric(value, pod.timestamp, pod.window_seconds)
+            info[pod.name] = PodMetric(int64(value), pod.timestamp, pod.window_seconds)
     return info
 
 
@@ -283,7 +287,7 @@ def get_raw_metric(reading: MetricReading | None) -> PodMetricsInfo:
         raise MetricError("no metrics returned from custom metrics API")
     return {
         value.described_name: PodMetric(
-            value.value_milli,
+            int64(value.value_milli),
             value.timestamp,
             DEFAULT_METRIC_WINDOW_SECONDS if value.window_seconds is None else value.window_seconds,
         )
@@ -302,7 +306,7 @@ def get_object_metric(reading: MetricReading | None, query: ObjectMetricQuery) -
             "unable to fetch metrics from custom metrics API: the server could not find the "
             f"metric {query.metric} for {query.kind} {query.name}"
         )
-    return reading.items[0].value_milli
+    return int64(reading.items[0].value_milli)
 
 
 def get_external_metric(reading: MetricReading | None) -> list[int]:
@@ -313,4 +317,4 @@ def get_external_metric(reading: MetricReading | None) -> list[int]:
         raise MetricError("unable to fetch metrics from external metrics API: not read")
     if not reading.items:
         raise MetricError("no metrics returned from external metrics API")
-    return [value.value_milli for value in reading.items]
+    return [int64(value.value_milli) for value in reading.items]

@@ -279,3 +279,34 @@ def test_starts_without_a_kubernetes_client() -> None:
         [sys.executable, "-c", code], check=True, capture_output=True, text=True
     ).stdout
     assert out.splitlines()[-1] == "IMPORTED []"
+
+
+def test_huge_usage_over_one_byte_requests_never_scales_down(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Memory usage of 1e30 bytes against requests of one byte (memory "1"): issue 14, item 3.
+
+    The utilization, 1e32 %, does not fit an int32; Go's conversion would
+    wrap it (possibly negative, read as a scale-down to minReplicas). hvpa
+    saturates it, so the count goes up (to the scale-up limit, max(2 x 3,
+    4) = 6) and ScalingActive stays True.
+    """
+    scenario = example()
+    metric = scenario["hvpa"]["spec"]["hpa"]["template"]["spec"]["metrics"][0]
+    metric["resource"] = {
+        "name": "memory",
+        "target": {"type": "Utilization", "averageUtilization": 80},
+    }
+    for obj in (
+        scenario["target"]["spec"]["template"]["spec"],
+        *(p["spec"] for p in scenario["pods"]),
+    ):
+        obj["containers"][0]["resources"] = {"requests": {"cpu": "1", "memory": "1"}}
+    for item in scenario["podMetrics"]:
+        item["containers"][0]["usage"]["memory"] = "1e30"
+    assert main(["recommend", "-f", str(write(tmp_path / "huge.yaml", scenario))]) == 0
+    output = orjson.loads(capsys.readouterr().out)
+    assert output["replicas"] == {"current": 3, "desired": 6}
+    assert output["horizontal"]["metrics"][0]["currentUtilization"] == 2**31 - 1
+    active = next(c for c in output["conditions"] if c["type"] == "ScalingActive")
+    assert (active["status"], active["reason"]) == ("True", "ValidMetricFound")

@@ -34,11 +34,12 @@ from hvpa.engine.metrics import (
     ExternalMetricValueList,
     MetricError,
     PodMetric,
+    PodMetricsList,
     get_external_metric,
     get_raw_metric,
     get_resource_metric,
 )
-from hvpa.records import ContainerSpec, Resources
+from hvpa.records import ContainerMetrics, ContainerSpec, PodMetricsRecord, Resources
 
 DEFAULT = Tolerances(0.1, 0.1)
 MAX_INT32 = 2**31 - 1
@@ -655,6 +656,7 @@ def test_pods_metric_rolling_update_with_surge() -> None:
         pytest.param(5, 12000, 20000, None, DEFAULT, 3, id="scale down"),
         pytest.param(3, 20666, 20000, None, DEFAULT, 3, id="within tolerance"),
         pytest.param(3, 20666, 20000, None, Tolerances(0.1, 0.01), 4, id="outside a 1% tolerance"),
+        # replica_calculator_test.go TestReplicaCalcScaleUpOverflow: expectedReplicas math.MaxInt32.
         pytest.param(3, MAX_INT64, 1, None, DEFAULT, MAX_INT32, id="overflow caps at int32"),
     ],
 )
@@ -684,6 +686,92 @@ def test_object_per_pod_metric_replicas(
 ) -> None:
     calc = calculator(pods(current))
     assert calc.get_object_per_pod_metric_replicas(current, target, usage, tolerances) == expected
+
+
+@pytest.mark.parametrize(
+    ("usage", "target", "expected"),
+    [
+        # No current replicas: the ratio is infinite, the count is usage over target, and
+        # there is no per-replica average to report (0, where a division by zero would
+        # otherwise read as the int64 minimum).
+        pytest.param(20000, 5000, (4, 0), id="usage over zero replicas"),
+        pytest.param(0, 5000, (0, 0), id="no usage over zero replicas"),
+        pytest.param(MAX_INT64, 5000, (MAX_INT32, MAX_INT64), id="usage at int64, zero replicas"),
+    ],
+)
+def test_per_pod_averages_with_zero_status_replicas(
+    usage: int, target: int, expected: tuple[int, int]
+) -> None:
+    calc = calculator(pods(0))
+    assert calc.get_object_per_pod_metric_replicas(0, target, usage, DEFAULT) == expected
+    assert calc.get_external_per_pod_metric_replicas(0, target, [usage], DEFAULT) == expected
+
+
+def test_per_pod_object_average_saturates_at_int64() -> None:
+    """An Object AverageValue metric at MaxInt64 reports MaxInt64, as the External form does."""
+    calc = calculator(pods(1))
+    assert calc.get_object_per_pod_metric_replicas(1, MAX_INT64, MAX_INT64, DEFAULT) == (
+        1,
+        MAX_INT64,
+    )
+
+
+def test_utilization_saturates_at_int32() -> None:
+    """A usage of 1e30 over a request of one byte (memory "1" is 1000 milli-bytes).
+
+    The percentage is 1e33 x 100 / 1000 = 1e32 %, far beyond int32: it
+    saturates at MaxInt32 (Go's conversion would wrap it, possibly to a
+    negative number that reads as a scale-down), and the raw average stays
+    exact.
+    """
+    huge = 10**33  # 1e30 bytes in milli-bytes
+    ratio, utilization, raw = get_resource_utilization_ratio(
+        {"test-pod-0": PodMetric(huge)}, {"test-pod-0": 1000}, 80
+    )
+    assert utilization == MAX_INT32
+    assert ratio == MAX_INT32 / 80
+    assert raw == huge
+
+
+def test_metric_values_beyond_int64_saturate() -> None:
+    """The metrics client holds int64 milli-units: a larger quantity reads as MaxInt64."""
+    huge = 10**33
+    info = get_resource_metric(pod_metrics([[huge, huge]]), "cpu", "")
+    assert info["test-pod-0"].value == MAX_INT64
+    assert get_raw_metric(custom_metrics(huge, -huge))["test-pod-0"].value == MAX_INT64
+    assert get_raw_metric(custom_metrics(huge, -huge))["test-pod-1"].value == -(2**63)
+    values = ExternalMetricValueList((ExternalMetricValue(huge), ExternalMetricValue(7)))
+    assert get_external_metric(values) == [MAX_INT64, 7]
+
+
+def test_huge_usage_over_a_one_byte_request_never_scales_down() -> None:
+    """Memory usage 1e30 against requests of one byte: the count rises, never falls."""
+    pod_list = tuple(
+        pod(
+            f"test-pod-{i}",
+            containers=[ContainerSpec("app", requests=Resources(memory=1000))],
+        )
+        for i in range(3)
+    )
+    metrics = PodMetricsList(
+        tuple(
+            PodMetricsRecord(
+                namespace="test-namespace",
+                name=f"test-pod-{i}",
+                timestamp=None,
+                window_seconds=60.0,
+                containers=(ContainerMetrics("app", Resources(memory=10**33)),),
+            )
+            for i in range(3)
+        )
+    )
+    info = get_resource_metric(metrics, "memory", "")
+    replicas, utilization, _ = calculator(pod_list).get_resource_replicas(
+        3, 80, "memory", DEFAULT, "", info
+    )
+    assert utilization == MAX_INT32
+    # ceil(MaxInt32 / 80 x 3 ready pods) = ceil(80530636.76)
+    assert replicas == 80_530_637
 
 
 def test_scale_from_zero_ignores_tolerance() -> None:
@@ -746,8 +834,16 @@ def test_external_metric_replicas(
         pytest.param(
             3, [8600], 2800, Tolerances(0.1, 0.01), (4, 2867), id="outside a 1% tolerance"
         ),
+        # replica_calculator_test.go TestExternalPerPodMetricReplicaOverflow.
         pytest.param(1, [MAX_INT64], 1, DEFAULT, (MAX_INT32, MAX_INT64), id="replica overflow"),
+        # replica_calculator_test.go TestExternalPerPodMetricUsageOverflow.
         pytest.param(1, [MAX_INT64], MAX_INT64, DEFAULT, (1, MAX_INT64), id="usage overflow"),
+        # Two halves past MaxInt64: the running sum overflows, read as MaxInt64.
+        pytest.param(
+            3, [MAX_INT64 // 2 + 1] * 2, 1, DEFAULT, (MAX_INT32, MAX_INT64), id="sum overflow"
+        ),
+        # A negative running sum is upstream's overflow test, so it reads as MaxInt64 too.
+        pytest.param(3, [-5], 1000, DEFAULT, (MAX_INT32, MAX_INT64), id="negative sum"),
     ],
 )
 def test_external_per_pod_metric_replicas(

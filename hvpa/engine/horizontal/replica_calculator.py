@@ -14,12 +14,11 @@ than any real one.
 
 from __future__ import annotations
 
-import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from hvpa.engine.explain import Explanation, names
-from hvpa.engine.gomath import MAX_INT32, MAX_INT64, fdiv, int32, int64, trunc_div
+from hvpa.engine.gomath import MAX_INT32, MAX_INT64, ceil_int32, ceil_int64, fdiv, int32, trunc_div
 from hvpa.engine.metrics import MetricError, PodMetric, PodMetricsInfo
 from hvpa.quantity import format_milli
 from hvpa.records import PodRecord
@@ -149,6 +148,10 @@ def get_resource_utilization_ratio(
 
     Metrics of pods without a request are extraneous and skipped; the
     utilization is truncated to a whole percent before the ratio is taken.
+    The totals are exact (upstream falls back to big integers when an int64
+    sum would overflow) and a utilization beyond the int32 range saturates
+    at its end, so a huge usage over a tiny request (memory `1`, one byte)
+    reads as a very high utilization, never as a wrapped negative one.
     """
     metrics_total = 0
     requests_total = 0
@@ -173,14 +176,14 @@ def get_resource_utilization_ratio(
 def get_metric_usage_ratio(
     metrics: Mapping[str, PodMetric], target_usage: int
 ) -> tuple[float, int]:
-    """GetMetricUsageRatio: (usage ratio, average usage in milli-units), averaged over every metric."""
+    """GetMetricUsageRatio: (usage ratio, average usage in milli-units), averaged over every metric.
+
+    The sum is exact, as upstream's big-integer fallback makes it, so the
+    average of int64 values is an int64 again.
+    """
     total = sum(metric.value for metric in metrics.values())
     usage = trunc_div(total, len(metrics))
     return fdiv(float(usage), float(target_usage)), usage
-
-
-def _ceil_int32(value: float) -> int:
-    return int32(math.ceil(value)) if math.isfinite(value) else int32(value)
 
 
 class ReplicaCalculator:
@@ -234,7 +237,7 @@ class ReplicaCalculator:
             if tolerances.is_within(usage_ratio):
                 explain.add(f"usage ratio within tolerance {tolerances}: keep {current_replicas}")
                 return current_replicas, utilization, raw_utilization
-            replicas = _ceil_int32(usage_ratio * groups.ready_count)
+            replicas = ceil_int32(usage_ratio * groups.ready_count)
             explain.add(
                 f"ceil({usage_ratio:.4g} x {groups.ready_count} ready pods) = {replicas} replicas"
             )
@@ -327,7 +330,7 @@ class ReplicaCalculator:
             if tolerances.is_within(usage_ratio):
                 explain.add(f"usage ratio within tolerance {tolerances}: keep {current_replicas}")
                 return current_replicas, usage
-            replicas = _ceil_int32(usage_ratio * groups.ready_count)
+            replicas = ceil_int32(usage_ratio * groups.ready_count)
             explain.add(
                 f"ceil({usage_ratio:.4g} x {groups.ready_count} ready pods) = {replicas} replicas"
             )
@@ -375,7 +378,7 @@ class ReplicaCalculator:
         self, status_replicas: int, target_average_usage: int, usage: int, tolerances: Tolerances
     ) -> tuple[int, int]:
         """GetObjectPerPodMetricReplicas: the object's value shared over the current pods."""
-        return self._per_pod(status_replicas, target_average_usage, usage, tolerances, False)
+        return self._per_pod(status_replicas, target_average_usage, usage, tolerances)
 
     # -- External metrics ---------------------------------------------------
 
@@ -414,11 +417,17 @@ class ReplicaCalculator:
         usage = 0
         for value in values:
             usage += value
-            # Upstream detects int64 overflow as a negative sum.
+            # Upstream detects int64 overflow as a negative running sum, so a
+            # negative value reads as the largest usage too.
             if usage < 0 or usage > MAX_INT64:
+                self.explain.add(
+                    "the sum of the series is negative or beyond int64: read as "
+                    f"{format_milli(MAX_INT64)} (upstream takes a negative running sum for an "
+                    "overflow)"
+                )
                 usage = MAX_INT64
                 break
-        return self._per_pod(status_replicas, target_usage_per_pod, usage, tolerances, True)
+        return self._per_pod(status_replicas, target_usage_per_pod, usage, tolerances)
 
     # -- Shared steps -------------------------------------------------------
 
@@ -436,10 +445,10 @@ class ReplicaCalculator:
             if replicas_float > MAX_INT32:
                 explain.add(f"{usage_ratio:.4g} x {ready} ready pods exceeds int32: {MAX_INT32}")
                 return MAX_INT32
-            replicas = _ceil_int32(replicas_float)
+            replicas = ceil_int32(replicas_float)
             explain.add(f"ceil({usage_ratio:.4g} x {ready} ready pods) = {replicas} replicas")
             return replicas
-        replicas = _ceil_int32(usage_ratio)
+        replicas = ceil_int32(usage_ratio)
         explain.add(f"from zero replicas: ceil({usage_ratio:.4g}) = {replicas} (no tolerance)")
         return replicas
 
@@ -453,17 +462,13 @@ class ReplicaCalculator:
         return sum(1 for pod in self.pods if pod.phase == "Running" and pod.ready == "True")
 
     def _per_pod(
-        self,
-        status_replicas: int,
-        target_per_pod: int,
-        usage: int,
-        tolerances: Tolerances,
-        capped: bool,
+        self, status_replicas: int, target_per_pod: int, usage: int, tolerances: Tolerances
     ) -> tuple[int, int]:
         """The per-pod (AverageValue) form of Object and External metrics.
 
-        Only the External form caps the replica count at int32 and the
-        average at int64, as upstream does.
+        The replica count saturates at int32 and the reported average at
+        int64; with no current replicas there is no average to report, so it
+        is 0 (a division by zero would otherwise read as the int64 minimum).
         """
         replicas = status_replicas
         usage_ratio = fdiv(float(usage), float(target_per_pod) * float(replicas))
@@ -472,18 +477,18 @@ class ReplicaCalculator:
             f"target {format_milli(target_per_pod)} each: usage ratio {usage_ratio:.4g}"
         )
         if not tolerances.is_within(usage_ratio):
-            result = fdiv(float(usage), float(target_per_pod))
-            replicas = MAX_INT32 if capped and result > MAX_INT32 else _ceil_int32(result)
+            replicas = ceil_int32(fdiv(float(usage), float(target_per_pod)))
             self.explain.add(
                 f"ceil({format_milli(usage)} / {format_milli(target_per_pod)}) = {replicas} replicas"
             )
         else:
             self.explain.add(f"usage ratio within tolerance {tolerances}: keep {replicas}")
-        if capped and float(usage) >= float(MAX_INT64):
+        if float(usage) >= float(MAX_INT64):
             average = MAX_INT64
+        elif status_replicas == 0:
+            average = 0
         else:
-            per_replica = fdiv(float(usage), float(status_replicas))
-            average = int64(math.ceil(per_replica) if math.isfinite(per_replica) else per_replica)
+            average = ceil_int64(fdiv(float(usage), float(status_replicas)))
         return replicas, average
 
     def _group(self, metrics: Mapping[str, PodMetric], resource: str) -> PodGroups:
@@ -534,7 +539,7 @@ class ReplicaCalculator:
         if (usage_ratio < 1.0 < new_usage_ratio) or (usage_ratio > 1.0 > new_usage_ratio):
             explain.add(f"the direction would flip: keep {current_replicas}")
             return current_replicas, utilization, raw
-        new_replicas = _ceil_int32(new_usage_ratio * counted)
+        new_replicas = ceil_int32(new_usage_ratio * counted)
         if (new_usage_ratio < 1.0 and new_replicas > current_replicas) or (
             new_usage_ratio > 1.0 and new_replicas < current_replicas
         ):
