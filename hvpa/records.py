@@ -142,6 +142,8 @@ class PodRecord(msgspec.Struct, frozen=True, gc=False):
     oom_kills: tuple[OomKill, ...] = ()
     resource_version: str = ""
     owner_uid: str | None = None
+    # Pod-level `spec.resources.requests` (the PodLevelResources feature), cpu and memory.
+    requests: Resources = NO_RESOURCES
 
     @property
     def key(self) -> str:
@@ -310,6 +312,7 @@ class _PodSpec(msgspec.Struct, rename="camel"):
     containers: list[_Container] = []
     init_containers: list[_Container] = []
     node_name: str | None = None
+    resources: _Requirements | None = None
 
 
 class _Condition(msgspec.Struct, rename="camel"):
@@ -617,7 +620,13 @@ def pod_from_wire(wire: PodWire) -> PodRecord:
         oom_kills=ooms,
         resource_version=meta.resource_version,
         owner_uid=_intern_optional(_controller_uid(meta)),
+        requests=_pod_level_requests(wire.spec, f"pod {meta.namespace}/{meta.name} spec"),
     )
+
+
+def _pod_level_requests(spec: _PodSpec, where: str) -> Resources:
+    requests = spec.resources.requests if spec.resources is not None else None
+    return _resources(requests, f"{where}.resources.requests")
 
 
 def node_from_wire(wire: NodeWire) -> NodeRecord:

@@ -10,6 +10,7 @@ import pytest
 from hvpa.records import (
     PodWire,
     RecordError,
+    Resources,
     decode_node,
     decode_pod,
     decode_pod_metrics,
@@ -146,6 +147,14 @@ def test_oom_kill_is_recorded() -> None:
         )
     )
     assert [(k.container, k.finished_at is not None) for k in record.oom_kills] == [("app", True)]
+
+
+def test_pod_level_requests() -> None:
+    """spec.resources.requests (PodLevelResources): cpu and memory, none when the pod sets none."""
+    assert decode_pod(pod("web-0")).requests == Resources()
+    with_pod_level = pod("web-0")
+    with_pod_level["spec"]["resources"] = {"requests": {"cpu": "2", "memory": "1Gi"}}  # type: ignore[index]
+    assert decode_pod(with_pod_level).requests == Resources(cpu=2000, memory=1073741824000)
 
 
 def test_bad_quantity_names_the_field() -> None:

@@ -15,6 +15,7 @@ from typing import Final
 
 __all__ = [
     "ABLE_TO_SCALE",
+    "SCALED_TO_ZERO",
     "SCALING_ACTIVE",
     "SCALING_LIMITED",
     "VERTICAL_SCALING_ACTIVE",
@@ -25,6 +26,8 @@ __all__ = [
 ABLE_TO_SCALE: Final = "AbleToScale"
 SCALING_ACTIVE: Final = "ScalingActive"
 SCALING_LIMITED: Final = "ScalingLimited"
+# Upstream's HPAScaleToZero: True while the target is at zero because hvpa scaled it there.
+SCALED_TO_ZERO: Final = "ScaledToZero"
 # hvpa's own: whether the vertical axis may act, and if not, what holds it.
 VERTICAL_SCALING_ACTIVE: Final = "VerticalScalingActive"
 

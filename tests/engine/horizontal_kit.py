@@ -37,8 +37,12 @@ def pod(
     deleting: bool = False,
     cpu_request: int | None = None,
     containers: Sequence[ContainerSpec] | None = None,
+    pod_requests: Resources | None = None,
 ) -> PodRecord:
-    """A pod; `cpu_request` (millicores) goes on each of its two containers."""
+    """A pod; `cpu_request` (millicores) goes on each of its two containers.
+
+    `pod_requests`: pod-level `spec.resources.requests` (PodLevelResources).
+    """
     if containers is None:
         requests = Resources(cpu=cpu_request)
         containers = tuple(ContainerSpec(c, requests=requests) for c in CONTAINERS)
@@ -52,6 +56,7 @@ def pod(
         ready=ready,
         ready_transition=transition,
         containers=tuple(containers),
+        requests=pod_requests if pod_requests is not None else Resources(),
     )
 
 

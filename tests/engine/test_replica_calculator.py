@@ -883,7 +883,9 @@ def test_tolerance_printed_as_upstream() -> None:
 
 
 # ---------------------------------------------------------------------------
-# groupPods (TestGroupPods)
+# groupPods (TestGroupPods). Upstream's rows through 1.35 gave their pods the
+# phase Succeeded, which groupPods then did not look at; since Succeeded pods
+# are ignored like Failed ones, the rows about readiness use Running pods.
 
 
 M = PodMetric
@@ -894,28 +896,28 @@ M = PodMetric
     [
         pytest.param((), {}, "cpu", (0, set(), set(), set()), id="void"),
         pytest.param(
-            (pod("bentham", phase="Succeeded", ready=None, start=None),),
+            (pod("bentham", phase="Running", ready=None, start=None),),
             {"bentham": M(1, NOW, 60)},
             "memory",
             (1, set(), set(), set()),
-            id="count in a ready pod - memory (Succeeded pods are not ignored)",
+            id="count in a ready pod - memory",
         ),
         pytest.param(
-            (pod("lucretius", phase="Succeeded", ready=None, start=NOW),),
+            (pod("lucretius", phase="Running", ready=None, start=NOW),),
             {"lucretius": M(1)},
             "cpu",
             (0, {"lucretius"}, set(), set()),
             id="unready a pod without ready condition - CPU",
         ),
         pytest.param(
-            (pod("bentham", phase="Succeeded", start=NOW - 60, transition=NOW - 30),),
+            (pod("bentham", phase="Running", start=NOW - 60, transition=NOW - 30),),
             {"bentham": M(1, NOW, 30)},
             "cpu",
             (1, set(), set(), set()),
             id="count in a ready pod with fresh metrics during initialization period - CPU",
         ),
         pytest.param(
-            (pod("bentham", phase="Succeeded", start=NOW - 60, transition=NOW - 30),),
+            (pod("bentham", phase="Running", start=NOW - 60, transition=NOW - 30),),
             {"bentham": M(1, NOW, 60)},
             "cpu",
             (0, {"bentham"}, set(), set()),
@@ -925,7 +927,7 @@ M = PodMetric
             (
                 pod(
                     "lucretius",
-                    phase="Succeeded",
+                    phase="Running",
                     ready="False",
                     start=NOW - 600,
                     transition=NOW - 594,
@@ -937,7 +939,7 @@ M = PodMetric
             id="unready an unready pod during initialization period - CPU",
         ),
         pytest.param(
-            (pod("bentham", phase="Succeeded", start=NOW - 180, transition=NOW - 180),),
+            (pod("bentham", phase="Running", start=NOW - 180, transition=NOW - 180),),
             {"bentham": M(1, NOW - 120, 60)},
             "cpu",
             (1, set(), set(), set()),
@@ -947,7 +949,7 @@ M = PodMetric
             (
                 pod(
                     "lucretius",
-                    phase="Succeeded",
+                    phase="Running",
                     ready="False",
                     start=NOW - 600,
                     transition=NOW - 540,
@@ -962,7 +964,7 @@ M = PodMetric
             (
                 pod(
                     "lucretius",
-                    phase="Succeeded",
+                    phase="Running",
                     ready="False",
                     start=NOW - 600,
                     transition=NOW - 590,
@@ -974,7 +976,7 @@ M = PodMetric
             id="unready pod that has never been ready after initialization period - CPU",
         ),
         pytest.param(
-            (pod("epicurus", phase="Succeeded", ready=None, start=NOW - 180),),
+            (pod("epicurus", phase="Running", ready=None, start=NOW - 180),),
             {},
             "cpu",
             (0, set(), {"epicurus"}, set()),
@@ -982,9 +984,9 @@ M = PodMetric
         ),
         pytest.param(
             (
-                pod("lucretius", phase="Succeeded", ready=None, start=NOW),
-                pod("niccolo", phase="Succeeded", start=NOW - 180, transition=NOW - 180),
-                pod("epicurus", phase="Succeeded", ready=None, start=NOW - 180),
+                pod("lucretius", phase="Running", ready=None, start=NOW),
+                pod("niccolo", phase="Running", start=NOW - 180, transition=NOW - 180),
+                pod("epicurus", phase="Running", ready=None, start=NOW - 180),
             ),
             {"lucretius": M(1), "niccolo": M(1)},
             "cpu",
@@ -1011,6 +1013,13 @@ M = PodMetric
             "cpu",
             (0, set(), set(), {"failed"}),
             id="ignore pods in a failed state",
+        ),
+        pytest.param(
+            (pod("done", phase="Succeeded", start=NOW - 600, transition=NOW - 600),),
+            {"done": M(1)},
+            "memory",
+            (0, set(), set(), {"done"}),
+            id="ignore pods in a succeeded state, as failed ones",
         ),
         pytest.param(
             (pod("starting", ready="True", start=NOW - 120, transition=NOW - 120),),
@@ -1065,40 +1074,109 @@ def test_group_pods(
 
 
 # ---------------------------------------------------------------------------
-# calculateRequests (TestCalculateRequests)
+# calculateRequests (TestCalculateRequests, with PodLevelResources on as it is in
+# hvpa; upstream's rows with the feature off are the rows without pod-level requests)
 
 
 def _request(name: str, cpu: int | None, sidecar: bool = False) -> ContainerSpec:
     return ContainerSpec(name, requests=Resources(cpu=cpu), sidecar=sidecar)
 
 
+POD_LEVEL = Resources(cpu=800)
+
+
 @pytest.mark.parametrize(
-    ("containers", "container", "expected"),
+    ("containers", "container", "expected", "pod_requests"),
     [
         pytest.param(
             [_request("container1", 100), _request("container2", 50)],
             "",
             150,
-            id="sum of containers",
+            None,
+            id="Pod-level resources are enabled, but not set: fallback to sum container requests",
+        ),
+        pytest.param(
+            [_request("container1", 100), _request("container2", 50)],
+            "",
+            800,
+            POD_LEVEL,
+            id="Pod-level resources override container requests when feature enabled and pod "
+            "resources specified",
+        ),
+        pytest.param(
+            [_request("container1", None), _request("container2", 50)],
+            "",
+            800,
+            POD_LEVEL,
+            id="Pod-level resources override missing container requests when feature enabled and "
+            "pod resources specified",
         ),
         pytest.param(
             [_request("container1", 100), _request("container2", 50)],
             "container1",
             100,
-            id="one container",
+            None,
+            id="Container: if a container name is specified, calculate requests only for that "
+            "container",
+        ),
+        pytest.param(
+            [_request("container1", 100), _request("container2", 50)],
+            "container1",
+            100,
+            POD_LEVEL,
+            id="Container: if a container name is specified, calculate requests only for that "
+            "container and ignore pod-level requests",
         ),
         pytest.param(
             [_request("container1", 100), _request("restartable-container1", 50, sidecar=True)],
             "",
             150,
-            id="restartable init containers (sidecars) count",
+            None,
+            id="pod with restartable init containers",
+        ),
+        # Pod-level requests set for memory only: CPU comes from the containers that request it.
+        pytest.param(
+            [_request("container1", None), _request("container2", 50)],
+            "",
+            50,
+            Resources(memory=1000),
+            id="pod-level requests without the resource: the containers that request it",
         ),
     ],
 )
-def test_calculate_requests(containers: list[ContainerSpec], container: str, expected: int) -> None:
-    assert calculate_requests([pod("test-pod", containers=containers)], container, "cpu") == {
-        "test-pod": expected
-    }
+def test_calculate_requests(
+    containers: list[ContainerSpec], container: str, expected: int, pod_requests: Resources | None
+) -> None:
+    pods_list = [pod("test-pod", containers=containers, pod_requests=pod_requests)]
+    assert calculate_requests(pods_list, container, "cpu") == {"test-pod": expected}
+
+
+def test_pod_level_requests_without_the_resource_anywhere() -> None:
+    """Pod-level memory only, no container requests CPU: upstream's pod-level error."""
+    pods_list = [
+        pod("test-pod", containers=[_request("container1", None)], pod_requests=Resources(memory=1))
+    ]
+    with pytest.raises(MetricError) as error:
+        calculate_requests(pods_list, "", "cpu")
+    assert error.value.message == "missing pod-level request for cpu in Pod test-pod"
+
+
+def test_utilization_against_pod_level_requests() -> None:
+    """Two pods with a 1-core pod-level request and no container requests, 500m used each: 50%."""
+    pod_list = tuple(
+        pod(
+            f"test-pod-{i}",
+            containers=[_request("container1", None), _request("container2", None)],
+            pod_requests=Resources(cpu=1000),
+        )
+        for i in range(2)
+    )
+    info = get_resource_metric(pod_metrics(levels(250, 250)), "cpu", "")
+    assert calculator(pod_list).get_resource_replicas(2, 25, "cpu", DEFAULT, "", info) == (
+        4,
+        50,
+        500,
+    )
 
 
 @pytest.mark.parametrize(

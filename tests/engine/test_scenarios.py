@@ -20,6 +20,7 @@ from typing import Any
 
 import orjson
 import pytest
+import yaml
 
 from hvpa.cli import main
 from hvpa.quantity import QuantityError, parse
@@ -130,3 +131,43 @@ def test_every_upstream_scenario_in_one_run(capsys: pytest.CaptureFixture[str]) 
 )
 def test_comparison(expected: Any, actual: Any, problems: int) -> None:
     assert len(mismatches(expected, actual)) == problems
+
+
+def _decide(scenario: dict[str, Any], path: Path, capsys: pytest.CaptureFixture[str]) -> Any:
+    path.write_text(json.dumps(scenario))
+    assert main(["recommend", "-f", str(path)]) == 0
+    return orjson.loads(capsys.readouterr().out)
+
+
+def test_scaled_to_zero_round_trip(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """HPAScaleToZero across decisions: the status one decision writes is the next one's input.
+
+    TestScaleDownToZeroCMObject takes 5 pods to 0 (ScaledToZero=True); with
+    that status and the metric back at 40 against a target of 20, the next
+    decision brings the target back (ceil(40 / 20) = 2 from zero) and sets
+    ScaledToZero=False. The same target at zero without hvpa's status is
+    left alone (ScalingDisabled).
+    """
+    down = yaml.safe_load((SCENARIOS / "scale-down-to-zero-cm-object.yaml").read_text())
+    first = _decide(down, tmp_path / "down.json", capsys)
+    assert first["replicas"] == {"current": 5, "desired": 0}
+    assert _condition(first, "ScaledToZero") == ("True", "ScaledToZero")
+
+    up = dict(down, pods=[])
+    up["hvpa"] = dict(down["hvpa"], status=first["status"])
+    up["target"]["spec"]["replicas"] = 0
+    up["target"]["status"]["replicas"] = 0
+    up["customMetrics"][0]["value"] = "40"
+    second = _decide(up, tmp_path / "up.json", capsys)
+    assert second["replicas"] == {"current": 0, "desired": 2}
+    assert _condition(second, "ScaledToZero") == ("False", "NotScaledToZero")
+
+    up["hvpa"] = dict(down["hvpa"])
+    stranger = _decide(up, tmp_path / "stranger.json", capsys)
+    assert stranger["replicas"] == {"current": 0, "desired": 0}
+    assert _condition(stranger, "ScalingActive") == ("False", "ScalingDisabled")
+
+
+def _condition(output: dict[str, Any], kind: str) -> tuple[str, str]:
+    found = next(c for c in output["conditions"] if c["type"] == kind)
+    return found["status"], found["reason"]

@@ -1,22 +1,26 @@
 """The horizontal recommendation: upstream's reconcileAutoscaler, without the I/O.
 
-Kubernetes 1.35 pkg/controller/podautoscaler/horizontal.go, step by step:
-the scale is read (AbleToScale=SucceededGetScale); a new Hvpa's history is
-seeded with the current count (recordInitialRecommendation); a target at
-zero replicas with minReplicas above zero is not scaled (ScalingDisabled); a
-count outside min/max is brought back inside without reading metrics;
-otherwise every metric proposes a count (computeReplicasForMetrics: the
-largest wins, a failing metric is skipped unless all fail or the rest would
+Kubernetes pkg/controller/podautoscaler/horizontal.go (through 1.37), step
+by step: the scale is read (AbleToScale=SucceededGetScale); a new Hvpa's
+history is seeded with the current count (recordInitialRecommendation); a
+target at zero replicas is scaled only if hvpa took it there itself
+(ScaledToZero=True; HPAScaleToZero), else left alone (ScalingDisabled); a
+count outside min/max is brought back inside without reading metrics; the
+target's selector must be present and parse (InvalidSelector); otherwise
+every metric proposes a count (computeReplicasForMetrics: the largest wins,
+a failing or invalid metric is skipped unless all fail or the rest would
 scale down) and the proposal is normalized with or without behavior.
 
-Cluster-proportional replicas (ENGINE.md §2) join at the end: the
-recommendation is the larger of the HPA's normalized count and the CPA's,
-within min/max, and the CPA's count is subject neither to stabilization nor
-to rate limits; with no HPA metrics the CPA's count alone decides.
+Cluster-proportional replicas (docs/engine.md, "Cluster-proportional") join
+at the end: the recommendation is the larger of the HPA's normalized count
+and the CPA's, within min/max, and the CPA's count is subject neither to
+stabilization nor to rate limits; with no HPA metrics the CPA's count alone
+decides.
 
 The scale itself is not written here: the strategy and gates decide the
 final count, and `record_rescale` then sets AbleToScale=SucceededRescale and
-stores the scale event, as upstream does after a successful update.
+ScaledToZero and stores the scale event, as upstream does after a
+successful update.
 """
 
 from __future__ import annotations
@@ -26,7 +30,13 @@ from dataclasses import dataclass
 
 from hvpa.api.autoscaling import HorizontalPodAutoscalerBehavior, MetricSpec
 from hvpa.api.proportional import ClusterProportionalSpec
-from hvpa.engine.conditions import ABLE_TO_SCALE, SCALING_ACTIVE, SCALING_LIMITED, Conditions
+from hvpa.engine.conditions import (
+    ABLE_TO_SCALE,
+    SCALED_TO_ZERO,
+    SCALING_ACTIVE,
+    SCALING_LIMITED,
+    Conditions,
+)
 from hvpa.engine.explain import Explanation
 from hvpa.engine.history import HorizontalHistory, Recommendation, ScaleEvent
 from hvpa.engine.horizontal.behavior import (
@@ -53,6 +63,7 @@ from hvpa.engine.horizontal.proportional import cluster_proportional_replicas
 from hvpa.engine.horizontal.replica_calculator import ReplicaCalculator, Tolerances
 from hvpa.engine.metrics import MetricError, MetricReadings
 from hvpa.engine.settings import Settings
+from hvpa.labels import LabelSelector, SelectorError
 from hvpa.records import ConfigMapRecord, NodeRecord, PodRecord, TargetRecord
 
 __all__ = [
@@ -74,6 +85,11 @@ class HorizontalSpec:
     metrics: tuple[MetricSpec, ...]
     behavior: HorizontalPodAutoscalerBehavior | None = None
     cluster_proportional: ClusterProportionalSpec | None = None
+
+    @property
+    def object_or_external(self) -> bool:
+        """hasObjectOrExternalMetrics: only these can bring a target back from zero pods."""
+        return any(metric.type in ("Object", "External") for metric in self.metrics)
 
 
 @dataclass(frozen=True, slots=True)
@@ -111,6 +127,8 @@ class HorizontalRecommendation:
     recommendations: tuple[Recommendation, ...] | None
     scale_up_rules: ScalingRules | None
     scale_down_rules: ScalingRules | None
+    # Whether the metrics can read load at zero pods (an Object or External metric).
+    object_or_external: bool = False
 
     @property
     def wants(self) -> int:
@@ -299,6 +317,7 @@ class _Outcome:
             recommendations=prune_recommendations(self.recommendations, self.now, window),
             scale_up_rules=self.up_rules,
             scale_down_rules=self.down_rules,
+            object_or_external=self.spec.object_or_external,
         )
 
 
@@ -352,31 +371,38 @@ def recommend_horizontal(
 
     if not spec.metrics:
         return _proportional_only(cpa, current, conditions, explain, outcome)
-    if current == 0 and minimum != 0:
-        conditions.set(
-            SCALING_ACTIVE,
-            False,
-            "ScalingDisabled",
-            "scaling is disabled since the replica count of the target is zero",
+    scaled_to_zero = _scaled_to_zero(conditions)
+    if current == 0:
+        if not _computes_from_zero(spec, minimum, scaled_to_zero):
+            conditions.set(
+                SCALING_ACTIVE,
+                False,
+                "ScalingDisabled",
+                "scaling is disabled since the replica count of the target is zero",
+            )
+            explain.add(
+                "the target has 0 replicas and hvpa did not scale it there (no ScaledToZero=True "
+                "condition, or no Object or External metric to read the load at zero pods): "
+                "scaling is disabled"
+            )
+            return outcome(None, None)
+        explain.add(
+            "the target has 0 replicas and hvpa scaled it there (ScaledToZero=True): the metrics "
+            "decide whether it comes back"
         )
-        explain.add("the target has 0 replicas and minReplicas is not 0: scaling is disabled")
-        return outcome(None, None)
-    if current > maximum:
+    elif current > maximum:
         desired = _with_proportional(maximum, cpa_replicas, minimum, maximum, conditions, explain)
         explain.add(f"current replicas above maxReplicas: {desired}")
         return outcome(desired, desired, reason="Current number of replicas above Spec.MaxReplicas")
-    if current < minimum:
+    elif current < minimum:
         desired = _with_proportional(minimum, cpa_replicas, minimum, maximum, conditions, explain)
         explain.add(f"current replicas below minReplicas: {desired}")
         return outcome(desired, desired, reason="Current number of replicas below Spec.MinReplicas")
-    if target.selector.nothing or target.selector.empty:
-        conditions.set(
-            SCALING_ACTIVE,
-            False,
-            "InvalidSelector",
-            "the HPA target's scale is missing a selector",
-        )
-        explain.add("the target has no pod selector (selector is required): keep the count")
+    selector_problem = _selector_problem(target.selector)
+    if selector_problem is not None:
+        message, why = selector_problem
+        conditions.set(SCALING_ACTIVE, False, "InvalidSelector", message)
+        explain.add(f"{why}: keep the count")
         return outcome(None, None)
 
     context = MetricContext(
@@ -450,6 +476,9 @@ def recommend_horizontal(
             conditions,
             explain,
         )
+    if current == 0 and minimum != 0 and scaled_to_zero and desired < minimum:
+        explain.add(f"back from zero: at least minReplicas, {minimum}")
+        desired = minimum
     unclamped = prenormalized
     if cpa_replicas is not None:
         unclamped = max(prenormalized, cpa_replicas)
@@ -459,6 +488,45 @@ def recommend_horizontal(
             )
             reason = "cluster-proportional above target"
     return outcome(desired, unclamped, computed.results, reason)
+
+
+def _scaled_to_zero(conditions: Conditions) -> bool:
+    """getScaledToZeroConditionStatus: whether hvpa itself took the target to zero replicas."""
+    condition = conditions.get(SCALED_TO_ZERO)
+    return condition is not None and condition.status == "True"
+
+
+def _computes_from_zero(spec: HorizontalSpec, minimum: int, scaled_to_zero: bool) -> bool:
+    """shouldComputeMetricsForZeroReplicas: a target at zero is scaled only if hvpa put it there.
+
+    Someone who sets the replicas to zero by hand (or a target created at
+    zero) has switched autoscaling off for it, as with upstream's HPA; a
+    target hvpa scaled to zero comes back when an Object or External metric
+    says so, or, if minReplicas has since risen above zero, at least to it.
+    """
+    return (minimum != 0 and scaled_to_zero) or (scaled_to_zero and spec.object_or_external)
+
+
+def _selector_problem(selector: LabelSelector) -> tuple[str, str] | None:
+    """validateAndParseSelector: the condition message and the explanation of a bad target selector.
+
+    Upstream parses the Scale's `status.selector`, the string form of the
+    target's selector; a selector without requirements is missing, and one
+    whose string form does not parse (a label value with a space) is invalid.
+    """
+    if selector.nothing or selector.empty:
+        return (
+            "the HPA target's scale is missing a selector",
+            "the target has no pod selector (selector is required)",
+        )
+    try:
+        LabelSelector.parse(str(selector))
+    except SelectorError as error:
+        return (
+            f"couldn't convert selector into a corresponding internal selector object: {error}",
+            f"the target's selector {str(selector)!r} does not parse ({error})",
+        )
+    return None
 
 
 def _proportional_only(
@@ -642,7 +710,7 @@ def record_rescale(
     now: float,
     explain: Explanation,
 ) -> tuple[tuple[ScaleEvent, ...], tuple[ScaleEvent, ...]]:
-    """After the decision: AbleToScale=SucceededRescale and the scale event (only with behavior).
+    """After the decision: AbleToScale=SucceededRescale, ScaledToZero and the scale event (with behavior).
 
     Returns the scale-up and scale-down events to keep, pruned to the
     longest policy period of either direction.
@@ -657,6 +725,7 @@ def record_rescale(
             "SucceededRescale",
             f"the HPA controller was able to update the target scale to {replicas}",
         )
+        _record_scaled_to_zero(recommendation, replicas, conditions)
         if up_rules is not None and down_rules is not None:
             if replicas > current:
                 up = store_scale_event(up, up_rules, replicas - current, now)
@@ -667,3 +736,30 @@ def record_rescale(
         return up, down
     longest = max(get_longest_policy_period(up_rules), get_longest_policy_period(down_rules))
     return prune_scale_events(up, now, longest), prune_scale_events(down, now, longest)
+
+
+def _record_scaled_to_zero(
+    recommendation: HorizontalRecommendation, replicas: int, conditions: Conditions
+) -> None:
+    """ScaledToZero after a rescale: True only when hvpa itself took the target to zero.
+
+    It marks the zero as hvpa's, so the next decisions may bring the target
+    back; any other rescale (a scale-up from zero included) sets it False.
+    """
+    current = recommendation.current_replicas
+    if (
+        current > 0
+        and replicas == 0
+        and recommendation.min_replicas == 0
+        and recommendation.object_or_external
+    ):
+        conditions.set(
+            SCALED_TO_ZERO, True, "ScaledToZero", "the HPA controller scaled the workload to zero"
+        )
+    else:
+        conditions.set(
+            SCALED_TO_ZERO,
+            False,
+            "NotScaledToZero",
+            "the HPA controller did not scale the workload to zero",
+        )

@@ -69,7 +69,8 @@ def group_pods(
 ) -> PodGroups:
     """groupPods: which pods count, which wait for a scale-up, which lack metrics.
 
-    Deleted and Failed pods are ignored; Pending pods are unready. For CPU
+    Deleted pods and pods that have ended (Failed or Succeeded) are ignored;
+    Pending pods are unready. For CPU
     only, a pod is also unready while its samples cannot be trusted: it has
     no Ready condition or start time; or it is inside the initialization
     period and either unready or its sample does not yet cover a full window
@@ -81,7 +82,7 @@ def group_pods(
     missing: set[str] = set()
     ignored: set[str] = set()
     for pod in pods:
-        if pod.deleting or pod.phase == "Failed":
+        if pod.deleting or pod.phase in ("Failed", "Succeeded"):
             ignored.add(pod.name)
             continue
         if pod.phase == "Pending":
@@ -114,31 +115,64 @@ def group_pods(
 
 
 def calculate_requests(pods: Sequence[PodRecord], container: str, resource: str) -> dict[str, int]:
-    """calculateRequests: each pod's request, summed over its containers and sidecars, or of one container.
+    """calculateRequests: each pod's request for `resource`.
 
-    Raises MetricError naming the first container without a request, as
+    A pod that sets pod-level requests (`spec.resources.requests`, the
+    PodLevelResources feature) is measured against them, unless the metric
+    names a container, which takes precedence; otherwise the requests of its
+    containers and sidecars are summed (or one container's is taken). Raises
+    MetricError naming the pod (and container) without a request, as
     upstream does: utilization is meaningless without one.
     """
     requests: dict[str, int] = {}
     for pod in pods:
-        total = 0
-        found = False
-        for spec in pod.containers:
-            if container and spec.name != container:
-                continue
-            amount = spec.requests.get(resource)
-            if amount is None:
-                raise MetricError(
-                    f"missing request for {resource} in container {spec.name} of Pod {pod.name}"
-                )
-            total += amount
-            found = True
-            if container:
-                break
-        if container and not found:
-            raise MetricError(f"container {container} not found in Pod {pod.name}")
-        requests[pod.name] = total
+        if not container and _pod_level_requests_set(pod):
+            requests[pod.name] = _pod_level_request(pod, resource)
+        else:
+            requests[pod.name] = _container_requests(pod, container, resource)
     return requests
+
+
+def _pod_level_requests_set(pod: PodRecord) -> bool:
+    """IsPodLevelRequestsSet: a supported resource (cpu, memory) among the pod-level requests."""
+    return pod.requests.cpu is not None or pod.requests.memory is not None
+
+
+def _pod_level_request(pod: PodRecord, resource: str) -> int:
+    """calculatePodLevelRequests: the pod-level request, else the containers' sum for the resource.
+
+    Upstream reads PodRequests: the containers' requests, overridden by the
+    pod-level ones for each resource the pod sets; a container without a
+    request for the resource adds nothing, and a resource requested nowhere
+    is an error.
+    """
+    amount = pod.requests.get(resource)
+    if amount is not None:
+        return amount
+    found = [c.requests.get(resource) for c in pod.containers]
+    present = [value for value in found if value is not None]
+    if not present:
+        raise MetricError(f"missing pod-level request for {resource} in Pod {pod.name}")
+    return sum(present)
+
+
+def _container_requests(pod: PodRecord, container: str, resource: str) -> int:
+    """calculatePodRequestsFromContainers: the sum over containers and sidecars, or one container's."""
+    total = 0
+    for spec in pod.containers:
+        if container and spec.name != container:
+            continue
+        amount = spec.requests.get(resource)
+        if amount is None:
+            raise MetricError(
+                f"missing request for {resource} in container {spec.name} of Pod {pod.name}"
+            )
+        total += amount
+        if container:
+            return total
+    if container:
+        raise MetricError(f"container {container} not found in Pod {pod.name}")
+    return total
 
 
 def get_resource_utilization_ratio(
@@ -508,7 +542,7 @@ class ReplicaCalculator:
         )
         with explain.indented():
             if groups.ignored:
-                explain.add(f"ignored (deleted or failed): {names(groups.ignored)}")
+                explain.add(f"ignored (deleted, failed or succeeded): {names(groups.ignored)}")
             if groups.unready:
                 why = (
                     "pending, unready or in the CPU initialization period"

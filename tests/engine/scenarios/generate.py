@@ -1,7 +1,9 @@
 """Write the scenario files of this directory from upstream's HPA test cases.
 
-Each case below is one test of Kubernetes 1.35's horizontal_test.go or
-replica_calculator_test.go, with its figures and its expected result; this
+Each case below is one test of Kubernetes' horizontal_test.go or
+replica_calculator_test.go (1.35, with the 1.36-1.37 rules hvpa follows:
+HPAScaleToZero's ScaledToZero condition, Succeeded pods ignored, an
+unparsable selector), with its figures and its expected result; this
 script renders it the way upstream's fake clients build the objects (pods
 test-pod-N with two containers, pod metrics, custom and external metrics),
 as real object shapes in an `hvpa recommend` scenario, and writes the
@@ -184,6 +186,11 @@ class Case:
     # Labels of the external metric's series, which its selector matches.
     metric_labels: dict[str, str] = field(default_factory=dict)
     kind: str = "Deployment"
+    # Conditions the Hvpa's status holds before the decision (ScaledToZero=True: hvpa took
+    # the target to zero itself).
+    prior_conditions: tuple[tuple[str, str, str], ...] = ()
+    # The target's selector instead of matchLabels {name: test-pod} (an unparsable one).
+    selector: dict[str, Any] | None = None
 
 
 def ok(*overrides: tuple[str, str, str]) -> tuple[tuple[str, str, str], ...]:
@@ -292,8 +299,16 @@ def render(case: Case) -> tuple[dict[str, Any], dict[str, Any]]:
         history["scaleUpEvents"] = case.scale_up_events
     if case.scale_down_events is not None:
         history["scaleDownEvents"] = case.scale_down_events
+    status: dict[str, Any] = {}
     if history:
-        hvpa["status"] = {"history": history}
+        status["history"] = history
+    if case.prior_conditions:
+        status["conditions"] = [
+            {"type": t, "status": st, "reason": r, "message": r}
+            for t, st, r in case.prior_conditions
+        ]
+    if status:
+        hvpa["status"] = status
 
     status_replicas = case.spec_replicas if case.status_replicas is None else case.status_replicas
     target_spec: dict[str, Any] = {
@@ -308,7 +323,9 @@ def render(case: Case) -> tuple[dict[str, Any], dict[str, Any]]:
             },
         },
     }
-    if not case.no_selector:
+    if case.selector is not None:
+        target_spec["selector"] = case.selector
+    elif not case.no_selector:
         target_spec["selector"] = {"matchLabels": {"name": "test-pod"}}
     target = {
         "apiVersion": "apps/v1",
@@ -390,11 +407,33 @@ def render(case: Case) -> tuple[dict[str, Any], dict[str, Any]]:
         "replicas": {"current": case.spec_replicas, "desired": case.expected_replicas},
         "horizontal": horizontal,
     }
-    if case.conditions:
-        expected["conditions"] = [
-            {"type": t, "status": s, "reason": r} for t, s, r in case.conditions
-        ]
+    # A condition the status held before keeps its place; a new one is appended.
+    scaled = _scaled_to_zero(case)
+    prior = any(c[0] == "ScaledToZero" for c in case.prior_conditions)
+    conditions = scaled + case.conditions if prior else case.conditions + scaled
+    if conditions:
+        expected["conditions"] = [{"type": t, "status": s, "reason": r} for t, s, r in conditions]
     return scenario, expected
+
+
+def _scaled_to_zero(case: Case) -> tuple[tuple[str, str, str], ...]:
+    """The ScaledToZero condition a successful rescale sets (HPAScaleToZero, on by default).
+
+    True when the HPA took the target from some replicas to zero, with
+    minReplicas 0 and an Object or External metric; False after any other
+    rescale. No rescale, no condition (unless one was there before).
+    """
+    if ("AbleToScale", "True", "SucceededRescale") not in case.conditions:
+        return next(((c,) for c in case.prior_conditions if c[0] == "ScaledToZero"), ())
+    kinds = {m.get("type") for m in case.metrics}
+    if (
+        case.spec_replicas > 0
+        and case.expected_replicas == 0
+        and case.min_replicas == 0
+        and kinds & {"Object", "External"}
+    ):
+        return (("ScaledToZero", "True", "ScaledToZero"),)
+    return (("ScaledToZero", "False", "NotScaledToZero"),)
 
 
 def resource_case(
@@ -776,23 +815,53 @@ CASES: list[Case] = [
     ),
     Case(
         "scale-up-from-zero-cm-object",
-        "TestScaleUpFromZeroCMObject",
+        "TestScaleUpFromZeroCMObject (the HPA took the target to zero: ScaledToZero=True)",
         0,
         6,
         0,
         2,
         metrics=[object_metric("Value", "15")],
         levels=[20000],
+        prior_conditions=(("ScaledToZero", "True", "ScaledToZero"),),
     ),
     Case(
         "scale-up-from-zero-ignores-tolerance-cm-object",
-        "TestScaleUpFromZeroIgnoresToleranceCMObject",
+        "TestScaleUpFromZeroIgnoresToleranceCMObject (the HPA took the target to zero)",
         0,
         6,
         0,
         1,
         metrics=[object_metric("Value", "1")],
         levels=[1000],
+        prior_conditions=(("ScaledToZero", "True", "ScaledToZero"),),
+    ),
+    Case(
+        "zero-replicas-not-scaled-by-hvpa",
+        "HPAScaleToZero: a target at zero without ScaledToZero=True (scaled down by someone "
+        "else) is left alone",
+        0,
+        6,
+        0,
+        0,
+        metrics=[object_metric("Value", "15")],
+        levels=[20000],
+        conditions=(
+            ("AbleToScale", "True", "SucceededGetScale"),
+            ("ScalingActive", "False", "ScalingDisabled"),
+        ),
+    ),
+    Case(
+        "zero-replicas-scaled-to-zero-min-raised",
+        "HPAScaleToZero: the HPA took the target to zero, then minReplicas rose to 2: back at "
+        "least to minReplicas though the metric asks for 1",
+        2,
+        6,
+        0,
+        2,
+        metrics=[object_metric("Value", "1")],
+        levels=[1000],
+        prior_conditions=(("ScaledToZero", "True", "ScaledToZero"),),
+        conditions=ok(("ScalingLimited", "True", "TooFewReplicas")),
     ),
     Case(
         "scale-down",
@@ -1432,6 +1501,63 @@ CASES: list[Case] = [
         conditions=(
             ("AbleToScale", "True", "SucceededGetScale"),
             ("ScalingActive", "False", "FailedGetExternalMetric"),
+        ),
+    ),
+    Case(
+        "scale-up-one-metric-invalid",
+        "TestScaleUpOneMetricInvalid",
+        2,
+        6,
+        3,
+        4,
+        metrics=[cpu_metric(30), {"type": "CheddarCheese"}],
+        levels=[300, 400, 500],
+        recommendations=[],
+    ),
+    Case(
+        "scale-up-both-metrics-empty",
+        "TestScaleUpBothMetricsEmpty (the one metric has an invalid type)",
+        2,
+        6,
+        3,
+        3,
+        metrics=[{"type": "CheddarCheese"}],
+        requests=["1"] * 3,
+        recommendations=[],
+        conditions=(
+            ("AbleToScale", "True", "SucceededGetScale"),
+            ("ScalingActive", "False", "InvalidMetricSourceType"),
+        ),
+    ),
+    Case(
+        "no-scale-down-one-metric-invalid",
+        "TestNoScaleDownOneMetricInvalid",
+        2,
+        6,
+        5,
+        5,
+        metrics=[cpu_metric(50), {"type": "CheddarCheese"}],
+        levels=[100, 300, 500, 250, 250],
+        recommendations=[],
+        conditions=(
+            ("AbleToScale", "True", "SucceededGetScale"),
+            ("ScalingActive", "False", "InvalidMetricSourceType"),
+        ),
+    ),
+    Case(
+        "condition-invalid-selector-unparsable",
+        "TestConditionInvalidSelectorUnparsable (a selector whose string form does not parse)",
+        1,
+        100,
+        3,
+        3,
+        metrics=[cpu_metric(10)],
+        levels=[100, 200, 300],
+        requests=["0.1"] * 3,
+        selector={"matchLabels": {"name": "cheddar cheese"}},
+        conditions=(
+            ("AbleToScale", "True", "SucceededGetScale"),
+            ("ScalingActive", "False", "InvalidSelector"),
         ),
     ),
     Case(
