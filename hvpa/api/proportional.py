@@ -4,21 +4,32 @@ The parameters have exactly the JSON shape of cluster-proportional-autoscaler's
 ConfigMap (`data.linear` or `data.ladder`), so a ConfigMap written for it can
 be named by `configMapRef` or pasted inline, and they are read the way its
 controllers read them (pkg/autoscaler/controller/linearcontroller,
-laddercontroller and plugin): Go's encoding/json into its parameter structs,
-then its checks, with its error messages. That includes Go's quirks: keys
-match field names case-insensitively, unknown keys are ignored, null leaves
-a field at zero, an integer field refuses `2.0`, and a ladder step is a
-`[2]int`, so `[5]` reads as `[5, 0]` and extra numbers are dropped. The
-arithmetic lives in `hvpa.engine.horizontal.proportional`.
+laddercontroller and plugin, v1.10): Go's encoding/json into its parameter
+structs, then its checks. That includes Go's quirks: keys match field names
+case-insensitively, unknown keys are ignored, null leaves a field at zero,
+an integer field refuses `2.0`, and a ladder step is a `[2]int`, so `[5]`
+reads as `[5, 0]` and extra numbers are dropped. The arithmetic lives in
+`hvpa.engine.horizontal.proportional`.
+
+What CPA refuses is an invalid spec for hvpa (docs/cluster-proportional.md):
+a `ProportionalError` names the parameter (`linear.min`,
+`ladder.coresToReplicas[2]`) and the rule it breaks, in the same words
+whether the parameters are inline or in a ConfigMap, and never repeats a
+value: a configMapRef may name a ConfigMap in another namespace, so a
+message carries only key names and sizes, never the data.
+
+Both forms are parsed once per distinct content (`parse_cluster_proportional`
+and `parse_configmap_data` keep their results keyed by the JSON text and by
+the ConfigMap's data), not once per decision.
 """
 
 from __future__ import annotations
 
+import functools
 import json
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from decimal import Decimal
-from typing import Any, Final, NoReturn
+from typing import Any, Final
 
 __all__ = [
     "ClusterProportionalSpec",
@@ -34,7 +45,17 @@ __all__ = [
 
 
 class ProportionalError(ValueError):
-    """Parameters that cluster-proportional-autoscaler would refuse; the message is its own."""
+    """Parameters cluster-proportional-autoscaler would refuse: the parameter at fault and the rule.
+
+    `field` is the parameter's path below `clusterProportional` (`linear.min`),
+    or '' for the whole; `problem` says what is wrong without repeating the
+    value.
+    """
+
+    def __init__(self, field: str, problem: str) -> None:
+        super().__init__(f"{field}: {problem}" if field else problem)
+        self.field = field
+        self.problem = problem
 
 
 @dataclass(frozen=True, slots=True)
@@ -85,39 +106,30 @@ class _Number:
 _MAX_INT64: Final = 2**63 - 1
 _MIN_INT64: Final = -(2**63)
 
-# Go type names as json's UnmarshalTypeError prints them.
-_LINEAR: Final = "linearcontroller.linearParams"
-_LADDER: Final = "laddercontroller.ladderParams"
-_ENTRIES: Final = "laddercontroller.paramEntries"
-_ENTRY: Final = "laddercontroller.paramEntry"
-
 
 def _kind(value: Any) -> str:
-    """The `Value` json.UnmarshalTypeError names for a JSON value."""
+    """What a JSON value is, in words (never the value itself)."""
     if isinstance(value, bool):
-        return "bool"
+        return "a boolean"
     if isinstance(value, _Number):
-        return "number"
+        return "a number"
     if isinstance(value, str):
-        return "string"
+        return "a string"
     if isinstance(value, list):
-        return "array"
-    return "object"
+        return "an array"
+    return "an object"
 
 
 class _Decoder:
     """Decodes into one struct, remembering the first type error like encoding/json."""
 
-    def __init__(self, struct: str) -> None:
-        self.struct = struct
-        self.error: str | None = None
+    def __init__(self, mode: str) -> None:
+        self.mode = mode
+        self.error: ProportionalError | None = None
 
-    def fail(self, value: str, field_name: str, go_type: str) -> None:
+    def fail(self, name: str, problem: str) -> None:
         if self.error is None:
-            self.error = (
-                f"json: cannot unmarshal {value} into Go struct field "
-                f"{self.struct}.{field_name} of type {go_type}"
-            )
+            self.error = ProportionalError(f"{self.mode}.{name}", problem)
 
     def read_float(self, value: Any, name: str, current: float) -> float:
         if value is None:
@@ -125,10 +137,10 @@ class _Decoder:
         if isinstance(value, _Number):
             number = float(value.text)
             if number in (float("inf"), float("-inf")):
-                self.fail(f"number {value.text}", name, "float64")
+                self.fail(name, "must be a number within float64")
                 return current
             return number
-        self.fail(_kind(value), name, "float64")
+        self.fail(name, f"must be a number, not {_kind(value)}")
         return current
 
     def read_int(self, value: Any, name: str, current: int) -> int:
@@ -137,11 +149,14 @@ class _Decoder:
         if isinstance(value, _Number):
             text = value.text
             digits = text[1:] if text[:1] == "-" else text
-            if digits.isdigit() and _MIN_INT64 <= int(text) <= _MAX_INT64:
-                return int(text)
-            self.fail(f"number {text}", name, "int")
-            return current
-        self.fail(_kind(value), name, "int")
+            if not digits.isdigit():
+                self.fail(name, "must be a whole number")
+                return current
+            if not _MIN_INT64 <= int(text) <= _MAX_INT64:
+                self.fail(name, "must be a whole number within int64")
+                return current
+            return int(text)
+        self.fail(name, f"must be a whole number, not {_kind(value)}")
         return current
 
     def read_bool(self, value: Any, name: str, current: bool) -> bool:
@@ -149,7 +164,7 @@ class _Decoder:
             return current
         if isinstance(value, bool):
             return value
-        self.fail(_kind(value), name, "bool")
+        self.fail(name, f"must be true or false, not {_kind(value)}")
         return current
 
     def entries(self, value: Any, name: str) -> list[tuple[int, int]]:
@@ -157,29 +172,28 @@ class _Decoder:
         if value is None:
             return []
         if not isinstance(value, list):
-            self.fail(_kind(value), name, _ENTRIES)
+            self.fail(name, f"must be a list of [count, replicas] steps, not {_kind(value)}")
             return []
         steps: list[tuple[int, int]] = []
-        for item in value:
+        for index, item in enumerate(value):
             pair = [0, 0]
             if isinstance(item, list):
-                for index, element in enumerate(item[:2]):
-                    pair[index] = self.read_int(element, name, 0)
+                for position, element in enumerate(item[:2]):
+                    pair[position] = self.read_int(element, f"{name}[{index}]", 0)
             elif item is not None:
-                self.fail(_kind(item), name, _ENTRY)
+                self.fail(
+                    f"{name}[{index}]", f"must be a [count, replicas] step, not {_kind(item)}"
+                )
             steps.append((pair[0], pair[1]))
         return steps
 
 
-def _fields(raw: Any, go_type: str, names: tuple[str, ...]) -> list[tuple[str, Any]]:
+def _fields(raw: Any, mode: str, names: tuple[str, ...]) -> list[tuple[str, Any]]:
     """The struct's fields in document order: exact key match first, then case-insensitive."""
     if raw is None:
         return []
     if not isinstance(raw, Mapping):
-        raise ProportionalError(
-            f"could not parse parameters (json: cannot unmarshal {_kind(raw)} into Go value "
-            f"of type {go_type})"
-        )
+        raise ProportionalError(mode, f"must be an object, not {_kind(raw)}")
     found: list[tuple[str, Any]] = []
     for key, value in raw.items():
         name = (
@@ -205,24 +219,6 @@ def _from_python(value: Any) -> Any:
     return str(value)
 
 
-def _go_value(value: float) -> str:
-    """`%v` of a Go float64: shortest digits, exponent form below 1e-4 and from 1e+06."""
-    if value == 0:
-        return "0"
-    _, digit_tuple, exponent = Decimal(repr(abs(value))).normalize().as_tuple()
-    digits = "".join(map(str, digit_tuple))
-    point = len(digits) + int(exponent)  # digits before the decimal point
-    sign = "-" if value < 0 else ""
-    if point - 1 < -4 or point - 1 >= 6:
-        body = digits[0] + ("." + digits[1:] if len(digits) > 1 else "")
-        return f"{sign}{body}e{'-' if point < 1 else '+'}{abs(point - 1):02d}"
-    if point <= 0:
-        return f"{sign}0.{'0' * -point}{digits}"
-    if point >= len(digits):
-        return f"{sign}{digits}{'0' * (point - len(digits))}"
-    return f"{sign}{digits[:point]}.{digits[point:]}"
-
-
 _LINEAR_FIELDS: Final = (
     "coresPerReplica",
     "nodesPerReplica",
@@ -235,11 +231,12 @@ _LADDER_FIELDS: Final = ("coresToReplicas", "nodesToReplicas", "includeUnschedul
 
 
 def _linear(raw: Any) -> LinearParams:
-    decode = _Decoder("linearParams")
+    """linearcontroller.parseParams: decode, then its checks in its order."""
+    decode = _Decoder("linear")
     cores = nodes = 0.0
     minimum = maximum = 0
     single_point = unschedulable = False
-    for name, value in _fields(raw, _LINEAR, _LINEAR_FIELDS):
+    for name, value in _fields(raw, "linear", _LINEAR_FIELDS):
         if name == "coresPerReplica":
             cores = decode.read_float(value, name, cores)
         elif name == "nodesPerReplica":
@@ -253,32 +250,31 @@ def _linear(raw: Any) -> LinearParams:
         else:
             unschedulable = decode.read_bool(value, name, unschedulable)
     if decode.error is not None:
-        raise ProportionalError(f"could not parse parameters ({decode.error})")
+        raise decode.error
     if minimum < 0:
-        raise ProportionalError(f"invalid negative value for min: {minimum}")
+        raise ProportionalError("linear.min", "must not be negative")
     if minimum == 0:
         minimum = 1
     if maximum != 0 and maximum < minimum:
-        raise ProportionalError(
-            f"max replicas count {maximum} should be greater than / equal to min replicas count {minimum}"
-        )
+        raise ProportionalError("linear.max", "must be 0 (no maximum) or at least min")
     if cores == 0 and nodes == 0:
         raise ProportionalError(
-            "should at least provide either CoresPerReplica or NodesPerReplica (Greater than 0)"
+            "linear", "set coresPerReplica or nodesPerReplica (greater than 0), or both"
         )
     if cores < 0:
-        raise ProportionalError(f"invalid negative value for coresPerReplica: {_go_value(cores)}")
+        raise ProportionalError("linear.coresPerReplica", "must not be negative")
     if nodes < 0:
-        raise ProportionalError(f"invalid negative value for nodesPerReplica: {_go_value(nodes)}")
+        raise ProportionalError("linear.nodesPerReplica", "must not be negative")
     return LinearParams(cores, nodes, minimum, maximum, single_point, unschedulable)
 
 
 def _ladder(raw: Any) -> LadderParams:
-    decode = _Decoder("ladderParams")
+    """laddercontroller.parseParams: decode, refuse negative steps, sort by threshold."""
+    decode = _Decoder("ladder")
     cores: list[tuple[int, int]] = []
     nodes: list[tuple[int, int]] = []
     unschedulable = False
-    for name, value in _fields(raw, _LADDER, _LADDER_FIELDS):
+    for name, value in _fields(raw, "ladder", _LADDER_FIELDS):
         if name == "coresToReplicas":
             cores = decode.entries(value, name)
         elif name == "nodesToReplicas":
@@ -286,13 +282,11 @@ def _ladder(raw: Any) -> LadderParams:
         else:
             unschedulable = decode.read_bool(value, name, unschedulable)
     if decode.error is not None:
-        raise ProportionalError(f"could not parse parameters ({decode.error})")
-    for map_name, steps in (("cores_to_replicas_map", cores), ("nodes_to_replicas_map", nodes)):
-        for threshold, replicas in steps:
+        raise decode.error
+    for name, steps in (("coresToReplicas", cores), ("nodesToReplicas", nodes)):
+        for index, (threshold, replicas) in enumerate(steps):
             if threshold < 0 or replicas < 0:
-                raise ProportionalError(
-                    f"invalid negative values in entry [{threshold} {replicas}] in {map_name}"
-                )
+                raise ProportionalError(f"ladder.{name}[{index}]", "must not be negative")
     return LadderParams(
         tuple(sorted(cores, key=lambda step: step[0])),
         tuple(sorted(nodes, key=lambda step: step[0])),
@@ -314,61 +308,26 @@ def parse_ladder(raw: Any) -> LadderParams:
 # The ConfigMap (plugin.EnsureController and the controllers' SyncConfig)
 
 
-def _reject_constant(text: str) -> NoReturn:
-    raise ValueError(f"invalid character '{text[0]}' looking for beginning of value")
+class _Constant(ValueError):
+    """NaN or Infinity, which Python's json reads and Go's refuses."""
 
 
-def _innermost(text: str) -> str:
-    """The innermost open bracket before the end of `text` ('{', '[' or ''), skipping strings."""
-    stack: list[str] = []
-    in_string = escaped = False
-    for char in text:
-        if in_string:
-            if escaped:
-                escaped = False
-            elif char == "\\":
-                escaped = True
-            elif char == '"':
-                in_string = False
-        elif char == '"':
-            in_string = True
-        elif char in "[{":
-            stack.append(char)
-        elif char in "]}" and stack:
-            stack.pop()
-    return stack[-1] if stack else ""
+def _reject_constant(text: str) -> Any:
+    raise _Constant(text)
 
 
-def _syntax_error(error: json.JSONDecodeError) -> str:
-    """Go's wording for the commonest JSON syntax errors."""
-    if error.pos >= len(error.doc.rstrip()):
-        return "unexpected end of JSON input"
-    char = error.doc[error.pos]
-    if error.msg == "Extra data":
-        return f"invalid character '{char}' after top-level value"
-    if error.msg == "Expecting ',' delimiter":
-        inside = _innermost(error.doc[: error.pos])
-        where = "after array element" if inside == "[" else "after object key:value pair"
-        return f"invalid character '{char}' {where}"
-    context = {
-        "Expecting property name enclosed in double quotes": "looking for beginning of object key string",
-        "Expecting ':' delimiter": "after object key",
-    }.get(error.msg, "looking for beginning of value")
-    return f"invalid character '{char}' {context}"
-
-
-def _loads(text: str) -> Any:
+def _loads(mode: str, text: str) -> Any:
+    """The parameters' JSON; a syntax error says where (a byte offset), not what is there."""
     try:
         return json.loads(
-            text,
-            parse_int=_Number,
-            parse_float=_Number,
-            parse_constant=_reject_constant,
+            text, parse_int=_Number, parse_float=_Number, parse_constant=_reject_constant
         )
     except json.JSONDecodeError as error:
-        raise ProportionalError(f"could not parse parameters ({_syntax_error(error)})") from error
-    except ValueError as error:
-        raise ProportionalError(f"could not parse parameters ({error})") from error
+        raise ProportionalError(
+            mode, f"not valid JSON: {error.msg} at byte {error.pos} of {len(text)}"
+        ) from error
+    except _Constant as error:
+        raise ProportionalError(mode, "not valid JSON: NaN and Infinity are not numbers") from error
 
 
 _MODES: Final[dict[str, Callable[[Any], LinearParams | LadderParams]]] = {
@@ -377,36 +336,58 @@ _MODES: Final[dict[str, Callable[[Any], LinearParams | LadderParams]]] = {
 }
 
 
-def _go_map(data: Mapping[str, str]) -> str:
-    return "map[" + " ".join(f"{key}:{data[key]}" for key in sorted(data)) + "]"
+def _entries(data: Mapping[str, str]) -> str:
+    """The ConfigMap's keys and the size of each value, never the values."""
+    return ", ".join(f"{key} ({len(data[key])} bytes)" for key in sorted(data)) or "none"
 
 
 def parse_configmap_data(data: Mapping[str, str]) -> LinearParams | LadderParams:
     """A cluster-proportional-autoscaler ConfigMap's `data`: exactly one key, `linear` or `ladder`."""
+    parsed = _configmap_data(tuple(sorted(data.items())))
+    if isinstance(parsed, ProportionalError):
+        # A fresh error each time: raising the cached one would grow its traceback.
+        raise ProportionalError(parsed.field, parsed.problem)
+    return parsed
+
+
+@functools.lru_cache(maxsize=256)
+def _configmap_data(
+    items: tuple[tuple[str, str], ...],
+) -> LinearParams | LadderParams | ProportionalError:
+    """plugin.EnsureController and SyncConfig, once per distinct content."""
+    data = dict(items)
     if len(data) != 1:
-        raise ProportionalError(
-            f"invalid configMap format, expected only one entry, got: {_go_map(data)}"
+        return ProportionalError(
+            "", f"a ConfigMap must hold exactly one key, linear or ladder; it has {_entries(data)}"
         )
     ((mode, text),) = data.items()
     reader = _MODES.get(mode)
     if reader is None:
-        raise ProportionalError(f"not a supported control mode: {mode}")
+        return ProportionalError("", f"{_entries(data)}: not a supported mode (linear or ladder)")
     try:
-        return reader(_loads(text))
+        return reader(_loads(mode, text))
     except ProportionalError as error:
-        raise ProportionalError(
-            f"Error syncing configMap with controller: error parsing {mode} params: {error}"
-        ) from error
+        return error
 
 
 def parse_cluster_proportional(raw: Mapping[str, Any]) -> ClusterProportionalSpec:
     """`spec.clusterProportional` as JSON; raise ProportionalError naming the sub-field at fault."""
+    parsed = _cluster_proportional(json.dumps(raw, sort_keys=True))
+    if isinstance(parsed, ProportionalError):
+        raise ProportionalError(parsed.field, parsed.problem)
+    return parsed
+
+
+@functools.lru_cache(maxsize=256)
+def _cluster_proportional(text: str) -> ClusterProportionalSpec | ProportionalError:
+    """The inline form, once per distinct JSON text (so once per generation of an Hvpa)."""
+    raw = json.loads(text)
     modes = [key for key in ("linear", "ladder", "configMapRef") if raw.get(key) is not None]
     if len(modes) != 1:
-        raise ProportionalError("exactly one of linear, ladder or configMapRef must be set")
+        return ProportionalError("", "set exactly one of linear, ladder or configMapRef")
     selector = raw.get("nodeSelector") or {}
     if not isinstance(selector, Mapping) or not all(isinstance(v, str) for v in selector.values()):
-        raise ProportionalError("nodeSelector: must be a map of label names to values")
+        return ProportionalError("nodeSelector", "must be a map of label names to values")
     node_selector = {str(k): v for k, v in selector.items()}
     mode = modes[0]
     try:
@@ -419,10 +400,10 @@ def parse_cluster_proportional(raw: Mapping[str, Any]) -> ClusterProportionalSpe
                 ladder=parse_ladder(raw["ladder"]), node_selector=node_selector
             )
     except ProportionalError as error:
-        raise ProportionalError(f"{mode}: {error}") from error
+        return error
     ref = raw["configMapRef"]
     if not isinstance(ref, Mapping) or not ref.get("name"):
-        raise ProportionalError("configMapRef.name: required")
+        return ProportionalError("configMapRef.name", "required")
     namespace = ref.get("namespace")
     return ClusterProportionalSpec(
         config_map_ref=ConfigMapRef(str(ref["name"]), str(namespace) if namespace else None),

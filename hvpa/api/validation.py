@@ -565,7 +565,7 @@ def _capacity(
 
 
 def _cluster_proportional(spec: ClusterProportional, path: str, findings: Findings) -> None:
-    """cluster-proportional-autoscaler's own checks; its message names the sub-field first.
+    """cluster-proportional-autoscaler's own checks, reported at the parameter they name.
 
     A ConfigMap is read from the Hvpa's own namespace only: naming another
     would let whoever may create an Hvpa read any ConfigMap in the cluster
@@ -578,12 +578,7 @@ def _cluster_proportional(spec: ClusterProportional, path: str, findings: Findin
     try:
         parse_cluster_proportional(raw)
     except ProportionalError as error:
-        message = str(error)
-        head, _, rest = message.partition(": ")
-        if rest and head in ("linear", "ladder", "nodeSelector", "configMapRef.name"):
-            findings.add(f"{path}.{head}", rest)
-        else:
-            findings.add(path, message)
+        findings.add(f"{path}.{error.field}" if error.field else path, error.problem)
 
 
 def _positive(quantity: str | int | float) -> bool:

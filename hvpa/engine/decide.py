@@ -26,12 +26,7 @@ from dataclasses import replace
 from typing import Final
 
 from hvpa.api import apply_defaults
-from hvpa.api.base import plain
-from hvpa.api.proportional import (
-    ClusterProportionalSpec,
-    ProportionalError,
-    parse_cluster_proportional,
-)
+from hvpa.api.proportional import ProportionalError
 from hvpa.api.resource import Hvpa
 from hvpa.durations import DurationError
 from hvpa.engine.capacity_inputs import CAPACITY, capacity_input, capacity_problem
@@ -65,6 +60,7 @@ from hvpa.engine.horizontal.controller import (
     recommend_horizontal,
     record_rescale,
 )
+from hvpa.engine.horizontal.proportional import ProportionalInput, proportional_input
 from hvpa.engine.metrics import PodMetricsList
 from hvpa.engine.settings import Settings
 from hvpa.engine.status import (
@@ -102,14 +98,18 @@ DEMAND_MEASURED: Final = "DemandMeasured"
 DEMAND_FROM_VPA_TARGET: Final = "DemandFromVpaTarget"
 
 
-def _horizontal_spec(hvpa: Hvpa, explain: Explanation) -> HorizontalSpec:
+def _horizontal_spec(hvpa: Hvpa, snapshot: Snapshot) -> HorizontalSpec:
+    """What the horizontal axis reads of the spec, with the CPA's parameters resolved.
+
+    Raises ProportionalError when the parameters a configMapRef names are
+    ones CPA refuses: an invalid spec, as the same parameters inline are.
+    """
     template = hvpa.spec.hpa.template.spec
-    proportional: ClusterProportionalSpec | None = None
+    proportional: ProportionalInput | None = None
     if hvpa.spec.cluster_proportional is not None:
-        try:
-            proportional = parse_cluster_proportional(plain(hvpa.spec.cluster_proportional))
-        except ProportionalError as error:
-            explain.add(f"spec.clusterProportional cannot be read: {error}")
+        proportional = proportional_input(
+            hvpa.spec.cluster_proportional.params(), hvpa.namespace, snapshot.config_maps
+        )
     if template is None:
         # Cluster-proportional alone: no HPA template, so no metrics and no min/max.
         return HorizontalSpec(1, MAX_INT32, (), None, proportional)
@@ -304,8 +304,13 @@ def decide(
             f"limits {describe(container.limits)}"
         )
     horizontal: HorizontalRecommendation | None = None
+    problem = ""
     if hvpa.spec.hpa.deploy:
-        spec = _horizontal_spec(hvpa, explain)
+        try:
+            spec = _horizontal_spec(hvpa, snapshot)
+        except ProportionalError as error:
+            problem = f"spec.clusterProportional.{error}"
+    if hvpa.spec.hpa.deploy and not problem:
         explain.add("horizontal:")
         with explain.indented():
             horizontal = recommend_horizontal(
@@ -314,7 +319,6 @@ def decide(
                 target,
                 snapshot.pods,
                 snapshot.nodes,
-                snapshot.config_maps,
                 snapshot.metrics,
                 history,
                 conditions,
@@ -326,12 +330,12 @@ def decide(
                 f"horizontal recommendation: {horizontal.wants} replicas"
                 + (f" ({horizontal.rescale_reason})" if horizontal.rescale_reason else "")
             )
-    else:
+    elif not hvpa.spec.hpa.deploy:
         explain.add("horizontal scaling is off (spec.hpa.deploy is false)")
     if not hvpa.spec.vpa.deploy:
         explain.add("vertical scaling is off (spec.vpa.deploy is false)")
 
-    problem = _not_decidable(hvpa)
+    problem = problem or _not_decidable(hvpa)
     try:
         gates = gate_settings(hvpa.spec)
     except (DurationError, MaintenanceWindowError) as error:

@@ -492,10 +492,10 @@ ROWS = [
         ["spec.capacity.resizeTolerance: must be <= 100 (got 101)"],
         id="capacity-resize-tolerance-a-percent",
     ),
-    # cluster-proportional, with its own messages
+    # cluster-proportional: CPA's rules, reported at the parameter
     pytest.param(
         {"spec.clusterProportional": {"linear": {"coresPerReplica": 16, "min": -1}}},
-        ["spec.clusterProportional.linear: invalid negative value for min: -1"],
+        ["spec.clusterProportional.linear.min: must not be negative"],
         id="cpa-linear",
     ),
     pytest.param(
@@ -505,7 +505,7 @@ ROWS = [
                 "ladder": {"nodesToReplicas": [[1, 1]]},
             }
         },
-        ["spec.clusterProportional: exactly one of linear, ladder or configMapRef must be set"],
+        ["spec.clusterProportional: set exactly one of linear, ladder or configMapRef"],
         id="cpa-one-mode",
     ),
     pytest.param(

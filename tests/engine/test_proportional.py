@@ -1,12 +1,16 @@
 """Cluster-proportional replicas: CPA's parameter parsing, cluster status and arithmetic.
 
-Tables from kubernetes-sigs/cluster-proportional-autoscaler's
+Tables from kubernetes-sigs/cluster-proportional-autoscaler (v1.10)'s
 linear_controller_test.go, ladder_controller_test.go, k8sclient_test.go and
-plugin.go, plus the messages its Go JSON decoding gives.
+plugin_test.go. Where CPA's test expects an error, hvpa's expectation is an
+invalid spec naming the parameter (field and problem), in words that never
+repeat a value from the parameters.
 """
 
 from __future__ import annotations
 
+import json
+from dataclasses import replace
 from typing import Any
 
 import pytest
@@ -25,11 +29,13 @@ from hvpa.api.proportional import (
 from hvpa.engine.explain import Explanation
 from hvpa.engine.horizontal.proportional import (
     ClusterStatus,
+    ProportionalInput,
     cluster_proportional_replicas,
     get_cluster_status,
     get_expected_replicas_from_entries,
     ladder_replicas,
     linear_replicas,
+    proportional_input,
 )
 from hvpa.engine.metrics import MetricError
 from hvpa.records import ConfigMapRecord, NodeRecord, Resources
@@ -73,78 +79,98 @@ def test_linear_parses(text: str, expected: LinearParams) -> None:
     assert parse_configmap_data({"linear": text}) == expected
 
 
-_PREFIX = "Error syncing configMap with controller: error parsing linear params: "
-
-
 @pytest.mark.parametrize(
-    ("text", "message"),
+    ("text", "field", "problem"),
     [
         pytest.param(
+            '{"coresPerReplica": 2, "nodesPerReplica": 1, "min": 1, "max": 100,}',
+            "linear",
+            "not valid JSON",
+            id="TestControllerParser: a trailing comma",
+        ),
+        pytest.param(
             '{ "coresPerReplica": {{ 1:1 } }',
-            "could not parse parameters (invalid character '{' looking for beginning of object key string)",
-            id="invalid JSON",
+            "linear",
+            "not valid JSON",
+            id="TestControllerParser: invalid JSON",
         ),
         pytest.param(
             '{ "coresPerReplica": "whatisthis"',
-            "could not parse parameters (unexpected end of JSON input)",
-            id="invalid string value",
+            "linear",
+            "not valid JSON",
+            id="TestControllerParser: invalid string value (and no closing brace)",
         ),
         pytest.param(
             '{ "nodesPerReplica":  -20 }',
-            "invalid negative value for nodesPerReplica: -20",
-            id="invalid negative value",
+            "linear.nodesPerReplica",
+            "must not be negative",
+            id="TestControllerParser: invalid negative value",
         ),
         pytest.param(
             '{"nodesPerReplica": 1, "min": 100, "max": 50}',
-            "max replicas count 50 should be greater than / equal to min replicas count 100",
-            id="max below min",
+            "linear.max",
+            "must be 0 (no maximum) or at least min",
+            id="TestControllerParser: max smaller than min",
         ),
         pytest.param(
             '{"min": 1, "max": 100}',
-            "should at least provide either CoresPerReplica or NodesPerReplica (Greater than 0)",
-            id="neither per-replica value",
+            "linear",
+            "set coresPerReplica or nodesPerReplica (greater than 0), or both",
+            id="TestControllerParser: both coresPerReplica and nodesPerReplica unset",
         ),
         pytest.param(
             '{"coresPerReplica": 2, "preventSinglePointFailure": invalid}',
-            "could not parse parameters (invalid character 'i' looking for beginning of value)",
-            id="wrong input for preventSinglePointFailure",
+            "linear",
+            "not valid JSON",
+            id="TestControllerParser: wrong input for preventSinglePointFailure",
         ),
         pytest.param(
             '{"coresPerReplica": "2"}',
-            "could not parse parameters (json: cannot unmarshal string into Go struct field linearParams.coresPerReplica of type float64)",
+            "linear.coresPerReplica",
+            "must be a number, not a string",
             id="a string for a number",
         ),
         pytest.param(
             '{"coresPerReplica": 2, "min": 1.5}',
-            "could not parse parameters (json: cannot unmarshal number 1.5 into Go struct field linearParams.min of type int)",
+            "linear.min",
+            "must be a whole number",
             id="a fraction for an integer",
         ),
         pytest.param(
+            '{"coresPerReplica": 2, "min": 99999999999999999999}',
+            "linear.min",
+            "must be a whole number within int64",
+            id="an integer beyond int64",
+        ),
+        pytest.param(
             '{"coresPerReplica": 2, "min": -1}',
-            "invalid negative value for min: -1",
+            "linear.min",
+            "must not be negative",
             id="negative min",
         ),
         pytest.param(
             '{"coresPerReplica": -0.5}',
-            "invalid negative value for coresPerReplica: -0.5",
+            "linear.coresPerReplica",
+            "must not be negative",
             id="negative fraction",
         ),
         pytest.param(
             '{"coresPerReplica": 2, "preventSinglePointFailure": 1}',
-            "could not parse parameters (json: cannot unmarshal number into Go struct field linearParams.preventSinglePointFailure of type bool)",
+            "linear.preventSinglePointFailure",
+            "must be true or false, not a number",
             id="a number for a boolean",
         ),
         pytest.param(
-            "[2]",
-            "could not parse parameters (json: cannot unmarshal array into Go value of type linearcontroller.linearParams)",
-            id="not an object",
+            '{"coresPerReplica": NaN}', "linear", "not valid JSON", id="NaN is not a number"
         ),
+        pytest.param("[2]", "linear", "must be an object, not an array", id="not an object"),
     ],
 )
-def test_linear_refused(text: str, message: str) -> None:
+def test_linear_refused(text: str, field: str, problem: str) -> None:
     with pytest.raises(ProportionalError) as error:
         parse_configmap_data({"linear": text})
-    assert str(error.value) == _PREFIX + message
+    assert error.value.field == field
+    assert error.value.problem.startswith(problem)
 
 
 # ---------------------------------------------------------------------------
@@ -178,52 +204,63 @@ def test_ladder_parses(text: str, expected: LadderParams) -> None:
 
 
 @pytest.mark.parametrize(
-    ("text", "message"),
+    ("text", "field", "problem"),
     [
         pytest.param(
             '{ "coresToReplicas" : {{ 1:1 } }',
-            "could not parse parameters (invalid character '{' looking for beginning of object key string)",
-            id="invalid JSON",
+            "ladder",
+            "not valid JSON",
+            id="TestControllerParser: invalid JSON",
         ),
         pytest.param(
             '{ "coresToReplicas" : [[ "1, "a"]] }',
-            "could not parse parameters (invalid character 'a' after array element)",
-            id="invalid string value in list",
+            "ladder",
+            "not valid JSON",
+            id="TestControllerParser: invalid string value in list",
         ),
         pytest.param(
             '{ "coresToReplicas" : [[:-200]] }',
-            "could not parse parameters (invalid character ':' looking for beginning of value)",
-            id="invalid negative in list",
+            "ladder",
+            "not valid JSON",
+            id="TestControllerParser: invalid negative in list",
         ),
         pytest.param(
             '{ "coresToReplicas" : [[1, -200]] }',
-            "invalid negative values in entry [1 -200] in cores_to_replicas_map",
+            "ladder.coresToReplicas[0]",
+            "must not be negative",
             id="a negative count",
         ),
         pytest.param(
-            '{ "nodesToReplicas" : [[-1, 2]] }',
-            "invalid negative values in entry [-1 2] in nodes_to_replicas_map",
-            id="a negative threshold",
+            '{ "nodesToReplicas" : [[1, 1], [-1, 2]] }',
+            "ladder.nodesToReplicas[1]",
+            "must not be negative",
+            id="a negative threshold, named by its position as written",
         ),
         pytest.param(
             '{ "coresToReplicas" : [["a", 2]] }',
-            "could not parse parameters (json: cannot unmarshal string into Go struct field ladderParams.coresToReplicas of type int)",
+            "ladder.coresToReplicas[0]",
+            "must be a whole number, not a string",
             id="a string in a step",
         ),
         pytest.param(
             '{ "coresToReplicas" : {"a": 1} }',
-            "could not parse parameters (json: cannot unmarshal object into Go struct field ladderParams.coresToReplicas of type laddercontroller.paramEntries)",
+            "ladder.coresToReplicas",
+            "must be a list of [count, replicas] steps, not an object",
             id="not a list",
+        ),
+        pytest.param(
+            '{ "coresToReplicas" : [3] }',
+            "ladder.coresToReplicas[0]",
+            "must be a [count, replicas] step, not a number",
+            id="a step that is not a list",
         ),
     ],
 )
-def test_ladder_refused(text: str, message: str) -> None:
+def test_ladder_refused(text: str, field: str, problem: str) -> None:
     with pytest.raises(ProportionalError) as error:
         parse_configmap_data({"ladder": text})
-    assert (
-        str(error.value)
-        == "Error syncing configMap with controller: error parsing ladder params: " + message
-    )
+    assert error.value.field == field
+    assert error.value.problem.startswith(problem)
 
 
 # ---------------------------------------------------------------------------
@@ -234,15 +271,20 @@ def test_ladder_refused(text: str, message: str) -> None:
     ("data", "message"),
     [
         pytest.param(
-            {}, "invalid configMap format, expected only one entry, got: map[]", id="empty"
+            {"invalidmode": ""},
+            "invalidmode (0 bytes): not a supported mode (linear or ladder)",
+            id="TestEnsureController: an invalid mode",
         ),
         pytest.param(
-            {"linear": "{}", "ladder": "{}"},
-            "invalid configMap format, expected only one entry, got: map[ladder:{} linear:{}]",
-            id="two entries",
+            {"toomanyentries1": "", "toomanyentries2": ""},
+            "a ConfigMap must hold exactly one key, linear or ladder; it has "
+            "toomanyentries1 (0 bytes), toomanyentries2 (0 bytes)",
+            id="TestEnsureController: too many entries",
         ),
         pytest.param(
-            {"quadratic": "{}"}, "not a supported control mode: quadratic", id="unknown mode"
+            {},
+            "a ConfigMap must hold exactly one key, linear or ladder; it has none",
+            id="no entries",
         ),
     ],
 )
@@ -250,6 +292,33 @@ def test_configmap_shape(data: dict[str, str], message: str) -> None:
     with pytest.raises(ProportionalError) as error:
         parse_configmap_data(data)
     assert str(error.value) == message
+
+
+def test_configmap_accepted() -> None:
+    """TestEnsureController: `{"nodesPerReplica":1}` under `linear` is accepted."""
+    assert parse_configmap_data({"linear": '{"nodesPerReplica":1}'}) == LinearParams(0.0, 1.0)
+
+
+SECRET = "hunter2-s3cr3t-t0k3n"
+
+
+@pytest.mark.parametrize(
+    "data",
+    [
+        pytest.param({"linear": "{}", "password": SECRET}, id="a second key"),
+        pytest.param({"password": SECRET}, id="a key that is not a mode"),
+        pytest.param({"linear": SECRET}, id="a value that is not JSON"),
+        pytest.param({"linear": f'{{"min": "{SECRET}"}}'}, id="a string where a number goes"),
+        pytest.param({"ladder": f'{{"coresToReplicas": [["{SECRET}", 1]]}}'}, id="in a step"),
+        pytest.param({"linear": '{"coresPerReplica": 1, "min": 31337}x'}, id="after the JSON"),
+    ],
+)
+def test_messages_never_repeat_configmap_data(data: dict[str, str]) -> None:
+    """A configMapRef may name another namespace's ConfigMap: only key names and sizes come back."""
+    with pytest.raises(ProportionalError) as error:
+        parse_configmap_data(data)
+    message = str(error.value)
+    assert SECRET not in message and "31337" not in message
 
 
 @pytest.mark.parametrize(
@@ -279,28 +348,59 @@ def test_inline_spec(raw: dict[str, Any], expected: ClusterProportionalSpec) -> 
 
 
 @pytest.mark.parametrize(
-    ("raw", "message"),
+    ("raw", "field", "problem"),
     [
-        pytest.param({}, "exactly one of linear, ladder or configMapRef must be set", id="none"),
+        pytest.param({}, "", "set exactly one of linear, ladder or configMapRef", id="none"),
         pytest.param(
             {"linear": {"min": 2.5, "coresPerReplica": 1}},
-            "linear: could not parse parameters (json: cannot unmarshal number 2.5 into Go struct field linearParams.min of type int)",
-            id="the sub-field named first",
+            "linear.min",
+            "must be a whole number",
+            id="the parameter is named",
         ),
         pytest.param(
-            {"configMapRef": {}}, "configMapRef.name: required", id="a ConfigMap without a name"
+            {"configMapRef": {}}, "configMapRef.name", "required", id="a ConfigMap without a name"
         ),
         pytest.param(
             {"linear": {"coresPerReplica": 1}, "nodeSelector": {"a": 1}},
-            "nodeSelector: must be a map of label names to values",
+            "nodeSelector",
+            "must be a map of label names to values",
             id="a non-string label value",
         ),
     ],
 )
-def test_inline_spec_refused(raw: dict[str, Any], message: str) -> None:
+def test_inline_spec_refused(raw: dict[str, Any], field: str, problem: str) -> None:
     with pytest.raises(ProportionalError) as error:
         parse_cluster_proportional(raw)
-    assert str(error.value) == message
+    assert (error.value.field, error.value.problem) == (field, problem)
+
+
+@pytest.mark.parametrize(
+    "params",
+    [
+        pytest.param({"linear": {"nodesPerReplica": -20}}, id="negative"),
+        pytest.param({"linear": {"nodesPerReplica": 1, "min": 100, "max": 50}}, id="max < min"),
+        pytest.param({"linear": {"min": 1}}, id="neither per-replica value"),
+        pytest.param({"ladder": {"coresToReplicas": [[1, -200]]}}, id="negative step"),
+    ],
+)
+def test_inline_and_configmap_refused_alike(params: dict[str, Any]) -> None:
+    """The same parameters refused the same way whether inline or in a ConfigMap."""
+    ((mode, values),) = params.items()
+    with pytest.raises(ProportionalError) as inline:
+        parse_cluster_proportional(params)
+    with pytest.raises(ProportionalError) as configmap:
+        parse_configmap_data({mode: json.dumps(values)})
+    assert str(inline.value) == str(configmap.value)
+
+
+def test_parsed_once_per_content() -> None:
+    """The same parameters again are not parsed again (the cache answers), different ones are."""
+    text = '{"coresPerReplica": 3.5}'
+    first = parse_configmap_data({"linear": text})
+    assert parse_configmap_data({"linear": text}) is first
+    assert parse_configmap_data({"linear": '{"coresPerReplica": 4.5}'}) is not first
+    raw = {"linear": {"coresPerReplica": 3.5}}
+    assert parse_cluster_proportional(raw) is parse_cluster_proportional(dict(raw))
 
 
 def test_inline_and_configmap_read_alike() -> None:
@@ -451,8 +551,11 @@ def test_ladder_unschedulable_nodes(status: ClusterStatus, include: bool, expect
     assert ladder_replicas(params, status) == expected
 
 
-def test_ladder_without_steps_asks_for_one() -> None:
-    assert ladder_replicas(LadderParams((), ((0, 0),)), ClusterStatus(0, 0, 0, 0)) == 1
+def test_ladder_without_steps_asks_for_zero() -> None:
+    """getExpectedReplicasFromEntries: no steps, 0 replicas (CPA 1.8.5 on; it said 1 before)."""
+    assert get_expected_replicas_from_entries(7, ()) == 0
+    assert ladder_replicas(LadderParams((), ((0, 0),)), ClusterStatus(0, 0, 0, 0)) == 0
+    assert ladder_replicas(LadderParams((), ((4, 2),)), ClusterStatus(5, 5, 8, 8)) == 2
 
 
 # ---------------------------------------------------------------------------
@@ -472,13 +575,20 @@ def node(
 
 
 def test_cluster_status_counts_selected_nodes() -> None:
+    """k8sclient_test.go TestNewK8sClient: 4 selected nodes, 2 schedulable, 9 cores, 3 schedulable.
+
+    test-node-3 is cordoned (and reports no conditions), test-node-5 is not
+    cordoned but NotReady: both count in the totals only; test-node-4 is not
+    selected.
+    """
     nodes = [
         node("test-node-1", "1000m", {"app": "autoscaler"}),
         node("test-node-2", "2000m", {"app": "autoscaler"}),
-        node("test-node-3", "3000m", {"app": "autoscaler"}, unschedulable=True),
-        node("test-node-4", "4000m", {"app": "something-else"}),
+        node("test-node-3", "3000m", {"app": "autoscaler"}, unschedulable=True, ready=None),
+        node("test-node-4", "4000m", {"app": "something-else"}, ready=None),
+        node("test-node-5", "3000m", {"app": "autoscaler"}, ready="False"),
     ]
-    assert get_cluster_status(nodes, {"app": "autoscaler"}) == ClusterStatus(3, 2, 6, 3)
+    assert get_cluster_status(nodes, {"app": "autoscaler"}) == ClusterStatus(4, 2, 9, 3)
 
 
 def test_cluster_status_rounds_allocatable_cpu_up_after_summing() -> None:
@@ -490,48 +600,70 @@ def test_cluster_status_rounds_allocatable_cpu_up_after_summing() -> None:
     assert get_cluster_status(nodes, {}) == ClusterStatus(3, 2, 4, 4)
 
 
-def test_cluster_status_ignores_readiness_like_cpa() -> None:
-    nodes = [node("a", "2", {}, ready="False"), node("b", "2", {}, ready=None)]
-    assert get_cluster_status(nodes, {}) == ClusterStatus(2, 2, 4, 4)
+def test_cluster_status_schedulable_only_when_ready() -> None:
+    """isNodeReady: Ready=True; False, Unknown or no condition is not schedulable."""
+    nodes = [
+        node("a", "2", {}, ready="False"),
+        node("b", "2", {}, ready=None),
+        node("c", "2", {}, ready="Unknown"),
+        node("d", "2", {}),
+    ]
+    assert get_cluster_status(nodes, {}) == ClusterStatus(4, 1, 8, 2)
+
+
+def test_ladder_counts_schedulable_nodes_and_cores_only() -> None:
+    """includeUnschedulableNodes false: a NotReady and a cordoned node add nothing to the lookup."""
+    nodes = [
+        node("a", "4", {}),
+        node("b", "4", {}, ready="False"),
+        node("c", "4", {}, unschedulable=True),
+    ]
+    params = LadderParams(((0, 0), (4, 1), (8, 2), (12, 3)), ((0, 0), (1, 1), (2, 2), (3, 3)))
+    status = get_cluster_status(nodes, {})
+    assert ladder_replicas(params, status) == 1
+    assert ladder_replicas(replace(params, include_unschedulable_nodes=True), status) == 3
 
 
 # ---------------------------------------------------------------------------
 # The engine's entry point: parameters from the spec or a ConfigMap
 
 
-def test_configmap_reference_is_read() -> None:
+def _input(config_maps: list[ConfigMapRecord]) -> ProportionalInput:
     spec = ClusterProportionalSpec(config_map_ref=ConfigMapRef("dns-autoscaler"))
+    return proportional_input(spec, "kube-system", config_maps)
+
+
+def test_configmap_reference_is_read() -> None:
     config_maps = [
         ConfigMapRecord(
             "kube-system", "dns-autoscaler", {"ladder": '{"nodesToReplicas": [[1, 1], [3, 2]]}'}
         )
     ]
     nodes = [node(f"n{i}", "2", {}) for i in range(4)]
-    assert (
-        cluster_proportional_replicas(spec, "kube-system", nodes, config_maps, Explanation()) == 2
-    )
+    assert cluster_proportional_replicas(_input(config_maps), nodes, Explanation()) == 2
 
 
 @pytest.mark.parametrize(
-    ("config_maps", "message"),
+    "config_maps",
     [
-        pytest.param(
-            [], 'configmaps "dns-autoscaler" not found in namespace kube-system', id="missing"
-        ),
-        pytest.param(
-            [ConfigMapRecord("kube-system", "dns-autoscaler", {"linear": "{}"})],
-            "should at least provide either CoresPerReplica or NodesPerReplica",
-            id="invalid parameters",
-        ),
+        pytest.param([], id="missing"),
         pytest.param(
             [ConfigMapRecord("other", "dns-autoscaler", {"linear": '{"nodesPerReplica": 1}'})],
-            "not found",
             id="in another namespace",
         ),
     ],
 )
-def test_configmap_problems(config_maps: list[ConfigMapRecord], message: str) -> None:
-    spec = ClusterProportionalSpec(config_map_ref=ConfigMapRef("dns-autoscaler"))
+def test_a_configmap_not_found_is_a_failed_read(config_maps: list[ConfigMapRecord]) -> None:
     with pytest.raises(MetricError) as error:
-        cluster_proportional_replicas(spec, "kube-system", [], config_maps, Explanation())
-    assert message in error.value.message
+        cluster_proportional_replicas(_input(config_maps), [], Explanation())
+    assert error.value.message == 'configmaps "dns-autoscaler" not found in namespace kube-system'
+
+
+def test_invalid_configmap_parameters_are_an_invalid_spec() -> None:
+    config_maps = [ConfigMapRecord("kube-system", "dns-autoscaler", {"linear": "{}"})]
+    with pytest.raises(ProportionalError) as error:
+        _input(config_maps)
+    assert str(error.value) == (
+        "configMapRef: ConfigMap kube-system/dns-autoscaler: linear: set coresPerReplica or "
+        "nodesPerReplica (greater than 0), or both"
+    )

@@ -29,7 +29,6 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from hvpa.api.autoscaling import HorizontalPodAutoscalerBehavior, MetricSpec
-from hvpa.api.proportional import ClusterProportionalSpec
 from hvpa.engine.conditions import (
     ABLE_TO_SCALE,
     SCALED_TO_ZERO,
@@ -59,12 +58,12 @@ from hvpa.engine.horizontal.metric_types import (
     compute_replicas_for_metric,
     describe_metric,
 )
-from hvpa.engine.horizontal.proportional import cluster_proportional_replicas
+from hvpa.engine.horizontal.proportional import ProportionalInput, cluster_proportional_replicas
 from hvpa.engine.horizontal.replica_calculator import ReplicaCalculator, Tolerances
 from hvpa.engine.metrics import MetricError, MetricReadings
 from hvpa.engine.settings import Settings
 from hvpa.labels import LabelSelector, SelectorError
-from hvpa.records import ConfigMapRecord, NodeRecord, PodRecord, TargetRecord
+from hvpa.records import NodeRecord, PodRecord, TargetRecord
 
 __all__ = [
     "HorizontalRecommendation",
@@ -84,7 +83,7 @@ class HorizontalSpec:
     max_replicas: int
     metrics: tuple[MetricSpec, ...]
     behavior: HorizontalPodAutoscalerBehavior | None = None
-    cluster_proportional: ClusterProportionalSpec | None = None
+    cluster_proportional: ProportionalInput | None = None
 
     @property
     def object_or_external(self) -> bool:
@@ -253,16 +252,12 @@ def _replace_error(result: MetricResult, error: str) -> MetricResult:
 
 
 def _cluster_proportional(
-    spec: ClusterProportionalSpec,
-    namespace: str,
-    nodes: Sequence[NodeRecord],
-    config_maps: Sequence[ConfigMapRecord],
-    explain: Explanation,
+    proportional: ProportionalInput, nodes: Sequence[NodeRecord], explain: Explanation
 ) -> int | MetricError:
     explain.add("cluster-proportional:")
     with explain.indented():
         try:
-            return cluster_proportional_replicas(spec, namespace, nodes, config_maps, explain)
+            return cluster_proportional_replicas(proportional, nodes, explain)
         except MetricError as error:
             explain.add(f"cannot be computed: {error.message}")
             return error
@@ -327,7 +322,6 @@ def recommend_horizontal(
     target: TargetRecord,
     pods: Sequence[PodRecord],
     nodes: Sequence[NodeRecord],
-    config_maps: Sequence[ConfigMapRecord],
     readings: MetricReadings,
     history: HorizontalHistory,
     conditions: Conditions,
@@ -355,9 +349,7 @@ def recommend_horizontal(
         recommendations = list(history.recommendations)
     cpa: int | MetricError | None = None
     if spec.cluster_proportional is not None:
-        cpa = _cluster_proportional(
-            spec.cluster_proportional, namespace, nodes, config_maps, explain
-        )
+        cpa = _cluster_proportional(spec.cluster_proportional, nodes, explain)
     cpa_replicas = cpa if isinstance(cpa, int) else None
     up_rules = down_rules = None
     if spec.behavior is not None:

@@ -1,13 +1,16 @@
 """Cluster-proportional replicas: cluster-proportional-autoscaler's linear and ladder arithmetic.
 
-Follows kubernetes-sigs/cluster-proportional-autoscaler: the cluster status
-counts the nodes the node selector selects (k8sclient), all of them and the
-schedulable ones (not cordoned; CPA does not look at readiness), and their
+Follows kubernetes-sigs/cluster-proportional-autoscaler (v1.10): the cluster
+status counts the nodes the node selector selects (k8sclient), all of them
+and the schedulable ones (not cordoned and Ready=True), and their
 allocatable CPU summed and then rounded up to whole cores; the linear
 controller takes the larger of the core and node proposals, each clamped to
 min/max, with at least two replicas on a multi-node cluster when asked to
 prevent a single point of failure; the ladder controller looks up the last
-step whose threshold is at most the count (and may answer 0).
+step whose threshold is at most the count, and answers 0 for a ladder
+without steps or a step of 0 replicas. Without includeUnschedulableNodes
+both count only the schedulable nodes and cores. docs/cluster-proportional.md
+says where hvpa differs.
 """
 
 from __future__ import annotations
@@ -31,12 +34,28 @@ from hvpa.records import ConfigMapRecord, NodeRecord
 
 __all__ = [
     "ClusterStatus",
+    "ProportionalInput",
     "cluster_proportional_replicas",
     "get_cluster_status",
     "get_expected_replicas_from_entries",
     "ladder_replicas",
     "linear_replicas",
+    "proportional_input",
 ]
+
+
+@dataclass(frozen=True, slots=True)
+class ProportionalInput:
+    """The CPA's parameters as a decision uses them, or why they cannot be read.
+
+    `unreadable`: the named ConfigMap is not there (a failed read, as CPA's
+    "failed to fetch configmap"); invalid parameters never get this far, they
+    are an invalid spec (`proportional_input` raises).
+    """
+
+    params: LinearParams | LadderParams | None
+    node_selector: Mapping[str, str]
+    unreadable: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -50,7 +69,11 @@ class ClusterStatus:
 def get_cluster_status(
     nodes: Sequence[NodeRecord], node_selector: Mapping[str, str]
 ) -> ClusterStatus:
-    """GetClusterStatus: node and core counts over the selected nodes."""
+    """GetClusterStatus: node and core counts over the selected nodes.
+
+    A node is schedulable when it is not cordoned and its Ready condition is
+    True (CPA's isNodeReady): a NotReady node counts in the totals only.
+    """
     total_nodes = schedulable_nodes = 0
     total_millicores = schedulable_millicores = 0
     selector = tuple(node_selector.items())
@@ -61,7 +84,7 @@ def get_cluster_status(
         millicores = node.allocatable.cpu or 0
         total_nodes += 1
         total_millicores += millicores
-        if not node.unschedulable:
+        if not node.unschedulable and node.ready == "True":
             schedulable_nodes += 1
             schedulable_millicores += millicores
     return ClusterStatus(
@@ -96,9 +119,12 @@ def linear_replicas(params: LinearParams, status: ClusterStatus) -> int:
 
 
 def get_expected_replicas_from_entries(resources: int, entries: Sequence[tuple[int, int]]) -> int:
-    """getExpectedReplicasFromEntries: the last step with threshold <= resources (the first if none)."""
+    """getExpectedReplicasFromEntries: the last step with threshold <= resources (the first if none).
+
+    No steps at all ask for 0 replicas (CPA since 1.8.5; it asked for 1 before).
+    """
     if not entries:
-        return 1
+        return 0
     position = next(
         (i for i, (threshold, _) in enumerate(entries) if resources < threshold), len(entries)
     )
@@ -115,50 +141,57 @@ def ladder_replicas(params: LadderParams, status: ClusterStatus) -> int:
     return max(from_cores, from_nodes)
 
 
-def _params(
+def proportional_input(
     spec: ClusterProportionalSpec, namespace: str, config_maps: Sequence[ConfigMapRecord]
-) -> LinearParams | LadderParams:
-    if spec.linear is not None:
-        return spec.linear
-    if spec.ladder is not None:
-        return spec.ladder
-    if spec.config_map_ref is None:
-        raise MetricError("clusterProportional sets none of linear, ladder or configMapRef")
-    ref_namespace = spec.config_map_ref.namespace or namespace
+) -> ProportionalInput:
+    """The parameters: inline, or from the ConfigMap `configMapRef` names.
+
+    Raises ProportionalError, naming the ConfigMap and the parameter, when the
+    ConfigMap's parameters are ones CPA refuses: that is an invalid spec, the
+    same as invalid inline parameters.
+    """
+    if spec.linear is not None or spec.ladder is not None:
+        return ProportionalInput(spec.linear or spec.ladder, spec.node_selector)
+    ref = spec.config_map_ref
+    if ref is None:
+        raise ProportionalError("", "set exactly one of linear, ladder or configMapRef")
+    ref_namespace = ref.namespace or namespace
     found = next(
         (
             config_map
             for config_map in config_maps
-            if config_map.name == spec.config_map_ref.name
-            and (config_map.namespace or namespace) == ref_namespace
+            if config_map.name == ref.name and (config_map.namespace or namespace) == ref_namespace
         ),
         None,
     )
     if found is None:
-        raise MetricError(
-            f'configmaps "{spec.config_map_ref.name}" not found in namespace {ref_namespace}'
+        return ProportionalInput(
+            None,
+            spec.node_selector,
+            unreadable=f'configmaps "{ref.name}" not found in namespace {ref_namespace}',
         )
     try:
-        return parse_configmap_data(found.data)
+        return ProportionalInput(parse_configmap_data(found.data), spec.node_selector)
     except ProportionalError as error:
-        raise MetricError(str(error)) from error
+        raise ProportionalError(
+            "configMapRef", f"ConfigMap {ref_namespace}/{ref.name}: {error}"
+        ) from None
 
 
 def cluster_proportional_replicas(
-    spec: ClusterProportionalSpec,
-    namespace: str,
-    nodes: Sequence[NodeRecord],
-    config_maps: Sequence[ConfigMapRecord],
-    explain: Explanation,
+    proportional: ProportionalInput, nodes: Sequence[NodeRecord], explain: Explanation
 ) -> int:
-    """The CPA's expected replicas; raise MetricError when its parameters cannot be read."""
-    params = _params(spec, namespace, config_maps)
-    status = get_cluster_status(nodes, spec.node_selector)
-    where = f" matching {dict(spec.node_selector)}" if spec.node_selector else ""
+    """The CPA's expected replicas; raise MetricError when its ConfigMap cannot be read."""
+    params = proportional.params
+    if params is None:
+        raise MetricError(proportional.unreadable or "no cluster-proportional parameters")
+    status = get_cluster_status(nodes, proportional.node_selector)
+    selector = proportional.node_selector
+    where = f" matching {dict(selector)}" if selector else ""
     explain.add(
-        f"{status.total_nodes} nodes{where} ({status.schedulable_nodes} schedulable), "
-        f"{status.total_cores} cores ({status.schedulable_cores} schedulable; allocatable CPU "
-        "summed, rounded up)"
+        f"{status.total_nodes} nodes{where} ({status.schedulable_nodes} schedulable: not "
+        f"cordoned and Ready), {status.total_cores} cores ({status.schedulable_cores} "
+        "schedulable; allocatable CPU summed, rounded up)"
     )
     counted = "all nodes" if params.include_unschedulable_nodes else "schedulable nodes only"
     if isinstance(params, LinearParams):

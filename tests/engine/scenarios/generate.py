@@ -2323,16 +2323,26 @@ class ProportionalCase:
     name: str
     source: str
     spec: dict[str, Any]
-    nodes: list[tuple[str, bool, dict[str, str]]]
+    nodes: list[NodeShape]
     current: int
-    cpa: int
+    # CPA's result; None where the parameters are refused (no result, an invalid spec).
+    cpa: int | None
     expected: int
     bounds: tuple[int, int] = (1, 100)
     levels: list[int] | None = None
     config_maps: list[dict[str, Any]] = field(default_factory=list)
+    conditions: tuple[tuple[str, str, str], ...] = ()
+    # What the last of `conditions`' messages must contain.
+    message: str | None = None
 
 
-def _node(name: str, cpu: str, unschedulable: bool, labels: dict[str, str]) -> dict[str, Any]:
+# A node: allocatable CPU, cordoned, labels, and its Ready condition's status.
+NodeShape = tuple[str, bool, dict[str, str], str]
+
+
+def _node(
+    name: str, cpu: str, unschedulable: bool, labels: dict[str, str], ready: str
+) -> dict[str, Any]:
     return {
         "apiVersion": "v1",
         "kind": "Node",
@@ -2341,7 +2351,7 @@ def _node(name: str, cpu: str, unschedulable: bool, labels: dict[str, str]) -> d
         "status": {
             "allocatable": {"cpu": cpu, "memory": "8Gi", "pods": "110"},
             "capacity": {"cpu": cpu, "memory": "8Gi", "pods": "110"},
-            "conditions": [{"type": "Ready", "status": "True"}],
+            "conditions": [{"type": "Ready", "status": ready}],
         },
     }
 
@@ -2367,22 +2377,39 @@ def render_proportional(case: ProportionalCase) -> tuple[dict[str, Any], dict[st
         scenario["hvpa"]["spec"]["hpa"]["template"]["spec"] = template
     scenario["hvpa"]["spec"]["clusterProportional"] = case.spec
     scenario["nodes"] = [
-        _node(f"node-{i}", cpu, unschedulable, labels)
-        for i, (cpu, unschedulable, labels) in enumerate(case.nodes)
+        _node(f"node-{i}", cpu, unschedulable, labels, ready)
+        for i, (cpu, unschedulable, labels, ready) in enumerate(case.nodes)
     ]
     if case.config_maps:
         scenario["configMaps"] = case.config_maps
-    expected = {
+    expected: dict[str, Any] = {
         "replicas": {"current": case.current, "desired": case.expected},
-        "horizontal": {"clusterProportional": case.cpa},
+        "horizontal": {} if case.cpa is None else {"clusterProportional": case.cpa},
     }
+    if case.conditions:
+        conditions = [{"type": t, "status": s, "reason": r} for t, s, r in case.conditions]
+        if case.message is not None:
+            conditions[-1]["message"] = case.message
+        expected["conditions"] = conditions
     return scenario, expected
 
 
 def nodes(
-    count: int, cpu: str = "4", unschedulable: bool = False, **labels: str
-) -> list[tuple[str, bool, dict[str, str]]]:
-    return [(cpu, unschedulable, dict(labels))] * count
+    count: int, cpu: str = "4", unschedulable: bool = False, ready: str = "True", **labels: str
+) -> list[NodeShape]:
+    return [(cpu, unschedulable, dict(labels), ready)] * count
+
+
+def dns_autoscaler(data: dict[str, str]) -> list[dict[str, Any]]:
+    """The ConfigMap a configMapRef to `dns-autoscaler` reads."""
+    return [
+        {
+            "apiVersion": "v1",
+            "kind": "ConfigMap",
+            "metadata": {"name": "dns-autoscaler", "namespace": NAMESPACE},
+            "data": data,
+        }
+    ]
 
 
 def linear(**params: Any) -> dict[str, Any]:
@@ -2488,13 +2515,76 @@ PROPORTIONAL_CASES: list[ProportionalCase] = [
         0,
     ),
     ProportionalCase(
-        "cpa-ladder-missing-ladder-asks-one",
-        "CPA ladder controller: an absent ladder yields 1, and the larger of the two wins",
+        "cpa-ladder-missing-ladder-asks-zero",
+        "CPA ladder_controller.go getExpectedReplicasFromEntries: an absent ladder yields 0 "
+        "(since CPA 1.8.5; 1 before), so 8 cores at [0, 0] scale to 0",
         ladder(coresToReplicas=[[0, 0], [16, 1], [64, 3]]),
         nodes(2, "4"),
         2,
+        0,
+        0,
+    ),
+    ProportionalCase(
+        "cpa-linear-not-ready-left-out",
+        "CPA k8sclient_test.go TestNewK8sClient: a NotReady node is not schedulable",
+        linear(nodesPerReplica=1),
+        nodes(3) + nodes(2, ready="False"),
+        1,
+        3,
+        3,
+    ),
+    ProportionalCase(
+        "cpa-ladder-schedulable-only",
+        "CPA ladder_controller_test.go TestScaleFromUnschedulableNodes (includeUnschedulableNodes "
+        "false): 1 schedulable node of 3 (one cordoned, one NotReady), 4 of 12 cores -> 1",
+        ladder(
+            coresToReplicas=[[0, 0], [4, 1], [8, 2], [12, 3]],
+            nodesToReplicas=[[0, 0], [1, 1], [2, 2], [3, 3]],
+        ),
+        nodes(1) + nodes(1, unschedulable=True) + nodes(1, ready="False"),
+        3,
         1,
         1,
+    ),
+    ProportionalCase(
+        "cpa-ladder-unschedulable-included",
+        "CPA ladder_controller_test.go TestScaleFromUnschedulableNodes (includeUnschedulableNodes "
+        "true): 3 nodes, 12 cores -> 3",
+        ladder(
+            coresToReplicas=[[0, 0], [4, 1], [8, 2], [12, 3]],
+            nodesToReplicas=[[0, 0], [1, 1], [2, 2], [3, 3]],
+            includeUnschedulableNodes=True,
+        ),
+        nodes(1) + nodes(1, unschedulable=True) + nodes(1, ready="False"),
+        1,
+        3,
+        3,
+    ),
+    ProportionalCase(
+        "cpa-configmap-invalid-parameters",
+        "CPA linear_controller_test.go TestControllerParser (neither coresPerReplica nor "
+        "nodesPerReplica): refused parameters in a ConfigMap are an invalid spec",
+        {"configMapRef": {"name": "dns-autoscaler"}},
+        nodes(3),
+        2,
+        None,
+        2,
+        config_maps=dns_autoscaler({"linear": '{"min": 1, "max": 100}'}),
+        conditions=(("ScalingActive", "False", "InvalidSpec"),),
+        message="spec.clusterProportional.configMapRef: ConfigMap test-namespace/dns-autoscaler: "
+        "linear: set coresPerReplica or nodesPerReplica",
+    ),
+    ProportionalCase(
+        "cpa-configmap-too-many-entries",
+        "CPA plugin_test.go TestEnsureController (too many entries): an invalid spec",
+        {"configMapRef": {"name": "dns-autoscaler"}},
+        nodes(3),
+        2,
+        None,
+        2,
+        config_maps=dns_autoscaler({"linear": '{"nodesPerReplica": 1}', "extra": "x"}),
+        conditions=(("ScalingActive", "False", "InvalidSpec"),),
+        message="it has extra (1 bytes), linear (22 bytes)",
     ),
     ProportionalCase(
         "cpa-ladder-from-configmap",
