@@ -1,25 +1,38 @@
-"""Scenario files for `hvpa recommend`: real object shapes in, a Snapshot and an Hvpa out.
+"""Scenario files for `hvpa recommend`: real objects in, the controller's own cache and snapshot out.
 
-A scenario (ENGINE.md §6) is what `kubectl get -o json` would print for the
-Hvpa, its target, pods, metrics, nodes and friends, plus `now` and optional
-controller `settings`. The loader answers the engine's metric queries the
-way the metrics APIs would: PodMetrics of the target's pods (the target's
-selector in the Hvpa's namespace), custom metrics by metric name, described
-object and selector, external metrics by name and label selector. So a
-scenario exercises the same code the live controller does.
+A scenario is what `kubectl get -o json` would print for the Hvpa, its
+target, pods, metrics, nodes and friends, plus `now` and optional controller
+`settings` (docs/engine.md, "Scenarios"). It is decided on exactly as the
+controller would decide on the same cluster: every object goes through the
+record decoders the informers use into the same `Cache`, with the same
+indexes; the snapshot is built by `hvpa.controller.snapshot` (the one
+builder the controller and `hvpa explain` use: nodes only for a
+cluster-proportional Hvpa, the VPA the Hvpa owns and selects, other
+autoscalers of the target found in the cache); the metric reads the snapshot
+asks for are answered from the scenario's metric objects by the rules of
+`hvpa.metric_series`, which the in-repo API server answers the controller by.
+
+The scenario's own conveniences, each something a real cluster always has:
+an object without a namespace is in the Hvpa's; an Hvpa without a uid gets
+one; `vpa` is the VPA hvpa made for the Hvpa, so one that names no owner is
+given the ownership and labels the controller gives its child VPA (a VPA
+owned by something else belongs in `autoscalers`). What the API server would
+refuse, a scenario refuses too: negative requests, limits or replicas.
 
 Every problem is a ScenarioError whose message names the key at fault; a
 scenario never ends in a traceback. JSON is parsed with orjson (a scenario of
 tens of thousands of nodes must stay fast), YAML with PyYAML's C loader when
-available, with timestamps kept as strings as the API writes them.
+available, with timestamps kept as strings as the API writes them. Nothing
+here imports a Kubernetes client or an HTTP library: `hvpa recommend` starts
+fast (a test and an import contract keep it so).
 """
 
 from __future__ import annotations
 
 import sys
 import time
-from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, replace
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final, TypeVar
 
@@ -27,11 +40,20 @@ import msgspec
 import orjson
 import yaml
 
-from hvpa.api import InvalidHvpa, apply_defaults, parse_hvpa
 from hvpa.api.resource import Hvpa
+from hvpa.controller.cache import Cache
+from hvpa.controller.resources import (
+    HPAS,
+    HVPAS,
+    OWNED_VPAS,
+    HpaRecord,
+    HvpaRecord,
+    VpaObject,
+)
+from hvpa.controller.snapshot import complete, prepare
+from hvpa.controller.vpa import owner_reference
 from hvpa.durations import DurationError, parse_duration
 from hvpa.engine.decision import Snapshot
-from hvpa.engine.guards import Writer, decode_writer
 from hvpa.engine.metrics import (
     ExternalMetricQuery,
     ExternalMetricValue,
@@ -44,22 +66,20 @@ from hvpa.engine.metrics import (
     PodMetricsList,
     PodsMetricQuery,
     ResourceMetricsQuery,
-    metric_queries,
-    needs_pod_usage,
 )
 from hvpa.engine.settings import SETTING_KEYS, Settings
+from hvpa.kube.resources import CONFIGMAPS, NODES, PODS, TARGETS, Resource
 from hvpa.labels import LabelSelector, SelectorError
+from hvpa.metric_series import ANY_OBJECT, custom_value_selected, external_value_selected, selects
 from hvpa.quantity import QuantityError, parse
 from hvpa.records import (
+    ContainerSpec,
     PodMetricsRecord,
     PodRecord,
     RecordError,
-    decode_configmap,
-    decode_node,
-    decode_pod,
+    Resources,
+    TargetRecord,
     decode_pod_metrics,
-    decode_target,
-    decode_vpa,
     parse_time,
 )
 
@@ -87,7 +107,7 @@ SCENARIO_KEYS: Final = (
     "autoscalers",
     "otherHvpas",
 )
-_T = TypeVar("_T")
+R = TypeVar("R")
 
 
 class ScenarioError(ValueError):
@@ -140,7 +160,7 @@ def load_scenario(path: str) -> Scenario:
 
 
 # ---------------------------------------------------------------------------
-# Helpers
+# Reading objects through the informers' decoders
 
 
 def _list(raw: Mapping[str, Any], key: str) -> list[Mapping[str, Any]]:
@@ -155,30 +175,38 @@ def _list(raw: Mapping[str, Any], key: str) -> list[Mapping[str, Any]]:
     return value
 
 
-def _decoded(
-    items: Sequence[Mapping[str, Any]], key: str, decode: Callable[[Mapping[str, Any]], _T]
-) -> list[_T]:
-    decoded: list[_T] = []
-    for index, item in enumerate(items):
-        try:
-            decoded.append(decode(item))
-        except (RecordError, SelectorError, QuantityError, msgspec.ValidationError) as error:
-            raise ScenarioError(f"{key}[{index}] ({_name(item)}): {error}") from error
-    return decoded
-
-
-def _one(item: Mapping[str, Any], key: str, decode: Callable[[Mapping[str, Any]], _T]) -> _T:
-    try:
-        return decode(item)
-    except (RecordError, SelectorError, QuantityError, msgspec.ValidationError) as error:
-        raise ScenarioError(f"{key} ({_name(item)}): {error}") from error
-
-
 def _name(item: Mapping[str, Any]) -> str:
     metadata = item.get("metadata")
     if isinstance(metadata, Mapping) and metadata.get("name"):
         return str(metadata["name"])
     return "unnamed"
+
+
+def _with_metadata(item: Mapping[str, Any], **defaults: Any) -> dict[str, Any]:
+    """The object with metadata fields it lacks filled in (a namespace, a uid)."""
+    metadata = item.get("metadata")
+    metadata = dict(metadata) if isinstance(metadata, Mapping) else {}
+    for key, value in defaults.items():
+        if not metadata.get(key):
+            metadata[key] = value
+    return {**item, "metadata": metadata}
+
+
+def _record(resource: Resource[Any, R], item: Mapping[str, Any], where: str) -> R:
+    """One object as an informer would store it: its wire type, then the resource's converter."""
+    try:
+        return resource.convert(msgspec.convert(item, resource.wire_type, strict=False))
+    except (msgspec.ValidationError, RecordError, SelectorError, QuantityError) as error:
+        raise ScenarioError(f"{where} ({_name(item)}): {error}") from error
+
+
+def _records(
+    resource: Resource[Any, R], raw: Mapping[str, Any], key: str, namespace: str | None
+) -> list[R]:
+    items = _list(raw, key)
+    if namespace is not None:
+        items = [_with_metadata(item, namespace=namespace) for item in items]
+    return [_record(resource, item, f"{key}[{index}]") for index, item in enumerate(items)]
 
 
 def _time(value: Any, where: str) -> float | None:
@@ -246,37 +274,135 @@ def _settings(raw: Any) -> Settings:
 
 
 # ---------------------------------------------------------------------------
-# The metrics APIs, answered from the scenario
+# The objects of a scenario
 
 
-def _pod_metrics(
-    raw: Sequence[Mapping[str, Any]], namespace: str, selector: LabelSelector, pod_names: set[str]
-) -> tuple[PodMetricsRecord, ...]:
-    """metrics.k8s.io lists PodMetrics by the pods' labels; without labels, by the selected pods' names."""
-    selected: list[PodMetricsRecord] = []
-    for index, item in enumerate(raw):
-        metadata = item.get("metadata") or {}
-        if (metadata.get("namespace") or namespace) != namespace:
-            continue
-        labels = metadata.get("labels")
-        if isinstance(labels, Mapping) and labels:
-            chosen = selector.matches({str(k): str(v) for k, v in labels.items()})
+def _hvpa(raw: Mapping[str, Any]) -> HvpaRecord:
+    """The Hvpa as the controller caches it; an invalid one is an error listing every problem."""
+    item = _with_metadata(raw, namespace="default")
+    metadata = item["metadata"]
+    item = _with_metadata(item, uid=f"scenario-{metadata['namespace']}-{_name(item)}")
+    record = _record(HVPAS, item, "hvpa")
+    if record.hvpa is None:
+        raise ScenarioError("hvpa: " + "; ".join(record.problems))
+    return record
+
+
+def _target(raw: Mapping[str, Any], record: HvpaRecord) -> TargetRecord:
+    hvpa = record.hvpa
+    assert hvpa is not None
+    ref = hvpa.spec.target_ref
+    kind = raw.get("kind")
+    resource = TARGETS.get(str(kind))
+    if resource is None:
+        raise ScenarioError(f"target: kind {kind!r} is not one of {', '.join(TARGETS)}")
+    target = _record(resource, _with_metadata(raw, namespace=record.namespace), "target")
+    name = f"target ({target.kind} {target.name})"
+    if (target.kind, target.name) != (ref.kind, ref.name):
+        raise ScenarioError(f"{name}: does not match hvpa spec.targetRef ({ref.kind} {ref.name})")
+    if target.namespace != record.namespace:
+        raise ScenarioError(
+            f"{name}: in namespace {target.namespace}, the Hvpa in {record.namespace}"
+        )
+    return target
+
+
+def _owned_vpa(raw: Any, record: HvpaRecord) -> list[VpaObject]:
+    """`vpa`: the VPA hvpa made for this Hvpa; without an owner it gets the child's ownership."""
+    if raw is None:
+        return []
+    if not isinstance(raw, Mapping):
+        raise ScenarioError("vpa: must be a VerticalPodAutoscaler object")
+    hvpa = record.hvpa
+    assert hvpa is not None
+    item = _with_metadata(raw, namespace=record.namespace)
+    metadata = item["metadata"]
+    if not metadata.get("ownerReferences"):
+        metadata["ownerReferences"] = [owner_reference(hvpa, record.uid)]
+        template_labels = (hvpa.spec.vpa.template.metadata or {}).get("labels") or {}
+        if not metadata.get("labels") and template_labels:
+            metadata["labels"] = dict(template_labels)
+    return [_record(OWNED_VPAS, item, "vpa")]
+
+
+def _autoscalers(raw: Mapping[str, Any], namespace: str) -> tuple[list[HpaRecord], list[VpaObject]]:
+    """`autoscalers`: other HPAs and VPAs in the namespace, as the controller's informers see them."""
+    hpas: list[HpaRecord] = []
+    vpas: list[VpaObject] = []
+    for index, item in enumerate(_list(raw, "autoscalers")):
+        item = _with_metadata(item, namespace=namespace)
+        where = f"autoscalers[{index}]"
+        kind = item.get("kind")
+        if kind == HPAS.kind:
+            hpas.append(_record(HPAS, item, where))
+        elif kind == OWNED_VPAS.kind:
+            vpas.append(_record(OWNED_VPAS, item, where))
         else:
-            chosen = str(metadata.get("name", "")) in pod_names
-        if chosen:
-            selected.append(_one(item, f"podMetrics[{index}]", decode_pod_metrics))
-    return tuple(selected)
+            raise ScenarioError(
+                f"{where} ({_name(item)}): kind {kind!r} is not {HPAS.kind} or {OWNED_VPAS.kind}"
+            )
+    return hpas, vpas
+
+
+def _other_hvpas(raw: Mapping[str, Any], namespace: str) -> list[HvpaRecord]:
+    """`otherHvpas`: as cached, invalid ones included (the controller ignores those)."""
+    records = []
+    for index, item in enumerate(_list(raw, "otherHvpas")):
+        item = _with_metadata(item, namespace=namespace)
+        item = _with_metadata(item, uid=f"scenario-{namespace}-{_name(item)}")
+        records.append(_record(HVPAS, item, f"otherHvpas[{index}]"))
+    return records
+
+
+def _refuse_negative(target: TargetRecord, pods: Iterable[PodRecord]) -> None:
+    """What the API server refuses to store: negative replicas, requests or limits."""
+    where = f"target ({target.kind} {target.name})"
+    if target.spec_replicas < 0:
+        raise ScenarioError(f"{where}: spec.replicas must not be negative")
+    if target.status_replicas < 0:
+        raise ScenarioError(f"{where}: status.replicas must not be negative")
+    for container in target.containers:
+        _refuse_negative_resources(container, f"{where} container {container.name}")
+    for pod in pods:
+        for container in pod.containers:
+            _refuse_negative_resources(container, f"pod {pod.name} container {container.name}")
+        if _negative(pod.requests):
+            raise ScenarioError(f"pod {pod.name}: spec.resources.requests must not be negative")
+
+
+def _refuse_negative_resources(container: ContainerSpec, where: str) -> None:
+    if _negative(container.requests):
+        raise ScenarioError(f"{where}: resources.requests must not be negative")
+    if _negative(container.limits):
+        raise ScenarioError(f"{where}: resources.limits must not be negative")
+
+
+def _negative(resources: Resources) -> bool:
+    return any(amount is not None and amount < 0 for amount in (resources.cpu, resources.memory))
+
+
+# ---------------------------------------------------------------------------
+# The metrics APIs, answered from the scenario by hvpa.metric_series' rules
 
 
 @dataclass(frozen=True, slots=True)
 class _CustomValue:
+    """A custom.metrics.k8s.io MetricValue of the scenario: its object, series labels and value."""
+
     kind: str
     api_group: str | None
     namespace: str | None
     name: str
     metric: str
-    selector: LabelSelector | None
+    labels: Mapping[str, str]
     value: MetricValue
+
+
+@dataclass(frozen=True, slots=True)
+class _ExternalValue:
+    metric: str
+    labels: Mapping[str, str]
+    value: ExternalMetricValue
 
 
 def _group(api_version: Any) -> str | None:
@@ -284,6 +410,14 @@ def _group(api_version: Any) -> str | None:
         return None
     text = str(api_version)
     return text.split("/", 1)[0] if "/" in text else ""
+
+
+def _labels(value: Any, where: str) -> dict[str, str]:
+    if value is None:
+        return {}
+    if not isinstance(value, Mapping):
+        raise ScenarioError(f"{where}: must be a map of strings")
+    return {str(k): str(v) for k, v in value.items()}
 
 
 def _custom_values(raw: Sequence[Mapping[str, Any]]) -> list[_CustomValue]:
@@ -301,6 +435,9 @@ def _custom_values(raw: Sequence[Mapping[str, Any]]) -> list[_CustomValue]:
         window = item.get("windowSeconds")
         if window is not None and (isinstance(window, bool) or not isinstance(window, int | float)):
             raise ScenarioError(f"{where}.windowSeconds: {window!r} is not a number")
+        # A MetricValue shows its series' labels as `metric.selector.matchLabels`.
+        series = _selector(metric.get("selector"), f"{where}.metric.selector")
+        labels = {str(r.key): r.values[0] for r in series.requirements} if series else {}
         values.append(
             _CustomValue(
                 kind=str(described.get("kind", "")),
@@ -308,7 +445,7 @@ def _custom_values(raw: Sequence[Mapping[str, Any]]) -> list[_CustomValue]:
                 namespace=described.get("namespace"),
                 name=str(described["name"]),
                 metric=str(metric["name"]),
-                selector=_selector(metric.get("selector"), f"{where}.metric.selector"),
+                labels=labels,
                 value=MetricValue(
                     described_name=str(described["name"]),
                     value_milli=_milli(item.get("value"), f"{where}.value"),
@@ -320,26 +457,17 @@ def _custom_values(raw: Sequence[Mapping[str, Any]]) -> list[_CustomValue]:
     return values
 
 
-def _same_selector(value: LabelSelector | None, wanted: LabelSelector | None) -> bool:
-    return value is None or wanted is None or str(value) == str(wanted)
-
-
-def _external_values(
-    raw: Sequence[Mapping[str, Any]],
-) -> list[tuple[str, dict[str, str], ExternalMetricValue]]:
+def _external_values(raw: Sequence[Mapping[str, Any]]) -> list[_ExternalValue]:
     values = []
     for index, item in enumerate(raw):
         where = f"externalMetrics[{index}]"
         name = item.get("metricName")
         if not name:
             raise ScenarioError(f"{where}.metricName: required")
-        labels = item.get("metricLabels") or {}
-        if not isinstance(labels, Mapping):
-            raise ScenarioError(f"{where}.metricLabels: must be a map of strings")
         values.append(
-            (
+            _ExternalValue(
                 str(name),
-                {str(k): str(v) for k, v in labels.items()},
+                _labels(item.get("metricLabels"), f"{where}.metricLabels"),
                 ExternalMetricValue(
                     _milli(item.get("value"), f"{where}.value"),
                     _time(item.get("timestamp"), f"{where}.timestamp"),
@@ -349,51 +477,106 @@ def _external_values(
     return values
 
 
-def _answer(
-    query: MetricQuery,
-    pod_metrics: tuple[PodMetricsRecord, ...],
-    pod_names: set[str],
-    custom: list[_CustomValue],
-    external: list[tuple[str, dict[str, str], ExternalMetricValue]],
-) -> MetricReading:
-    if isinstance(query, ResourceMetricsQuery):
-        return PodMetricsList(pod_metrics)
-    if isinstance(query, PodsMetricQuery):
-        return MetricValueList(
-            tuple(
-                c.value
-                for c in custom
-                if c.kind.lower() in ("pod", "pods")
-                and (c.namespace or query.namespace) == query.namespace
-                and c.name in pod_names
-                and c.metric == query.metric
-                and _same_selector(c.selector, query.metric_selector)
+class _MetricsApis:
+    """The three metrics APIs over the scenario's metric objects and its cached pods."""
+
+    def __init__(self, raw: Mapping[str, Any], namespace: str, cache: Cache) -> None:
+        self._cache = cache
+        self._pod_metrics = [
+            _record_pod_metrics(item, f"podMetrics[{index}]")
+            for index, item in enumerate(
+                _with_metadata(item, namespace=namespace) for item in _list(raw, "podMetrics")
             )
-        )
-    if isinstance(query, ObjectMetricQuery):
+        ]
+        self._custom = _custom_values(_list(raw, "customMetrics"))
+        self._external = _external_values(_list(raw, "externalMetrics"))
+
+    def answer(self, query: MetricQuery) -> MetricReading:
+        if isinstance(query, ResourceMetricsQuery):
+            return self._resource(query)
+        if isinstance(query, PodsMetricQuery):
+            return self._pods(query)
+        if isinstance(query, ObjectMetricQuery):
+            return self._object(query)
+        return self._external_metric(query)
+
+    def _pod_labels(self, namespace: str, name: str) -> Mapping[str, str] | None:
+        pod = self._cache.pods.get(f"{namespace}/{name}")
+        return None if pod is None else pod.labels
+
+    def _resource(self, query: ResourceMetricsQuery) -> PodMetricsList:
+        """metrics.k8s.io: PodMetrics of existing pods whose labels the selector selects."""
+        selected = []
+        for item in self._pod_metrics:
+            labels = self._pod_labels(item.namespace, item.name)
+            mine = item.namespace == query.namespace and labels is not None
+            if mine and labels is not None and selects(query.selector, labels):
+                selected.append(item)
+        return PodMetricsList(tuple(selected))
+
+    def _pods(self, query: PodsMetricQuery) -> MetricValueList:
+        """custom.metrics.k8s.io `pods/*/metric`: every existing pod the selector selects."""
+        selected = []
+        for value in self._custom:
+            if value.kind != "Pod" or (value.namespace or query.namespace) != query.namespace:
+                continue
+            labels = self._pod_labels(query.namespace, value.name)
+            if labels is not None and value.metric == query.metric:
+                chosen = custom_value_selected(
+                    object_name=value.name,
+                    object_labels=labels,
+                    metric_labels=value.labels,
+                    name=ANY_OBJECT,
+                    selector=query.selector,
+                    metric_selector=query.metric_selector,
+                )
+                if chosen:
+                    selected.append(value.value)
+        return MetricValueList(tuple(selected))
+
+    def _object(self, query: ObjectMetricQuery) -> MetricValueList:
+        """custom.metrics.k8s.io for one object (a Namespace kind: the Hvpa's namespace)."""
         group = _group(query.api_version)
         namespace_kind = query.kind == "Namespace"
-        return MetricValueList(
+        selected = []
+        for value in self._custom:
+            same_object = (
+                value.kind == query.kind
+                and (group is None or value.api_group is None or value.api_group == group)
+                and (namespace_kind or (value.namespace or query.namespace) == query.namespace)
+                and value.metric == query.metric
+            )
+            if same_object and custom_value_selected(
+                object_name=value.name,
+                object_labels={},
+                metric_labels=value.labels,
+                name=query.namespace if namespace_kind else query.name,
+                selector=None,
+                metric_selector=query.metric_selector,
+            ):
+                selected.append(value.value)
+        return MetricValueList(tuple(selected))
+
+    def _external_metric(self, query: ExternalMetricQuery) -> ExternalMetricValueList:
+        return ExternalMetricValueList(
             tuple(
-                c.value
-                for c in custom
-                if c.kind == query.kind
-                and c.name == (query.namespace if namespace_kind else query.name)
-                and (group is None or c.api_group is None or c.api_group == group)
-                and (namespace_kind or (c.namespace or query.namespace) == query.namespace)
-                and c.metric == query.metric
-                and _same_selector(c.selector, query.metric_selector)
+                series.value
+                for series in self._external
+                if external_value_selected(
+                    metric=series.metric,
+                    labels=series.labels,
+                    wanted=query.metric,
+                    selector=query.metric_selector,
+                )
             )
         )
-    assert isinstance(query, ExternalMetricQuery)
-    return ExternalMetricValueList(
-        tuple(
-            value
-            for name, labels, value in external
-            if name == query.metric
-            and (query.metric_selector is None or query.metric_selector.matches(labels))
-        )
-    )
+
+
+def _record_pod_metrics(item: Mapping[str, Any], where: str) -> PodMetricsRecord:
+    try:
+        return decode_pod_metrics(item)
+    except (RecordError, QuantityError, msgspec.ValidationError) as error:
+        raise ScenarioError(f"{where} ({_name(item)}): {error}") from error
 
 
 # ---------------------------------------------------------------------------
@@ -411,74 +594,27 @@ def parse_scenario(raw: Any, name: str = "scenario") -> Scenario:
     for required in ("hvpa", "target"):
         if not isinstance(raw.get(required), Mapping):
             raise ScenarioError(f"{required}: required (an object)")
-
     now = time.time() if raw.get("now") is None else _time(raw["now"], "now")
     assert now is not None
     settings = _settings(raw.get("settings"))
-    try:
-        hvpa = apply_defaults(parse_hvpa(raw["hvpa"]))
-    except InvalidHvpa as error:
-        raise ScenarioError("hvpa: " + "; ".join(str(p) for p in error.problems)) from error
-    namespace = hvpa.namespace or "default"
-    if not hvpa.namespace:
-        hvpa = msgspec.structs.replace(hvpa, metadata={**hvpa.metadata, "namespace": namespace})
 
-    target = _one(raw["target"], "target", decode_target)
-    target_name = f"target ({target.kind} {target.name})"
-    ref = hvpa.spec.target_ref
-    if (target.kind, target.name) != (ref.kind, ref.name):
-        raise ScenarioError(
-            f"{target_name}: does not match hvpa spec.targetRef ({ref.kind} {ref.name})"
-        )
-    if target.namespace and target.namespace != namespace:
-        raise ScenarioError(
-            f"{target_name}: in namespace {target.namespace}, the Hvpa in {namespace}"
-        )
-    if not target.namespace:
-        target = msgspec.structs.replace(target, namespace=namespace)
-
-    pods: list[PodRecord] = []
-    for pod in _decoded(_list(raw, "pods"), "pods", decode_pod):
-        if not pod.namespace:
-            pod = msgspec.structs.replace(pod, namespace=namespace)
-        if pod.namespace == namespace and target.selector.matches(pod.labels):
-            pods.append(pod)
-    pod_names = {pod.name for pod in pods}
-
-    pod_metrics = _pod_metrics(_list(raw, "podMetrics"), namespace, target.selector, pod_names)
-    custom = _custom_values(_list(raw, "customMetrics"))
-    external = _external_values(_list(raw, "externalMetrics"))
-    template = hvpa.spec.hpa.template.spec
-    queries = metric_queries(
-        template.metrics if template else (),
-        namespace,
-        target.selector,
-        pod_usage=needs_pod_usage(hvpa.spec),
+    record = _hvpa(raw["hvpa"])
+    namespace = record.namespace
+    target = _target(raw["target"], record)
+    pods = _records(PODS, raw, "pods", namespace)
+    _refuse_negative(target, pods)
+    hpas, other_vpas = _autoscalers(raw, namespace)
+    cache = Cache.of_records(
+        hvpas=[record, *_other_hvpas(raw, namespace)],
+        pods=pods,
+        nodes=_records(NODES, raw, "nodes", None),
+        targets=[target],
+        vpas=[*_owned_vpa(raw.get("vpa"), record), *other_vpas],
+        hpas=hpas,
+        config_maps=_records(CONFIGMAPS, raw, "configMaps", namespace),
     )
-    readings = {q: _answer(q, pod_metrics, pod_names, custom, external) for q in queries}
-
-    vpa = raw.get("vpa")
-    if vpa is not None and not isinstance(vpa, Mapping):
-        raise ScenarioError("vpa: must be a VerticalPodAutoscaler object")
-    snapshot = Snapshot(
-        target=target,
-        pods=tuple(pods),
-        nodes=tuple(_decoded(_list(raw, "nodes"), "nodes", decode_node)),
-        config_maps=tuple(_decoded(_list(raw, "configMaps"), "configMaps", decode_configmap)),
-        metrics=readings,
-        vpa=_one(vpa, "vpa", decode_vpa) if vpa is not None else None,
-        writers=tuple(
-            writer
-            for key in ("autoscalers", "otherHvpas")
-            for writer in _writers(_list(raw, key), key, namespace)
-        ),
-    )
+    prepared = prepare(record, cache)
+    apis = _MetricsApis(raw, namespace, cache)
+    snapshot = complete(prepared, {query: apis.answer(query) for query in prepared.queries})
+    hvpa: Hvpa = prepared.hvpa
     return Scenario(name=name, now=now, settings=settings, hvpa=hvpa, snapshot=snapshot)
-
-
-def _writers(items: Sequence[Mapping[str, Any]], key: str, namespace: str) -> list[Writer]:
-    """Other autoscalers as conflict checks see them; an object without a namespace is in the Hvpa's."""
-    return [
-        writer if writer.namespace else replace(writer, namespace=namespace)
-        for writer in _decoded(items, key, decode_writer)
-    ]

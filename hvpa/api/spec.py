@@ -21,6 +21,7 @@ from hvpa.api.autoscaling import (
     Quantity,
 )
 from hvpa.api.base import Int64, Model, NonNegative, Positive, plain
+from hvpa.api.maintenance import WINDOW_TIME_PATTERN
 from hvpa.api.proportional import ClusterProportionalSpec, parse_cluster_proportional
 from hvpa.labels import LabelSelector
 
@@ -65,7 +66,7 @@ ResourceList = dict[str, Quantity]
 WindowTime = Annotated[
     str,
     msgspec.Meta(
-        pattern=r"^([01][0-9]|2[0-3])[0-5][0-9][0-5][0-9][+-]([01][0-9]|2[0-3])[0-5][0-9]$",
+        pattern=WINDOW_TIME_PATTERN,
         description='a time of day with its zone offset, HHMMSS+ZZZZ, e.g. "220000+0100"',
     ),
 ]

@@ -6,7 +6,8 @@ cluster-proportional Hvpa, the named ConfigMap, and the namespace's VPAs,
 HPAs and Hvpas for ownership and conflicts), put into the same `Cache`
 shape the informers fill, then the same snapshot builder, metrics reader
 and `decide` as a reconcile. So what it prints is what the controller would
-do on its next reconcile, give or take what changes in between.
+do on its next reconcile, give or take what changes in between. `hvpa
+recommend` fills the same cache from a scenario file (`hvpa.scenario`).
 
 What can go wrong: the Hvpa is missing (`ExplainError`), or invalid
 (`ExplainError` listing every problem, as the InvalidSpec condition would);

@@ -3,13 +3,18 @@
 Building is two steps because the metric reads are I/O and the rest is not:
 `prepare` reads the cache (without awaiting, so it sees one consistent
 state) and says which metric queries the decision needs; the caller reads
-them (`hvpa.controller.metricsapi`) and `complete` adds the readings. The
-live reconcile and `hvpa explain` both go through here, so they decide on
-the same inputs by the same rules as `hvpa recommend`'s scenario loader:
-the target's pods are those its selector selects in the Hvpa's namespace,
-nodes are passed only to cluster-proportional Hvpas, the VPA is the one the
-Hvpa owns (when `vpa.deploy`), and other autoscalers of the target are
-reported as writers.
+them (`hvpa.controller.metricsapi`; `hvpa recommend` answers them from its
+scenario) and `complete` adds the readings. The live reconcile, `hvpa
+explain` and `hvpa recommend` all go through here, so they decide on the
+same inputs by the same rules: the target's pods are those its selector
+selects in the Hvpa's namespace, nodes are passed only to
+cluster-proportional Hvpas, the VPA is the one the Hvpa owns and selects
+(when `vpa.deploy`), and every other HPA, VPA and valid Hvpa of the target
+is reported as a writer.
+
+Nothing here imports a Kubernetes client or HTTP (an import contract in
+pyproject.toml keeps it so): `hvpa recommend` builds its snapshot here and
+must start fast.
 """
 
 from __future__ import annotations

@@ -26,8 +26,10 @@ from dataclasses import replace
 from typing import Final
 
 from hvpa.api import apply_defaults
+from hvpa.api.defaults import DEFAULT_MIN_REPLICAS
 from hvpa.api.proportional import ProportionalError
 from hvpa.api.resource import Hvpa
+from hvpa.api.spec import HpaTemplateSpec, HvpaSpec
 from hvpa.durations import DurationError
 from hvpa.engine.capacity_inputs import CAPACITY, capacity_input, capacity_problem
 from hvpa.engine.conditions import (
@@ -112,14 +114,26 @@ def _horizontal_spec(hvpa: Hvpa, snapshot: Snapshot) -> HorizontalSpec:
         )
     if template is None:
         # Cluster-proportional alone: no HPA template, so no metrics and no min/max.
-        return HorizontalSpec(1, MAX_INT32, (), None, proportional)
+        return HorizontalSpec(DEFAULT_MIN_REPLICAS, MAX_INT32, (), None, proportional)
     return HorizontalSpec(
-        min_replicas=1 if template.min_replicas is None else template.min_replicas,
+        min_replicas=_min_replicas(template),
         max_replicas=template.max_replicas,
         metrics=template.metrics,
         behavior=template.behavior,
         cluster_proportional=proportional,
     )
+
+
+def _min_replicas(template: HpaTemplateSpec) -> int:
+    """minReplicas of the defaulted template (apply_defaults fills it in; no second default)."""
+    assert template.min_replicas is not None, "decide runs on a defaulted Hvpa"
+    return template.min_replicas
+
+
+def _strategy(spec: HvpaSpec) -> str:
+    """The strategy of the defaulted spec (apply_defaults fills it in; no second default)."""
+    assert spec.strategy is not None, "decide runs on a defaulted Hvpa"
+    return spec.strategy
 
 
 def _horizontal_input(
@@ -134,9 +148,11 @@ def _horizontal_input(
     """
     if horizontal is None:
         template = hvpa.spec.hpa.template.spec
-        low = (template.min_replicas if template.min_replicas is not None else 1) if template else 1
-        high = template.max_replicas if template else current
-        return HorizontalInput(current, low, high, enabled=False)
+        if template is None:
+            return HorizontalInput(current, DEFAULT_MIN_REPLICAS, current, enabled=False)
+        return HorizontalInput(
+            current, _min_replicas(template), template.max_replicas, enabled=False
+        )
     low, high = horizontal.min_replicas, horizontal.max_replicas
     desired = horizontal.desired_replicas
     if desired is not None:
@@ -188,7 +204,7 @@ def _pod_metrics(snapshot: Snapshot) -> tuple[PodMetricsRecord, ...]:
 
 def _not_decidable(hvpa: Hvpa) -> str:
     """Why nothing can be scaled at all (a strategy this engine lacks, a Capacity spec without its parts), or ''."""
-    strategy = hvpa.spec.strategy or "Weighted"
+    strategy = _strategy(hvpa.spec)
     if strategy == CAPACITY:
         return capacity_problem(hvpa.spec)
     if strategy not in STRATEGIES:
@@ -377,7 +393,7 @@ def _combine(
 ) -> tuple[Outcome, VerticalRecommendation | None, Demand | None]:
     """Both axes through strategies/combine.py: strategy, starvation guard, gates, limits."""
     spec = hvpa.spec
-    strategy = spec.strategy or "Weighted"
+    strategy = _strategy(spec)
     h = _horizontal_input(hvpa, horizontal, target.spec_replicas)
     policies = _policies(hvpa, snapshot.vpa)
     recommendation = (

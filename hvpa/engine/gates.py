@@ -20,12 +20,16 @@ own); a time missing there means that axis and direction never scaled.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Final
 
+from hvpa.api.maintenance import (
+    MaintenanceWindow,
+    MaintenanceWindowError,
+    parse_maintenance_window,
+)
 from hvpa.api.spec import HvpaSpec, ScaleType
 from hvpa.api.status import HvpaStatus, LastScaleTimes
 from hvpa.durations import parse_duration
@@ -72,56 +76,11 @@ _SPEC_PATHS: Final = {
     "verticalUp": "vpa.scaleUp",
     "verticalDown": "vpa.scaleDown",
 }
-_DAY: Final = 86_400
-_WINDOW_TIME: Final = re.compile(r"^(\d\d)(\d\d)(\d\d)([+-])(\d\d)(\d\d)$")
 
 
 def scale_key(axis: Axis, direction: Direction) -> str:
     """The `lastScaleTimes` field (and settings key) of an axis and direction."""
     return f"{axis}{direction.capitalize()}"
-
-
-class MaintenanceWindowError(ValueError):
-    """A maintenance window time that Gardener's layout `150405-0700` would not parse."""
-
-
-def _seconds_of_day_utc(text: str) -> int:
-    match = _WINDOW_TIME.match(text)
-    if match is None:
-        raise MaintenanceWindowError(
-            f"{text!r} is not a time of day HHMMSS+ZZZZ (e.g. 220000+0100)"
-        )
-    hour, minute, second, sign, zone_hours, zone_minutes = match.groups()
-    if int(hour) > 23 or int(minute) > 59 or int(second) > 59:
-        raise MaintenanceWindowError(f"{text!r}: time of day out of range")
-    if int(zone_hours) > 23 or int(zone_minutes) > 59:
-        raise MaintenanceWindowError(f"{text!r}: zone offset out of range")
-    offset = (int(zone_hours) * 3600 + int(zone_minutes) * 60) * (1 if sign == "+" else -1)
-    return (int(hour) * 3600 + int(minute) * 60 + int(second) - offset) % _DAY
-
-
-@dataclass(frozen=True, slots=True)
-class MaintenanceWindow:
-    """A daily window, held as UTC seconds of the day, as Gardener's utils.MaintenanceTimeWindow.
-
-    Both ends are inclusive, to the second. An end before the begin spans
-    midnight; an end equal to the begin is that one second.
-    """
-
-    begin: int
-    end: int
-    text: str
-
-    def contains(self, now: float) -> bool:
-        moment = int(now // 1) % _DAY
-        if self.end < self.begin:
-            return not (self.end < moment < self.begin)
-        return self.begin <= moment <= self.end
-
-
-def parse_maintenance_window(begin: str, end: str) -> MaintenanceWindow:
-    """`maintenanceTimeWindow{begin, end}`; raises MaintenanceWindowError on a bad time."""
-    return MaintenanceWindow(_seconds_of_day_utc(begin), _seconds_of_day_utc(end), f"{begin}-{end}")
 
 
 @dataclass(frozen=True, slots=True)

@@ -24,11 +24,9 @@ gate lets it through.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, replace
-from typing import Any, Final
-
-import msgspec
+from typing import Final
 
 from hvpa.api.resource import Hvpa
 from hvpa.engine.strategies.plan import CONFLICTING_AUTOSCALER, WEIGHT, Axis, Hold, Plan
@@ -45,7 +43,6 @@ from hvpa.records import (
     ContainerSpec,
     PodMetricsRecord,
     PodRecord,
-    RecordError,
     VpaRecord,
     parse_time,
 )
@@ -59,7 +56,6 @@ __all__ = [
     "Starving",
     "Writer",
     "apply_starvation",
-    "decode_writer",
     "detect_starvation",
     "find_conflicts",
     "missing_data_holds",
@@ -146,60 +142,6 @@ def writer_from_vpa(vpa: VpaRecord) -> Writer:
         vpa.target_name,
         vpa.update_mode,
         vpa.creation_time,
-    )
-
-
-class _Ref(msgspec.Struct):
-    kind: str = ""
-    name: str = ""
-
-
-class _UpdatePolicy(msgspec.Struct, rename="camel"):
-    update_mode: str | None = None
-
-
-class _WriterSpec(msgspec.Struct, rename="camel"):
-    scale_target_ref: _Ref | None = None
-    target_ref: _Ref | None = None
-    update_policy: _UpdatePolicy | None = None
-
-
-class _WriterMeta(msgspec.Struct, rename="camel"):
-    name: str = ""
-    namespace: str = ""
-    creation_timestamp: str | None = None
-
-
-class _WriterWire(msgspec.Struct):
-    kind: str = ""
-    metadata: _WriterMeta = msgspec.field(default_factory=_WriterMeta)
-    spec: _WriterSpec = msgspec.field(default_factory=_WriterSpec)
-
-
-def decode_writer(obj: Mapping[str, Any]) -> Writer:
-    """An HPA, VPA or Hvpa object as written (a scenario's `autoscalers`, `otherHvpas`).
-
-    Reads only the target reference (`scaleTargetRef` for an HPA,
-    `targetRef` otherwise), the VPA's update mode (upstream's default Auto)
-    and the creation time; raises RecordError on an unreadable object.
-    """
-    try:
-        wire = msgspec.convert(obj, _WriterWire, strict=False)
-    except msgspec.ValidationError as error:
-        raise RecordError(f"{obj.get('kind') or 'autoscaler'}: {error}") from error
-    ref = wire.spec.scale_target_ref or wire.spec.target_ref or _Ref()
-    mode = ""
-    if wire.kind == VERTICAL_POD_AUTOSCALER:
-        policy = wire.spec.update_policy
-        mode = (policy.update_mode if policy else None) or "Auto"
-    return Writer(
-        wire.kind,
-        wire.metadata.namespace,
-        wire.metadata.name,
-        ref.kind,
-        ref.name,
-        mode,
-        parse_time(wire.metadata.creation_timestamp),
     )
 
 

@@ -182,7 +182,17 @@ def _broken(change: str) -> Any:
     elif change == "bad metric value":
         scenario["externalMetrics"] = [{"metricName": "qps", "value": "many"}]
     elif change == "bad autoscaler":
-        scenario["otherHvpas"] = [{"kind": "Hvpa", "metadata": {"creationTimestamp": "never"}}]
+        scenario["autoscalers"] = [{"kind": "HorizontalPodAutoscaler", "metadata": {"name": 3}}]
+    elif change == "autoscaler of another kind":
+        scenario["autoscalers"] = [{"kind": "Deployment", "metadata": {"name": "web"}}]
+    elif change == "negative request":
+        scenario["pods"][0]["spec"]["containers"][0]["resources"]["requests"]["cpu"] = "-1"
+    elif change == "negative limit":
+        scenario["target"]["spec"]["template"]["spec"]["containers"][0]["resources"]["limits"][
+            "memory"
+        ] = "-1Gi"
+    elif change == "negative replicas":
+        scenario["target"]["spec"]["replicas"] = -2
     return scenario
 
 
@@ -212,7 +222,28 @@ def _broken(change: str) -> Any:
         pytest.param("target mismatch", "does not match hvpa spec.targetRef", id="target mismatch"),
         pytest.param("not a list", "pods: must be a list of objects", id="not a list"),
         pytest.param("bad metric value", "externalMetrics[0].value", id="bad metric value"),
-        pytest.param("bad autoscaler", "otherHvpas[0]", id="bad autoscaler"),
+        pytest.param("bad autoscaler", "autoscalers[0]", id="bad autoscaler"),
+        pytest.param(
+            "autoscaler of another kind",
+            "autoscalers[0] (web): kind 'Deployment' is not HorizontalPodAutoscaler or "
+            "VerticalPodAutoscaler",
+            id="autoscaler of another kind",
+        ),
+        pytest.param(
+            "negative request",
+            "pod web-0 container app: resources.requests must not be negative",
+            id="negative request",
+        ),
+        pytest.param(
+            "negative limit",
+            "target (Deployment web) container app: resources.limits must not be negative",
+            id="negative limit",
+        ),
+        pytest.param(
+            "negative replicas",
+            "target (Deployment web): spec.replicas must not be negative",
+            id="negative replicas",
+        ),
     ],
 )
 def test_a_malformed_scenario_is_named_and_exits_2(

@@ -10,7 +10,6 @@ from hvpa.engine.guards import (
     Starving,
     Writer,
     apply_starvation,
-    decode_writer,
     detect_starvation,
     find_conflicts,
     missing_data_holds,
@@ -26,7 +25,6 @@ from hvpa.records import (
     OomKill,
     PodMetricsRecord,
     PodRecord,
-    RecordError,
     Resources,
     VpaRecord,
 )
@@ -308,49 +306,3 @@ def test_writer_from_hvpa() -> None:
         }
     )
     assert writer_from_hvpa(hvpa) == ME
-
-
-@pytest.mark.parametrize(
-    ("obj", "expected"),
-    [
-        pytest.param(
-            {
-                "apiVersion": "autoscaling/v2",
-                "kind": "HorizontalPodAutoscaler",
-                "metadata": {"name": "web-hpa", "namespace": "shop"},
-                "spec": {"scaleTargetRef": {"kind": "Deployment", "name": "web"}, "maxReplicas": 3},
-            },
-            Writer("HorizontalPodAutoscaler", "shop", "web-hpa", "Deployment", "web"),
-            id="hpa",
-        ),
-        pytest.param(
-            {
-                "kind": "VerticalPodAutoscaler",
-                "metadata": {"name": "web-vpa", "namespace": "shop"},
-                "spec": {"targetRef": {"kind": "Deployment", "name": "web"}},
-            },
-            Writer("VerticalPodAutoscaler", "shop", "web-vpa", "Deployment", "web", "Auto"),
-            id="vpa-default-mode-auto",
-        ),
-        pytest.param(
-            {
-                "kind": "Hvpa",
-                "metadata": {
-                    "name": "old",
-                    "namespace": "shop",
-                    "creationTimestamp": "1970-01-01T00:00:50Z",
-                },
-                "spec": {"targetRef": {"kind": "Deployment", "name": "web"}},
-            },
-            Writer("Hvpa", "shop", "old", "Deployment", "web", created=50.0),
-            id="hvpa",
-        ),
-    ],
-)
-def test_decode_writer(obj: dict[str, object], expected: Writer) -> None:
-    assert decode_writer(obj) == expected
-
-
-def test_decode_writer_rejects_a_bad_object() -> None:
-    with pytest.raises(RecordError):
-        decode_writer({"kind": "Hvpa", "metadata": {"name": 3}})

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
+from typing import Any
 
 import pytest
 from horizontal_kit import (
@@ -23,6 +24,7 @@ from horizontal_kit import (
     pods,
 )
 
+from hvpa.engine.explain import Explanation
 from hvpa.engine.horizontal.replica_calculator import (
     Tolerances,
     calculate_requests,
@@ -772,6 +774,41 @@ def test_huge_usage_over_a_one_byte_request_never_scales_down() -> None:
     assert utilization == MAX_INT32
     # ceil(MaxInt32 / 80 x 3 ready pods) = ceil(80530636.76)
     assert replicas == 80_530_637
+
+
+@pytest.mark.parametrize(
+    "compute",
+    [
+        pytest.param(
+            lambda calc: calc.get_metric_replicas(
+                3, 10000, DEFAULT, get_raw_metric(custom_metrics(-30000, 5000, 5000))
+            ),
+            id="Pods metric",
+        ),
+        pytest.param(
+            lambda calc: calc.get_object_metric_replicas(3, 10000, -5000, DEFAULT),
+            id="Object metric",
+        ),
+        pytest.param(
+            lambda calc: calc.get_external_metric_replicas(3, 10000, [-5000, 2000], DEFAULT),
+            id="External metric",
+        ),
+    ],
+)
+def test_negative_metric_values_are_used_as_upstream_uses_them(compute: Any) -> None:
+    """A negative value counts as it is (no clamp, no error) and the explanation says so."""
+    explain = Explanation()
+    compute(calculator(pods(3), explain))
+    assert any("negative" in line for line in explain.lines)
+
+
+def test_negative_pods_metric_lowers_the_average() -> None:
+    """(-30 + 5 + 5) / 3 = -6.666 (truncated) against 10: ceil(-0.6666 x 3) = ceil(-1.9998) = -1.
+
+    The calculator returns upstream's figure; min/max bring it back to minReplicas later.
+    """
+    info = get_raw_metric(custom_metrics(-30000, 5000, 5000))
+    assert calculator(pods(3)).get_metric_replicas(3, 10000, DEFAULT, info) == (-1, -6666)
 
 
 def test_scale_from_zero_ignores_tolerance() -> None:

@@ -14,7 +14,7 @@ than any real one.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 from hvpa.engine.explain import Explanation, names
@@ -258,6 +258,7 @@ class ReplicaCalculator:
         if not metrics:
             raise MetricError("did not receive metrics for targeted pods (pods might be unready)")
         requests = calculate_requests(self.pods, container, resource)
+        _note_negative(explain, (metric.value for metric in metrics.values()))
         usage_ratio, utilization, raw_utilization = get_resource_utilization_ratio(
             metrics, requests, target_utilization
         )
@@ -354,6 +355,7 @@ class ReplicaCalculator:
         _remove(metrics, groups.unready)
         if not metrics:
             raise MetricError("did not receive metrics for targeted pods (pods might be unready)")
+        _note_negative(explain, (metric.value for metric in metrics.values()))
         usage_ratio, usage = get_metric_usage_ratio(metrics, target_usage)
         explain.add(
             f"average {format_milli(usage)} over {len(metrics)} pods with metrics, "
@@ -401,6 +403,7 @@ class ReplicaCalculator:
         self, current_replicas: int, target_usage: int, usage: int, tolerances: Tolerances
     ) -> int:
         """GetObjectMetricReplicas: the object's value against a total target."""
+        _note_negative(self.explain, (usage,))
         usage_ratio = fdiv(float(usage), float(target_usage))
         self.explain.add(
             f"value {format_milli(usage)}, target {format_milli(target_usage)}: "
@@ -412,6 +415,7 @@ class ReplicaCalculator:
         self, status_replicas: int, target_average_usage: int, usage: int, tolerances: Tolerances
     ) -> tuple[int, int]:
         """GetObjectPerPodMetricReplicas: the object's value shared over the current pods."""
+        _note_negative(self.explain, (usage,))
         return self._per_pod(status_replicas, target_average_usage, usage, tolerances)
 
     # -- External metrics ---------------------------------------------------
@@ -424,6 +428,7 @@ class ReplicaCalculator:
         tolerances: Tolerances,
     ) -> tuple[int, int]:
         """GetExternalMetricReplicas: the sum of the series against a total target."""
+        _note_negative(self.explain, values)
         usage = 0
         for value in values:
             if value > 0 and usage > MAX_INT64 - value:
@@ -584,6 +589,19 @@ class ReplicaCalculator:
             return current_replicas, utilization, raw
         explain.add(f"ceil({new_usage_ratio:.4g} x {counted} pods) = {new_replicas} replicas")
         return new_replicas, utilization, raw
+
+
+def _note_negative(explain: Explanation, values: Iterable[int]) -> None:
+    """Say so when a metric is negative: upstream uses it as it is, and so does hvpa.
+
+    A negative value lowers an average or a sum like any other; it can read
+    as a wish to scale down (docs/engine.md, "Negative metric values").
+    """
+    if any(value < 0 for value in values):
+        explain.add(
+            "a metric value is negative: used as it is, as upstream's HPA uses it (it lowers "
+            "the average or the sum)"
+        )
 
 
 def _remove(metrics: PodMetricsInfo, pods: frozenset[str]) -> None:

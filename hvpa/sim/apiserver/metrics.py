@@ -11,7 +11,9 @@
 - external.metrics.k8s.io/v1beta1: series per namespace and metric name,
   selected on their labels. Metric names are matched case-insensitively, as
   the HPA controller lower-cases them.
-A metric nobody set answers 404 NotFound, as adapters do.
+A metric nobody set answers 404 NotFound, as adapters do. Which series a
+read selects follows `hvpa.metric_series`, the rules `hvpa recommend`'s
+scenarios are read by too.
 """
 
 from __future__ import annotations
@@ -23,6 +25,7 @@ from typing import Any
 
 from hvpa.durations import format_duration
 from hvpa.labels import LabelSelector
+from hvpa.metric_series import custom_value_selected, external_value_selected, selects
 from hvpa.quantity import QuantityError, parse
 from hvpa.records import format_time
 from hvpa.sim.apiserver.errors import NotFound
@@ -188,7 +191,7 @@ class Metrics:
         for pod_namespace, pod_name in candidates:
             usage = self._pods.get((pod_namespace, pod_name))
             entry = entries.get(f"{pod_namespace}/{pod_name}")
-            if usage is None or entry is None or not selector.matches(entry.labels):
+            if usage is None or entry is None or not selects(selector, entry.labels):
                 continue
             containers = [{"name": c, "usage": dict(u)} for c, u in usage.usage.items()]
             item = self._metrics_object("PodMetrics", pod_name, pod_namespace, entry.labels, usage)
@@ -275,10 +278,15 @@ class Metrics:
             else:
                 object_labels = {}
             for series in series_by_labels.values():
-                labels = object_labels if entries is not None else series.object_labels
-                if name == "*" and not selector.matches(labels):
-                    continue
-                if not metric_selector.matches(series.metric_labels):
+                selected = custom_value_selected(
+                    object_name=obj_name,
+                    object_labels=object_labels if entries is not None else series.object_labels,
+                    metric_labels=series.metric_labels,
+                    name=name,
+                    selector=selector,
+                    metric_selector=metric_selector,
+                )
+                if not selected:
                     continue
                 items.append(
                     self._metric_value(group_resource, namespace, obj_name, metric, series)
@@ -333,7 +341,10 @@ class Metrics:
             )
         items = []
         for series in series_by_labels.values():
-            if not selector.matches(series.metric_labels):
+            selected = external_value_selected(
+                metric=metric, labels=series.metric_labels, wanted=metric, selector=selector
+            )
+            if not selected:
                 continue
             item: dict[str, Any] = {
                 "metricName": metric,
