@@ -14,8 +14,11 @@ and an `error` or `message` matches when the actual text contains it.
 
 from __future__ import annotations
 
+import importlib.util
 import json
+import sys
 from pathlib import Path
+from types import ModuleType
 from typing import Any
 
 import orjson
@@ -113,6 +116,38 @@ def test_every_upstream_scenario_in_one_run(capsys: pytest.CaptureFixture[str]) 
     lines = recommend([SCENARIOS], capsys)
     expected = sorted(p.name for p in SCENARIOS.glob("*.yaml"))
     assert [Path(line["scenario"]).name for line in lines] == expected
+
+
+def _generator(path: Path) -> ModuleType:
+    spec = importlib.util.spec_from_file_location(f"generate_{path.parent.name}", path)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    # Its dataclasses look their module up by name while they are made.
+    sys.modules[spec.name] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+def _files(directory: Path) -> dict[str, bytes]:
+    names = (*directory.glob("*.yaml"), *directory.glob("*.expected.json"))
+    return {path.name: path.read_bytes() for path in names}
+
+
+@pytest.mark.parametrize(
+    "directory", [pytest.param(SCENARIOS, id="upstream"), pytest.param(GARDENER, id="gardener")]
+)
+def test_generated_files_are_current(directory: Path, tmp_path: Path) -> None:
+    """The committed scenarios and expectations are exactly what their generate.py writes.
+
+    An edited case whose files were not regenerated, a hand edit of a
+    generated file, or a file no case writes any more fails here. (The CRD,
+    the other generated file, has tests/api/test_hvpa_crd.py.)
+    """
+    _generator(directory / "generate.py").write_all(tmp_path)
+    generated, committed = _files(tmp_path), _files(directory)
+    assert sorted(generated) == sorted(committed)
+    stale = sorted(name for name in generated if generated[name] != committed[name])
+    assert stale == [], f"regenerate with .venv/bin/python {directory / 'generate.py'}"
 
 
 @pytest.mark.parametrize(

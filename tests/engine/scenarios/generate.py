@@ -2639,28 +2639,40 @@ PROPORTIONAL_CASES: list[ProportionalCase] = [
 ]
 
 
-def main() -> None:
+def write_all(directory: Path) -> None:
+    """Every case's scenario and expected output into `directory`, replacing what is there.
+
+    tests/engine/test_scenarios.py writes them to a fresh directory and
+    compares with the files committed here, so an edited case whose files
+    were not regenerated (or a file no case makes any more) fails.
+    """
+    for old in (*directory.glob("*.yaml"), *directory.glob("*.expected.json")):
+        old.unlink()
     names = set()
     for case in CASES:
         assert case.name not in names, case.name
         names.add(case.name)
         scenario, expected = render(case)
         header = f"# {case.source}\n"
-        (HERE / f"{case.name}.yaml").write_text(
+        (directory / f"{case.name}.yaml").write_text(
             header + yaml.safe_dump(scenario, sort_keys=False, default_flow_style=None, width=100)
         )
-        (HERE / f"{case.name}.expected.json").write_text(json.dumps(expected, indent=2) + "\n")
+        (directory / f"{case.name}.expected.json").write_text(json.dumps(expected, indent=2) + "\n")
     for proportional in PROPORTIONAL_CASES:
         assert proportional.name not in names, proportional.name
         names.add(proportional.name)
         scenario, expected = render_proportional(proportional)
-        (HERE / f"{proportional.name}.yaml").write_text(
+        (directory / f"{proportional.name}.yaml").write_text(
             f"# {proportional.source}\n"
             + yaml.safe_dump(scenario, sort_keys=False, default_flow_style=None, width=100)
         )
-        (HERE / f"{proportional.name}.expected.json").write_text(
+        (directory / f"{proportional.name}.expected.json").write_text(
             json.dumps(expected, indent=2) + "\n"
         )
+
+
+def main() -> None:
+    write_all(HERE)
 
 
 if __name__ == "__main__":

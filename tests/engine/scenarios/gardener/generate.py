@@ -532,22 +532,22 @@ def render_window(window: tuple[str, str], moment: str, inside: bool) -> tuple[A
     return scenario, expected
 
 
-def _write(name: str, header: str, scenario: Any, expected: Any) -> None:
+def _write(directory: Path, name: str, header: str, scenario: Any, expected: Any) -> None:
     text = yaml.safe_dump(scenario, sort_keys=False, default_flow_style=None, width=100)
-    (HERE / f"{name}.yaml").write_text(header + text)
-    (HERE / f"{name}.expected.json").write_text(json.dumps(expected, indent=2) + "\n")
+    (directory / f"{name}.yaml").write_text(header + text)
+    (directory / f"{name}.expected.json").write_text(json.dumps(expected, indent=2) + "\n")
 
 
-def main() -> None:
-    for old in HERE.glob("*.yaml"):
-        old.unlink()
-    for old in HERE.glob("*.expected.json"):
+def write_all(directory: Path) -> None:
+    """Every case into `directory`, replacing what is there (tests/engine/test_scenarios.py
+    writes them to a fresh directory and compares with the committed files)."""
+    for old in (*directory.glob("*.yaml"), *directory.glob("*.expected.json")):
         old.unlink()
     for case in SCALE_CASES:
         header = f'# {SOURCE} {case.source}: "{case.entry}".\n'
         if case.note:
             header += f"# Note: {case.note}.\n"
-        _write(case.name, header, *render(case))
+        _write(directory, case.name, header, *render(case))
     for label, moment, inside in CONTAINS:
         window = WINDOWS[label]
         clock = moment.split(".")[0].replace(":", "")
@@ -556,7 +556,7 @@ def main() -> None:
             f"# {SOURCE} utils/timewindow_test.go #Contains: window {label} contains "
             f"{moment}: {str(inside).lower()}.\n"
         )
-        _write(name, header, *render_window(window, moment, inside))
+        _write(directory, name, header, *render_window(window, moment, inside))
     for moment, inside in OFFSET_CASES:
         name = f"window-offset-at-{moment.replace(':', '')}"
         header = (
@@ -564,7 +564,11 @@ def main() -> None:
             f"14:05:54 UTC; window {OFFSET_WINDOW[0]}-{OFFSET_WINDOW[1]} at {moment} UTC: "
             f"{'inside' if inside else 'outside'}.\n"
         )
-        _write(name, header, *render_window(OFFSET_WINDOW, moment, inside))
+        _write(directory, name, header, *render_window(OFFSET_WINDOW, moment, inside))
+
+
+def main() -> None:
+    write_all(HERE)
 
 
 if __name__ == "__main__":
