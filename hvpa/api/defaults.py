@@ -3,8 +3,8 @@
 A separate step from parsing, so that an object written back to the API
 server (or printed by `hvpa validate`) carries only what its author wrote,
 while the engine sees every value filled in. Gardener's defaults where
-Gardener has one, upstream HPA's for the HPA template, ENGINE.md's for the
-extensions.
+Gardener has one, upstream HPA's for the HPA template, hvpa's own for the
+extensions (docs/engine.md, docs/strategies.md).
 """
 
 from __future__ import annotations

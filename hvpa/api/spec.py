@@ -3,7 +3,7 @@
 Field names and JSON shapes are Gardener's `autoscaling.k8s.io/v1alpha1`
 (hvpa-controller api/v1alpha1/hvpa_types.go), so its manifests keep their
 meaning; `strategy`, `mixed`, `capacity`, `clusterProportional` and
-`hpa.template.spec.behavior` are hvpa's (ENGINE.md §1, §4, §5). Optional
+`hpa.template.spec.behavior` are hvpa's (docs/engine.md, docs/strategies.md). Optional
 fields are None when the manifest leaves them out: the defaults live in
 `hvpa.api.defaults`, applied as a separate step.
 """
@@ -293,7 +293,7 @@ class ResourceAmounts(Model, frozen=True, kw_only=True):
 
 
 class CapacitySpec(Model, frozen=True, kw_only=True):
-    """The `Capacity` strategy (ENGINE.md §5): one curve of per-pod size against replicas."""
+    """The `Capacity` strategy (docs/strategies.md): one curve of per-pod size against replicas."""
 
     curve: Annotated[
         tuple[CurvePoint, ...], msgspec.Meta(min_length=1, max_length=MAX_CURVE_POINTS)

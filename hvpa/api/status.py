@@ -3,7 +3,7 @@
 The history is what makes the engine a pure function that survives restarts
 and leader changes: everything a stabilization window or a demand percentile
 needs is written back here. No `history` at all (None) means a new Hvpa; an
-empty list means an empty history (ENGINE.md §2), so every list in `History`
+empty list means an empty history (docs/engine.md, "History"), so every list in `History`
 keeps None and () apart.
 """
 
@@ -45,7 +45,7 @@ BlockingReason = Literal[
     "Rollout",
     "ConflictingAutoscaler",
 ]
-# Gardener's five, plus Rollout and ConflictingAutoscaler (ENGINE.md §4).
+# Gardener's five, plus Rollout and ConflictingAutoscaler (docs/gardener-compatibility.md).
 BLOCKING_REASONS: Final[tuple[str, ...]] = get_args(BlockingReason)
 ConditionStatus = Literal["True", "False", "Unknown"]
 # The controller prunes history to the longest window in use: with the 15 s sync period and

@@ -11,7 +11,7 @@ matches, so a boundary count belongs to the earlier stage):
 
 Weights are kept to whole percent (Gardener's unit), rounding half up. Without
 x2 the third weight has no stage and is not used: past maxReplicas the engine
-scales vertically anyway (ENGINE.md §4).
+scales vertically anyway (docs/strategies.md).
 
 `hpaSpec` becomes `hpa{deploy: true, template.spec{minReplicas, maxReplicas,
 metrics}}` with `targetCPUUtilizationPercentage` as a CPU Utilization metric,

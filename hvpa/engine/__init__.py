@@ -1,1 +1,1 @@
-"""The pure decision engine: plain data in, a Decision out, time passed in (see ENGINE.md)."""
+"""The pure decision engine: plain data in, a Decision out, time passed in (docs/engine.md)."""

@@ -1,10 +1,11 @@
 """The engine's input (`Snapshot`) and output (`Decision`), and the Decision's JSON form.
 
-The live controller builds a Snapshot from its store and its metric reads,
-`hvpa recommend` from a scenario file, the simulator from its own objects;
-all three pass it to `decide` and get the same Decision. `decision_to_dict`
-is the stable JSON of ENGINE.md §6 that `hvpa recommend` prints and
-`/debug/state` serves.
+One builder makes a Snapshot (`hvpa.controller.snapshot`), from the
+controller's cache and metric reads: the live controller's, `hvpa explain`'s,
+and `hvpa recommend`'s, whose cache holds a scenario file's objects; all pass
+it to `decide` and get the same Decision. `decision_to_dict` is the stable
+JSON `hvpa recommend` prints and `/debug/state` serves (docs/engine.md,
+"Scenarios").
 """
 
 from __future__ import annotations
@@ -156,7 +157,7 @@ def _metric(result: MetricResult) -> dict[str, Any]:
 
 
 def decision_to_dict(decision: Decision) -> dict[str, Any]:
-    """The JSON of ENGINE.md §6 (stable field names)."""
+    """The Decision's JSON (stable field names; docs/engine.md, "Scenarios")."""
     horizontal: dict[str, Any] = {
         "desiredReplicas": decision.horizontal.desired_replicas,
         "metrics": [_metric(m) for m in decision.horizontal.metrics],

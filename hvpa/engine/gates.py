@@ -343,7 +343,7 @@ def apply_gates(
 
 
 def report(blocked: Sequence[Blocked]) -> tuple[Blocked, ...]:
-    """One entry per axis, direction and reason, horizontal first, reasons in ENGINE.md order."""
+    """One entry per axis, direction and reason, horizontal first, reasons in REASONS' order."""
     merged: dict[tuple[Axis, Direction, str], list[str]] = {}
     for entry in blocked:
         merged.setdefault((entry.axis, entry.direction, entry.reason), []).append(entry.message)

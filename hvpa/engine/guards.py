@@ -1,4 +1,4 @@
-"""Guards that make scaling safe where Gardener's was not (ENGINE.md §4).
+"""Guards that make scaling safe where Gardener's was not (docs/gardener-compatibility.md).
 
 - Starvation: a container using all the CPU it requests while its VPA target
   is higher, or OOMKilled since the last vertical scaling, is scaled up past

@@ -214,7 +214,7 @@ def test_weight_100_without_a_vpa_recommendation(
     recommends anything, although vpaWeight is 100 at 2-3 replicas. That is Gardener's
     lookup (getVpaWeightFromIntervals): at a weight of 100, a horizontal recommendation
     for more replicas takes the next interval's weight below 100, so the count may move;
-    and ENGINE.md §4: missing data holds only the axis that lacks it. Only when no later
+    and docs/engine.md: missing data holds only the axis that lacks it. Only when no later
     interval lets the count move does weight 100 hold it."""
     h = hvpa_object(intervals=intervals, minimum=2, maximum=4)
     not_provided = [{"type": "RecommendationProvided", "status": "False"}]

@@ -1,4 +1,4 @@
-"""Strategies: how the horizontal and the vertical recommendation combine (ENGINE.md §4).
+"""Strategies: how the horizontal and the vertical recommendation combine (docs/strategies.md).
 
 Each strategy is a pure function from the horizontal input, the containers
 and their VPA targets to a Plan. `plan_scaling` picks one by the name

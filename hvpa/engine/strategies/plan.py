@@ -41,7 +41,7 @@ MIN_CHANGE: Final = "MinChange"
 WEIGHT: Final = "Weight"
 ROLLOUT: Final = "Rollout"
 CONFLICTING_AUTOSCALER: Final = "ConflictingAutoscaler"
-# The order blocked changes are reported in (ENGINE.md §4).
+# The order blocked changes are reported in (docs/engine.md, "Combining the axes").
 REASONS: Final = (
     CONFLICTING_AUTOSCALER,
     UPDATE_POLICY,
