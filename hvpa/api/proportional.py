@@ -15,8 +15,9 @@ What CPA refuses is an invalid spec for hvpa (docs/cluster-proportional.md):
 a `ProportionalError` names the parameter (`linear.min`,
 `ladder.coresToReplicas[2]`) and the rule it breaks, in the same words
 whether the parameters are inline or in a ConfigMap, and never repeats a
-value: a configMapRef may name a ConfigMap in another namespace, so a
-message carries only key names and sizes, never the data.
+value: whoever may create an Hvpa need not be allowed to read the ConfigMaps
+of its namespace, and a message lands in the Hvpa's status, so it carries
+only key names and sizes, never the data.
 
 Both forms are parsed once per distinct content (`parse_cluster_proportional`
 and `parse_configmap_data` keep their results keyed by the JSON text and by
@@ -384,7 +385,7 @@ def _cluster_proportional(text: str) -> ClusterProportionalSpec | ProportionalEr
     raw = json.loads(text)
     modes = [key for key in ("linear", "ladder", "configMapRef") if raw.get(key) is not None]
     if len(modes) != 1:
-        return ProportionalError("", "set exactly one of linear, ladder or configMapRef")
+        return ProportionalError("", "exactly one of linear, ladder or configMapRef must be set")
     selector = raw.get("nodeSelector") or {}
     if not isinstance(selector, Mapping) or not all(isinstance(v, str) for v in selector.values()):
         return ProportionalError("nodeSelector", "must be a map of label names to values")

@@ -505,7 +505,7 @@ ROWS = [
                 "ladder": {"nodesToReplicas": [[1, 1]]},
             }
         },
-        ["spec.clusterProportional: set exactly one of linear, ladder or configMapRef"],
+        ["spec.clusterProportional: exactly one of linear, ladder or configMapRef must be set"],
         id="cpa-one-mode",
     ),
     pytest.param(

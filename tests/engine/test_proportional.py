@@ -314,7 +314,7 @@ SECRET = "hunter2-s3cr3t-t0k3n"
     ],
 )
 def test_messages_never_repeat_configmap_data(data: dict[str, str]) -> None:
-    """A configMapRef may name another namespace's ConfigMap: only key names and sizes come back."""
+    """A message lands in the Hvpa's status, readable by whoever may not read the ConfigMap."""
     with pytest.raises(ProportionalError) as error:
         parse_configmap_data(data)
     message = str(error.value)
@@ -350,7 +350,9 @@ def test_inline_spec(raw: dict[str, Any], expected: ClusterProportionalSpec) -> 
 @pytest.mark.parametrize(
     ("raw", "field", "problem"),
     [
-        pytest.param({}, "", "set exactly one of linear, ladder or configMapRef", id="none"),
+        pytest.param(
+            {}, "", "exactly one of linear, ladder or configMapRef must be set", id="none"
+        ),
         pytest.param(
             {"linear": {"min": 2.5, "coresPerReplica": 1}},
             "linear.min",

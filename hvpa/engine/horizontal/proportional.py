@@ -154,7 +154,7 @@ def proportional_input(
         return ProportionalInput(spec.linear or spec.ladder, spec.node_selector)
     ref = spec.config_map_ref
     if ref is None:
-        raise ProportionalError("", "set exactly one of linear, ladder or configMapRef")
+        raise ProportionalError("", "exactly one of linear, ladder or configMapRef must be set")
     ref_namespace = ref.namespace or namespace
     found = next(
         (
