@@ -267,10 +267,14 @@ class PodMetricsRecord(msgspec.Struct, frozen=True, gc=False):
 
 
 class ConfigMapRecord(msgspec.Struct, frozen=True, gc=False):
+    """`sizes`: each value's size in bytes as the server holds it, so that a message can
+    name a value's size after its data has been dropped (hvpa.controller.configmaps)."""
+
     namespace: str
     name: str
     data: Mapping[str, str]
     resource_version: str = ""
+    sizes: Mapping[str, int] = msgspec.field(default_factory=dict)
 
 
 # ---------------------------------------------------------------------------
@@ -752,6 +756,7 @@ def configmap_from_wire(wire: ConfigMapWire) -> ConfigMapRecord:
         name=wire.metadata.name,
         data=dict(wire.data or {}),
         resource_version=wire.metadata.resource_version,
+        sizes={key: len(value.encode()) for key, value in (wire.data or {}).items()},
     )
 
 

@@ -337,14 +337,26 @@ _MODES: Final[dict[str, Callable[[Any], LinearParams | LadderParams]]] = {
 }
 
 
-def _entries(data: Mapping[str, str]) -> str:
+def _entries(data: Mapping[str, str], sizes: Mapping[str, int]) -> str:
     """The ConfigMap's keys and the size of each value, never the values."""
-    return ", ".join(f"{key} ({len(data[key])} bytes)" for key in sorted(data)) or "none"
+    return (
+        ", ".join(
+            f"{key} ({sizes.get(key, len(data[key].encode()))} bytes)" for key in sorted(data)
+        )
+        or "none"
+    )
 
 
-def parse_configmap_data(data: Mapping[str, str]) -> LinearParams | LadderParams:
-    """A cluster-proportional-autoscaler ConfigMap's `data`: exactly one key, `linear` or `ladder`."""
-    parsed = _configmap_data(tuple(sorted(data.items())))
+def parse_configmap_data(
+    data: Mapping[str, str], sizes: Mapping[str, int] | None = None
+) -> LinearParams | LadderParams:
+    """A cluster-proportional-autoscaler ConfigMap's `data`: exactly one key, `linear` or `ladder`.
+
+    `sizes`: each value's size in bytes where `data` no longer holds the value itself
+    (the controller keeps only a one-key CPA ConfigMap's parameters); messages name
+    keys and sizes only.
+    """
+    parsed = _configmap_data(tuple(sorted(data.items())), tuple(sorted((sizes or {}).items())))
     if isinstance(parsed, ProportionalError):
         # A fresh error each time: raising the cached one would grow its traceback.
         raise ProportionalError(parsed.field, parsed.problem)
@@ -353,18 +365,22 @@ def parse_configmap_data(data: Mapping[str, str]) -> LinearParams | LadderParams
 
 @functools.lru_cache(maxsize=256)
 def _configmap_data(
-    items: tuple[tuple[str, str], ...],
+    items: tuple[tuple[str, str], ...], size_items: tuple[tuple[str, int], ...]
 ) -> LinearParams | LadderParams | ProportionalError:
     """plugin.EnsureController and SyncConfig, once per distinct content."""
-    data = dict(items)
+    data, sizes = dict(items), dict(size_items)
     if len(data) != 1:
         return ProportionalError(
-            "", f"a ConfigMap must hold exactly one key, linear or ladder; it has {_entries(data)}"
+            "",
+            "a ConfigMap must hold exactly one key, linear or ladder; "
+            f"it has {_entries(data, sizes)}",
         )
     ((mode, text),) = data.items()
     reader = _MODES.get(mode)
     if reader is None:
-        return ProportionalError("", f"{_entries(data)}: not a supported mode (linear or ladder)")
+        return ProportionalError(
+            "", f"{_entries(data, sizes)}: not a supported mode (linear or ladder)"
+        )
     try:
         return reader(_loads(mode, text))
     except ProportionalError as error:

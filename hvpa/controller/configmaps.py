@@ -72,6 +72,7 @@ def proportional_view(wire: ConfigMapWire) -> ConfigMapRecord:
         name=record.name,
         data=proportional_data(record.data),
         resource_version=record.resource_version,
+        sizes=record.sizes,
     )
 
 

@@ -16,7 +16,9 @@ The controller adds, on top:
   `AbleToScale` condition claiming a successful rescale says `DryRun`
   instead; and a `DryRun` condition (True) states what would be done;
 - out of a dry run, no `DryRun` condition;
-- for a spec that parses again, no stale `ScalingActive=False, InvalidSpec`.
+- for a spec that parses again, no stale `ScalingActive=False, InvalidSpec`: the engine
+  drops one it did not set in this decision (`Conditions.drop_stale`), and keeps one it
+  did (cluster-proportional parameters a ConfigMap holds are checked only there).
 
 An invalid Hvpa cannot be parsed into the engine's types, so its status is
 edited as written (`invalid_status`): only the `ScalingActive` condition
@@ -33,7 +35,7 @@ from msgspec.structs import replace
 
 from hvpa.api.resource import Hvpa
 from hvpa.api.status import Condition, HvpaStatus
-from hvpa.engine.conditions import ABLE_TO_SCALE, SCALING_ACTIVE
+from hvpa.engine.conditions import ABLE_TO_SCALE, INVALID_SPEC, SCALING_ACTIVE
 from hvpa.engine.decision import Decision
 from hvpa.records import TargetRecord, format_time
 
@@ -46,7 +48,6 @@ __all__ = [
 ]
 
 DRY_RUN: Final = "DryRun"
-INVALID_SPEC: Final = "InvalidSpec"
 # metav1.Condition.message is limited to 32768 bytes.
 _MAX_CONDITION_MESSAGE: Final = 32768
 _DECISION_PREFIX: Final = "decision: "
@@ -130,11 +131,7 @@ def status_to_write(
     status = replace(
         status, target_ref=hvpa.spec.target_ref, desired_replicas=decision.desired_replicas
     )
-    conditions = [
-        c
-        for c in status.conditions or ()
-        if not (c.type == SCALING_ACTIVE and c.reason == INVALID_SPEC) and c.type != DRY_RUN
-    ]
+    conditions = [c for c in status.conditions or () if c.type != DRY_RUN]
     if dry_run:
         status = _applied_kept(status, previous)
         conditions = _dry_run_conditions(conditions, decision)

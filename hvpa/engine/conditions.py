@@ -15,6 +15,7 @@ from typing import Final
 
 __all__ = [
     "ABLE_TO_SCALE",
+    "INVALID_SPEC",
     "SCALED_TO_ZERO",
     "SCALING_ACTIVE",
     "SCALING_LIMITED",
@@ -30,6 +31,8 @@ SCALING_LIMITED: Final = "ScalingLimited"
 SCALED_TO_ZERO: Final = "ScaledToZero"
 # hvpa's own: whether the vertical axis may act, and if not, what holds it.
 VERTICAL_SCALING_ACTIVE: Final = "VerticalScalingActive"
+# ScalingActive=False for a spec that cannot be applied (named field or parameter).
+INVALID_SPEC: Final = "InvalidSpec"
 
 
 @dataclass(frozen=True, slots=True)
@@ -44,14 +47,16 @@ class Condition:
 class Conditions:
     """An ordered, mutable set of conditions keyed by type (upstream's setConditionInList)."""
 
-    __slots__ = ("_items", "_now")
+    __slots__ = ("_items", "_now", "_set_now")
 
     def __init__(self, existing: Iterable[Condition], now: float) -> None:
         self._items: list[Condition] = list(existing)
         self._now = now
+        self._set_now: set[str] = set()
 
     def set(self, kind: str, status: bool, reason: str, message: str) -> None:
         text = "True" if status else "False"
+        self._set_now.add(kind)
         for index, old in enumerate(self._items):
             if old.type == kind:
                 moved = old.status != text
@@ -67,6 +72,14 @@ class Conditions:
 
     def get(self, kind: str) -> Condition | None:
         return next((c for c in self._items if c.type == kind), None)
+
+    def drop_stale(self, kind: str, reason: str) -> None:
+        """Remove `kind` if it still carries `reason` from an earlier status and was not set
+        in this decision: a reason that only this decision can establish (InvalidSpec for a
+        spec that parses again) must not outlive the problem that set it."""
+        if kind in self._set_now:
+            return
+        self._items = [c for c in self._items if not (c.type == kind and c.reason == reason)]
 
     def items(self) -> tuple[Condition, ...]:
         return tuple(self._items)

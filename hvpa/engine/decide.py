@@ -34,6 +34,7 @@ from hvpa.durations import DurationError
 from hvpa.engine.capacity_inputs import CAPACITY, capacity_input, capacity_problem
 from hvpa.engine.conditions import (
     ABLE_TO_SCALE,
+    INVALID_SPEC,
     SCALING_ACTIVE,
     VERTICAL_SCALING_ACTIVE,
     Conditions,
@@ -360,7 +361,7 @@ def decide(
     recommendation: VerticalRecommendation | None = None
     demand: Demand | None = None
     if problem:
-        conditions.set(SCALING_ACTIVE, False, "InvalidSpec", problem)
+        conditions.set(SCALING_ACTIVE, False, INVALID_SPEC, problem)
         explain.add(f"{problem}: nothing is scaled")
     else:
         outcome, recommendation, demand = _combine(
@@ -584,6 +585,7 @@ def _decision(
     if demand is not None and outcome is not None:
         targets = tuple(t for t in outcome.targets if t.target != NO_RESOURCES)
     applied = {c.container for c in outcome.applied} if outcome is not None else set()
+    conditions.drop_stale(SCALING_ACTIVE, INVALID_SPEC)
     final = conditions.items()
     return Decision(
         current_replicas=current,

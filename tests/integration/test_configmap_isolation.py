@@ -90,7 +90,7 @@ async def test_no_data_leaves_and_no_other_namespace_is_read(
     # The tenant's own ConfigMap was read: its condition names the keys and their sizes.
     leaky = apiserver.objects.get("hvpas", "leaky", namespace="default")
     messages = " ".join(c["message"] for c in leaky["status"]["conditions"])
-    assert "api-key:<25 bytes> db-password:<21 bytes>" in messages  # len(API_KEY), len(DB_...)
+    assert "api-key (25 bytes), db-password (21 bytes)" in messages  # len(API_KEY), len(DB_...)
     text = said(apiserver, running.manager.state(), caplog.records)
     for secret in SECRETS:
         assert secret not in text

@@ -171,7 +171,7 @@ def proportional_input(
             unreadable=f'configmaps "{ref.name}" not found in namespace {ref_namespace}',
         )
     try:
-        return ProportionalInput(parse_configmap_data(found.data), spec.node_selector)
+        return ProportionalInput(parse_configmap_data(found.data, found.sizes), spec.node_selector)
     except ProportionalError as error:
         raise ProportionalError(
             "configMapRef", f"ConfigMap {ref_namespace}/{ref.name}: {error}"
