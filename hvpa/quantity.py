@@ -6,23 +6,52 @@ memory and other byte counts in bytes, HPA metric values in milli-units as
 upstream does (`MilliValue()`). Nothing here uses floating point, so two
 quantities are equal exactly when the API server would say they are.
 
+Parsing follows apimachinery's `ParseQuantity` (k8s.io/apimachinery
+pkg/api/resource/quantity.go): the grammar of its doc comment, a value
+finer than a nanounit rounded away from zero to the next one, a binary-SI
+value capped at 2^63-1 (`9Ei` reads as 9223372036854775807) and one
+between -1 and 1 shown in decimal. Where upstream's scanner is laxer than
+its own grammar (it reads `m` or `+` alone as zero) hvpa keeps to the
+grammar: a number is required.
+
+Where the bounds are, and why:
+
+- The exponent written after `e`, and the exponent of the value itself
+  (`1000e2147483647` is 1e2147483650), must fit an int32. Upstream reads
+  the first as an int64 and keeps the value's scale in an int32, so a wider
+  one wraps around; here it is refused instead, and every canonical form
+  hvpa writes parses again.
+- Any other quantity parses, however large or long, exactly: a Decimal
+  holds its digits and its exponent apart, so `1e400` or four hundred nines
+  cost what their text costs and formatting never expands them.
+- Converting to the engine's integers (`milli`, `whole`) is refused with
+  QuantityError beyond +-(2^63-1) units: the range of apimachinery's
+  `Value()` and the cap its parser puts on binary quantities. Upstream's
+  accessors overflow silently past it; no Kubernetes component can use
+  such an amount, so hvpa reports it rather than compute with it.
+
 Formatting follows apimachinery's canonical form: the suffix family of the
 original spelling is kept (binary `Ki`/`Mi`/..., decimal `m`/`k`/`M`/...,
 or an `e` exponent), the mantissa is an integer, and the largest suffix that
 keeps it an integer is chosen (`1.5Gi` -> `1536Mi`, `0.5` -> `500m`,
-`2000` -> `2k`, `1500` stays `1500`).
+`2000` -> `2k`, `1500` stays `1500`); a decimal value beyond the `E` suffix
+is written with an exponent (`1e21`), as upstream now does.
+
+Every function here raises QuantityError (a ValueError) and nothing else
+for any input, so a caller handles bad input with one `except`.
 """
 
 from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from decimal import ROUND_CEILING, Decimal, InvalidOperation, localcontext
+from decimal import MAX_EMAX, MAX_PREC, MIN_EMIN, ROUND_UP, Context, Decimal
 from enum import Enum
 from functools import lru_cache
 from typing import Final
 
 __all__ = [
+    "MAX_UNITS",
     "Format",
     "Quantity",
     "QuantityError",
@@ -37,7 +66,7 @@ __all__ = [
 
 
 class QuantityError(ValueError):
-    """A string that is not a Kubernetes quantity."""
+    """A string that is not a Kubernetes quantity, or an amount hvpa cannot use."""
 
 
 class Format(Enum):
@@ -46,7 +75,18 @@ class Format(Enum):
     DECIMAL_EXPONENT = "DecimalExponent"
 
 
+# The largest magnitude converted to an integer: apimachinery's int64 maximum
+# (its `maxAllowed`, the cap of a binary quantity and the range of Value()).
+MAX_UNITS: Final = (1 << 63) - 1
+_MAX_UNITS_DECIMAL: Final = Decimal(MAX_UNITS)
+
+# An exponent after `e` must fit the int32 upstream keeps a scale in.
+_MAX_EXPONENT: Final = (1 << 31) - 1
+_MIN_EXPONENT: Final = -(1 << 31)
+_MAX_EXPONENT_DIGITS: Final = len(str(_MAX_EXPONENT))
+
 _BINARY_SUFFIXES: Final = {"Ki": 10, "Mi": 20, "Gi": 30, "Ti": 40, "Pi": 50, "Ei": 60}
+_BINARY_BY_SHIFT: Final = {bits: suffix for suffix, bits in _BINARY_SUFFIXES.items()}
 _DECIMAL_SUFFIXES: Final = {
     "n": -9,
     "u": -6,
@@ -62,12 +102,23 @@ _DECIMAL_SUFFIXES: Final = {
 _DECIMAL_BY_EXPONENT: Final = {exponent: suffix for suffix, exponent in _DECIMAL_SUFFIXES.items()}
 
 _QUANTITY_RE: Final = re.compile(
-    r"^(?P<number>[+-]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+))"
-    r"(?P<suffix>Ki|Mi|Gi|Ti|Pi|Ei|[numkMGTPE]|[eE][+-]?[0-9]+)?$"
+    r"(?P<number>[+-]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+))"
+    r"(?P<suffix>Ki|Mi|Gi|Ti|Pi|Ei|[numkMGTPE]|[eE](?P<exponent>[+-]?[0-9]+))?"
 )
 
-# apimachinery keeps at most nanounit precision; values are rounded up to it.
+# apimachinery keeps at most nanounit precision; finer values round away from zero.
 _NANO: Final = Decimal("1e-9")
+
+# Arithmetic that never rounds unless asked to (quantize with ROUND_UP) and never
+# overflows: every operation below is exact at this precision, and its cost is that
+# of the digits actually present, not of the precision.
+_EXACT: Final = Context(prec=MAX_PREC, Emax=MAX_EMAX, Emin=MIN_EMIN, rounding=ROUND_UP)
+
+# Texts longer than this are parsed without the cache, so a hostile object
+# cannot fill it with megabytes of digits.
+_CACHED_LENGTH: Final = 64
+# How much of an offending text an error message repeats.
+_SHOWN_LENGTH: Final = 40
 
 
 @dataclass(frozen=True, slots=True)
@@ -87,85 +138,174 @@ class Quantity:
         return self.value <= other.value
 
     def milli(self) -> int:
-        """The value in milli-units, rounded up like apimachinery's MilliValue()."""
-        return _ceil(self.value * 1000)
+        """The value in milli-units, rounded away from zero like apimachinery's MilliValue().
+
+        Raises QuantityError beyond +-MAX_UNITS units, where MilliValue() overflows."""
+        return _integer(self.value, 3)
 
     def whole(self) -> int:
-        """The value in whole units, rounded up like apimachinery's Value()."""
-        return _ceil(self.value)
+        """The value in whole units, rounded away from zero like apimachinery's Value().
+
+        Raises QuantityError beyond +-MAX_UNITS units, where Value() overflows."""
+        return _integer(self.value, 0)
 
 
 def parse(text: str | int | float) -> Quantity:
     """Parse a quantity as the API server does; raise QuantityError if it is not one.
 
     Numbers (YAML and JSON allow `cpu: 2` and `cpu: 0.5`) are read as their
-    decimal spelling, so `0.1` means exactly one tenth.
+    decimal spelling, so `0.1` means exactly one tenth; an integer of any size
+    is read exactly (without a detour through its text, which Python limits
+    to 4300 digits).
     """
-    if isinstance(text, bool):
-        raise QuantityError(f"quantities must match the regular expression: got {text!r}")
-    if isinstance(text, int | float):
-        text = repr(text) if isinstance(text, float) else str(text)
-    return _parse_cached(text.strip())
+    if isinstance(text, bool) or not isinstance(text, str | int | float):
+        raise QuantityError(
+            f"{_shown(repr(text))} is not a quantity (expected a string or a number)"
+        )
+    if isinstance(text, int):
+        return Quantity(Decimal(text), Format.DECIMAL_SI)
+    if isinstance(text, float):
+        text = repr(text)
+    text = text.strip()
+    if len(text) > _CACHED_LENGTH:
+        return _parse_text(text)
+    return _parse_cached(text)
 
 
 @lru_cache(maxsize=4096)
 def _parse_cached(text: str) -> Quantity:
-    match = _QUANTITY_RE.match(text)
+    return _parse_text(text)
+
+
+def _parse_text(text: str) -> Quantity:
+    """The three steps of ParseQuantity: read number and suffix, scale, round and cap."""
+    match = _QUANTITY_RE.fullmatch(text)
     if match is None:
         raise QuantityError(
-            f"{text!r} is not a quantity (expected a number with an optional suffix "
+            f"{_shown(repr(text))} is not a quantity (expected a number with an optional suffix "
             "such as 100m, 2, 1.5Gi, 500M or 1e3)"
         )
     number = Decimal(match["number"])
     suffix = match["suffix"] or ""
-    if suffix in _BINARY_SUFFIXES:
-        value, fmt = number * (1 << _BINARY_SUFFIXES[suffix]), Format.BINARY_SI
-    elif len(suffix) > 1 and suffix[0] in "eE":
-        value, fmt = number.scaleb(int(suffix[1:])), Format.DECIMAL_EXPONENT
+    if match["exponent"] is not None:
+        value, fmt = _shifted(number, _exponent(match["exponent"], text)), Format.DECIMAL_EXPONENT
+    elif suffix in _BINARY_SUFFIXES:
+        factor = Decimal(1 << _BINARY_SUFFIXES[suffix])
+        value, fmt = _EXACT.multiply(number, factor), Format.BINARY_SI
     else:
-        value, fmt = number.scaleb(_DECIMAL_SUFFIXES[suffix]), Format.DECIMAL_SI
-    if value != 0 and abs(value) < _NANO:
-        value = _NANO.copy_sign(value)
-    return Quantity(_round_up_to_nano(value), fmt)
+        value, fmt = _shifted(number, _DECIMAL_SUFFIXES[suffix]), Format.DECIMAL_SI
+    value = _round_to_nano(value)
+    if value.adjusted() > _MAX_EXPONENT:
+        raise _exponent_out_of_range(text)
+    if fmt is Format.BINARY_SI and value.copy_abs() > _MAX_UNITS_DECIMAL:
+        value = _MAX_UNITS_DECIMAL.copy_sign(value)
+    if fmt is Format.BINARY_SI and not value.is_zero() and value.copy_abs() < 1:
+        fmt = Format.DECIMAL_SI
+    return Quantity(value, fmt)
 
 
-def _round_up_to_nano(value: Decimal) -> Decimal:
-    with localcontext() as ctx:
-        ctx.prec = 60
-        return value.quantize(_NANO, rounding=ROUND_CEILING).normalize() if value % _NANO else value
+def _exponent(digits: str, text: str) -> int:
+    """The exponent after `e`, if it fits an int32 (checked on its digits before int() reads them)."""
+    sign = "-" if digits.startswith("-") else ""
+    significant = digits.lstrip("+-").lstrip("0") or "0"
+    if len(significant) <= _MAX_EXPONENT_DIGITS:
+        exponent = int(sign + significant)
+        if _MIN_EXPONENT <= exponent <= _MAX_EXPONENT:
+            return exponent
+    raise _exponent_out_of_range(text)
 
 
-def _ceil(value: Decimal) -> int:
-    with localcontext() as ctx:
-        ctx.prec = 60
-        return int(value.to_integral_value(rounding=ROUND_CEILING))
+def _exponent_out_of_range(text: str) -> QuantityError:
+    return QuantityError(
+        f"{_shown(repr(text))}: the exponent is out of range "
+        f"(from {_MIN_EXPONENT} to {_MAX_EXPONENT}, as apimachinery keeps it)"
+    )
+
+
+def _shifted(number: Decimal, exponent: int) -> Decimal:
+    """number x 10^exponent, exactly (the digits are kept, only the exponent moves)."""
+    sign, digits, own_exponent = number.as_tuple()
+    assert isinstance(own_exponent, int)
+    return Decimal((sign, digits, own_exponent + exponent))
+
+
+def _round_to_nano(value: Decimal) -> Decimal:
+    """A value finer than a nanounit, rounded away from zero to one (upstream's inf.RoundUp)."""
+    exponent = value.as_tuple().exponent
+    assert isinstance(exponent, int)
+    if exponent >= -9:
+        return value
+    return value.quantize(_NANO, context=_EXACT)
+
+
+def _integer(value: Decimal, decimals: int) -> int:
+    """value x 10^decimals as an integer, rounded away from zero; QuantityError out of range."""
+    if value.copy_abs() > _MAX_UNITS_DECIMAL:
+        raise QuantityError(
+            f"{_shown(_format(value, Format.DECIMAL_EXPONENT))} is beyond the largest quantity "
+            f"hvpa reads (+-{MAX_UNITS}, the int64 range of apimachinery's Value())"
+        )
+    return int(_shifted(value, decimals).to_integral_value(context=_EXACT))
+
+
+def _shown(text: str) -> str:
+    if len(text) <= _SHOWN_LENGTH:
+        return text
+    return f"{text[:_SHOWN_LENGTH]}... ({len(text)} characters)"
+
+
+# ---------------------------------------------------------------------------
+# Canonical form
 
 
 def _format(value: Decimal, fmt: Format) -> str:
-    if value == 0:
+    if value.is_zero():
         return "0"
-    if fmt is Format.BINARY_SI and abs(value) >= 1024 and value == value.to_integral_value():
-        integer = int(value)
-        shift = 60
-        while shift > 0 and integer % (1 << shift):
-            shift -= 10
-        if shift:
-            suffix = next(s for s, bits in _BINARY_SUFFIXES.items() if bits == shift)
-            return f"{integer >> shift}{suffix}"
-        return str(integer)
-    exponent, mantissa = _decimal_mantissa(value)
-    if fmt is Format.DECIMAL_EXPONENT:
-        return f"{mantissa}e{exponent}" if exponent else str(mantissa)
-    return f"{mantissa}{_DECIMAL_BY_EXPONENT[exponent]}"
+    if fmt is Format.BINARY_SI:
+        binary = _binary_form(value)
+        if binary is not None:
+            return binary
+        fmt = Format.DECIMAL_SI
+    sign, mantissa, exponent = _decimal_mantissa(value)
+    if fmt is Format.DECIMAL_SI and exponent in _DECIMAL_BY_EXPONENT:
+        return f"{sign}{mantissa}{_DECIMAL_BY_EXPONENT[exponent]}"
+    return f"{sign}{mantissa}e{exponent}" if exponent else f"{sign}{mantissa}"
 
 
-def _decimal_mantissa(value: Decimal) -> tuple[int, int]:
-    """The largest exponent (a multiple of 3, -9..18) that leaves an integer mantissa."""
-    for exponent in range(18, -10, -3):
-        scaled = value.scaleb(-exponent)
-        if scaled == scaled.to_integral_value():
-            return exponent, int(scaled)
-    return -9, _ceil(value.scaleb(9))
+def _binary_form(value: Decimal) -> str | None:
+    """`1536Mi` for a whole number of bytes from 1024 to MAX_UNITS; None to format it in decimal.
+
+    Upstream shows a binary quantity between -1024 and 1024, or one with a
+    fraction, in decimal; past Ei there is no suffix, so the count is written
+    out (a parsed binary quantity never exceeds MAX_UNITS)."""
+    magnitude = value.copy_abs()
+    if magnitude < 1024 or magnitude > _MAX_UNITS_DECIMAL:
+        return None
+    exponent = value.as_tuple().exponent
+    assert isinstance(exponent, int)
+    if exponent < 0 and value != value.to_integral_value(context=_EXACT):
+        return None
+    integer = int(value)
+    shift = 60
+    while shift > 0 and integer % (1 << shift):
+        shift -= 10
+    if shift:
+        return f"{integer >> shift}{_BINARY_BY_SHIFT[shift]}"
+    return str(integer)
+
+
+def _decimal_mantissa(value: Decimal) -> tuple[str, str, int]:
+    """Sign, integer mantissa and exponent (a multiple of 3, as large as possible).
+
+    Works on the digits, so `1e400` or a mantissa of four hundred nines costs
+    what its text costs (apimachinery's infDecAmount.AsCanonicalBytes)."""
+    sign, digit_tuple, exponent = value.as_tuple()
+    assert isinstance(exponent, int)
+    digits = "".join(map(str, digit_tuple)).lstrip("0")
+    significant = digits.rstrip("0")
+    exponent += len(digits) - len(significant)
+    padding = exponent % 3
+    return ("-" if sign else ""), significant + "0" * padding, exponent - padding
 
 
 # The engine's integer units. Each has one parser and one formatter.
@@ -188,7 +328,7 @@ def parse_bytes(text: str | int | float) -> int:
 
 def format_milli(milli: int) -> str:
     """Milli-units in canonical decimal form (`1500m`, `2`, `3k`)."""
-    return _format(Decimal(milli) / 1000, Format.DECIMAL_SI)
+    return _format(_shifted(Decimal(milli), -3), Format.DECIMAL_SI)
 
 
 def format_cpu(millicores: int) -> str:
@@ -206,8 +346,9 @@ def ceil_div(numerator: int, denominator: int) -> int:
 
 
 def is_quantity(text: object) -> bool:
+    """Whether `text` is a quantity hvpa can use: it parses and converts to an integer."""
     try:
-        parse(text)  # type: ignore[arg-type]
-    except (QuantityError, InvalidOperation, TypeError):
+        parse(text).milli()  # type: ignore[arg-type]
+    except QuantityError:
         return False
     return True

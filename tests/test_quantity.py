@@ -1,20 +1,30 @@
-"""Quantities: exact parsing, apimachinery's rounding, canonical formatting."""
+"""Quantities: exact parsing, apimachinery's rounding, canonical formatting, and the bounds.
+
+Tables marked "upstream" are ported from k8s.io/apimachinery
+pkg/api/resource/quantity_test.go (the test function is named at each).
+"""
 
 from decimal import Decimal
+from fractions import Fraction
 
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
 from hvpa.quantity import (
+    MAX_UNITS,
     Format,
+    Quantity,
     QuantityError,
     format_bytes,
     format_milli,
+    is_quantity,
     parse,
     parse_bytes,
     parse_milli,
 )
+
+DSI, BSI, DEX = Format.DECIMAL_SI, Format.BINARY_SI, Format.DECIMAL_EXPONENT
 
 
 @pytest.mark.parametrize(
@@ -39,15 +49,146 @@ def test_parse(text: str, value: Decimal, fmt: Format) -> None:
     assert quantity.format is fmt
 
 
-@pytest.mark.parametrize("text", ["", "abc", "1.2.3", "1Kb", "m", "1 Gi", "Gi", "1e", "--1"])
+# upstream: TestQuantityParse's table, as (input, mantissa, scale, format): value mantissa x 10^scale.
+UPSTREAM_PARSE = [
+    ("0", 0, 0, DSI),
+    ("0n", 0, 0, DSI),
+    ("0u", 0, 0, DSI),
+    ("0m", 0, 0, DSI),
+    ("0Ki", 0, 0, BSI),
+    ("0k", 0, 0, DSI),
+    ("0Mi", 0, 0, BSI),
+    ("0M", 0, 0, DSI),
+    ("0Gi", 0, 0, BSI),
+    ("0G", 0, 0, DSI),
+    ("0Ti", 0, 0, BSI),
+    ("0T", 0, 0, DSI),
+    ("1", 1, 0, DSI),
+    ("1Ki", 1024, 0, BSI),
+    ("8Ki", 8 * 1024, 0, BSI),
+    ("7Mi", 7 * 1024**2, 0, BSI),
+    ("6Gi", 6 * 1024**3, 0, BSI),
+    ("5Ti", 5 * 1024**4, 0, BSI),
+    ("4Pi", 4 * 1024**5, 0, BSI),
+    ("3Ei", 3 * 1024**6, 0, BSI),
+    ("10Ti", 10 * 1024**4, 0, BSI),
+    ("100Ti", 100 * 1024**4, 0, BSI),
+    ("5n", 5, -9, DSI),
+    ("4u", 4, -6, DSI),
+    ("3m", 3, -3, DSI),
+    ("9", 9, 0, DSI),
+    ("8k", 8, 3, DSI),
+    ("50k", 5, 4, DSI),
+    ("7M", 7, 6, DSI),
+    ("6G", 6, 9, DSI),
+    ("5T", 5, 12, DSI),
+    ("40T", 4, 13, DSI),
+    ("300T", 3, 14, DSI),
+    ("2P", 2, 15, DSI),
+    ("1E", 1, 18, DSI),
+    ("1E-3", 1, -3, DEX),
+    ("1e3", 1, 3, DEX),
+    ("1E6", 1, 6, DEX),
+    ("1e9", 1, 9, DEX),
+    ("1E12", 1, 12, DEX),
+    ("1e15", 1, 15, DEX),
+    ("1E18", 1, 18, DEX),
+    ("1e14", 1, 14, DEX),
+    ("1e13", 1, 13, DEX),
+    ("100.035k", 100035, 0, DSI),
+    ("0.001", 1, -3, DSI),
+    ("0.0005k", 5, -1, DSI),
+    ("0.005", 5, -3, DSI),
+    ("0.05", 5, -2, DSI),
+    ("0.5", 5, -1, DSI),
+    ("0.00050k", 5, -1, DSI),
+    ("0.00500", 5, -3, DSI),
+    ("0.05000", 5, -2, DSI),
+    ("0.50000", 5, -1, DSI),
+    ("0.5e0", 5, -1, DEX),
+    ("0.5e-1", 5, -2, DEX),
+    ("0.5e-2", 5, -3, DEX),
+    ("10.035M", 10035, 3, DSI),
+    ("1.2e3", 12, 2, DEX),
+    ("1.3E+6", 13, 5, DEX),
+    ("1.40e9", 14, 8, DEX),
+    ("1.53E12", 153, 10, DEX),
+    ("1.6e15", 16, 14, DEX),
+    ("1.7E18", 17, 17, DEX),
+    ("9.01", 901, -2, DSI),
+    ("8.1k", 81, 2, DSI),
+    ("7.123456M", 7123456, 0, DSI),
+    ("6.987654321G", 6987654321, 0, DSI),
+    ("5.444T", 5444, 9, DSI),
+    ("40.1T", 401, 11, DSI),
+    ("300.2T", 3002, 11, DSI),
+    ("2.5P", 25, 14, DSI),
+    ("1.01E", 101, 16, DSI),
+    # Things that saturate/round
+    ("3.001n", 4, -9, DSI),
+    ("1.1E-9", 2, -9, DEX),
+    ("0.0000000001", 1, -9, DSI),
+    ("0.0000000005", 1, -9, DSI),
+    ("0.00000000050", 1, -9, DSI),
+    ("0.5e-9", 1, -9, DEX),
+    ("0.9n", 1, -9, DSI),
+    ("0.00000012345", 124, -9, DSI),
+    ("0.00000012354", 124, -9, DSI),
+    ("9Ei", MAX_UNITS, 0, BSI),
+    ("9223372036854775807Ki", MAX_UNITS, 0, BSI),
+    ("12E", 12, 18, DSI),
+    # fractional binary
+    ("100.035Ki", 10243584, -2, BSI),
+    ("0.5Mi", 512 * 1024, 0, BSI),
+    ("0.05Gi", 536870912, -1, BSI),
+    ("0.025Ti", 274877906944, -1, BSI),
+    # "Things written by trolls"
+    ("0.000000000001Ki", 2, -9, DSI),
+    (".001", 1, -3, DSI),
+    (".0001k", 100, -3, DSI),
+    ("1.", 1, 0, DSI),
+    ("1.G", 1, 9, DSI),
+]
+
+
+@pytest.mark.parametrize("sign", ["", "+", "-"])
+@pytest.mark.parametrize(("text", "mantissa", "scale", "fmt"), UPSTREAM_PARSE)
+def test_upstream_parse_table(sign: str, text: str, mantissa: int, scale: int, fmt: Format) -> None:
+    """upstream: TestQuantityParse, with its "-" and "+" loops: the sign changes nothing else."""
+    quantity = parse(sign + text)
+    expected = Decimal(mantissa).scaleb(scale)
+    assert quantity.value == (-expected if sign == "-" else expected)
+    assert quantity.format is fmt
+
+
+# upstream: TestQuantityParse's invalid list.
+UPSTREAM_INVALID = ["1.1.M", "1+1.0M", "0.1mi", "0.1am", "aoeu", ".5i", "1i", "-3.01i", "-3.01e-"]
+# hvpa's own: a number is required (upstream's scanner reads "m" or "+" alone as zero, its
+# grammar does not), and digits are ASCII (Python's int() would read an Arabic-Indic one).
+HVPA_INVALID = ["", "abc", "1.2.3", "1Kb", "m", "1 Gi", "Gi", "1e", "--1", "+", ".", "1\n2", "0x10"]
+
+
+@pytest.mark.parametrize("text", [*UPSTREAM_INVALID, *HVPA_INVALID, "\u0661"])
 def test_parse_rejects(text: str) -> None:
     with pytest.raises(QuantityError, match="not a quantity"):
         parse(text)
 
 
+def test_surrounding_space_is_trimmed_as_unmarshal_json_does() -> None:
+    # upstream refuses " 1" in ParseQuantity but its UnmarshalJSON trims first.
+    assert parse(" 1 ").value == 1
+
+
 def test_numbers_from_yaml_are_exact() -> None:
     assert parse(0.1).value == Decimal("0.1")
     assert parse(2).value == 2
+
+
+@pytest.mark.parametrize("value", [True, None, [1], {"cpu": 1}, b"1"])
+def test_only_strings_and_numbers_are_quantities(value: object) -> None:
+    with pytest.raises(QuantityError, match="not a quantity"):
+        parse(value)  # type: ignore[arg-type]
+    assert not is_quantity(value)
 
 
 @pytest.mark.parametrize(
@@ -67,17 +208,74 @@ def test_numbers_from_yaml_are_exact() -> None:
         ("0Gi", "0"),
         ("100m", "100m"),
         ("1e3", "1e3"),
+        # upstream: TestQuantityParseEmit
+        ("1Ki", "1Ki"),
+        ("1Mi", "1Mi"),
+        ("1024Mi", "1Gi"),
+        ("1000M", "1G"),
+        (".001Ki", "1024m"),
+        (".000001Ki", "1024u"),
+        (".000000001Ki", "1024n"),
+        (".000000000001Ki", "2n"),
+        # upstream: TestQuantityString's alternate spellings
+        ("307200Ki", "300Mi"),
+        ("1025024Mi", "1001Gi"),
+        ("1024Gi", "1Ti"),
+        ("5000m", "5"),
+        ("0.5", "500m"),
+        ("0.001T", "1G"),
+        ("1000u", "1m"),
+        ("1.08", "1080m"),
+        ("1080000000n", "1080m"),
+        (".001e12", "1e9"),
+        ("0.001e0", "1e-3"),
+        ("00", "0"),
+        # a decimal value past the E suffix is written with an exponent, as upstream now does
+        ("1000E", "1e21"),
+        ("1e400", "10e399"),
     ],
 )
 def test_canonical_form(text: str, canonical: str) -> None:
     assert str(parse(text)) == canonical
+    if parse(text).value:
+        assert str(parse("-" + text)) == "-" + canonical
 
 
-def test_milli_and_whole_round_up_like_apimachinery() -> None:
+# upstream: TestParseQuantity (values around the int64 boundaries; None: the input is canonical).
+@pytest.mark.parametrize(
+    ("text", "canonical"),
+    [
+        ("999999999999999999", None),
+        ("999999999999999999.1", "999999999999999999100m"),
+        ("9999999999999999999", None),
+        ("1000000000000000000", "1E"),
+        ("1.0E", "1E"),
+        ("9999999999999999999000m", "9999999999999999999"),
+        ("1.0000000000000000001E", "1000000000000000000100m"),
+        ("1.000000000000000001E", "1000000000000000001"),
+        ("10000000000000000000", "10E"),
+        ("10.0000000000000000001E", "10000000000000000000100m"),
+        ("9223372036854775806.1", "9223372036854775806100m"),
+        ("9223372036854775807.0", "9223372036854775807"),
+        ("9223372036854775808000m", "9223372036854775808"),
+        ("9223372036854775808.1", "9223372036854775808100m"),
+    ],
+)
+def test_upstream_canonical_at_the_int64_boundary(text: str, canonical: str | None) -> None:
+    for sign in ("", "-"):
+        assert str(parse(sign + text)) == sign + (canonical or text)
+
+
+def test_milli_and_whole_round_away_from_zero_like_apimachinery() -> None:
     assert parse_milli("1.0001m") == 2
     assert parse_milli("1.5") == 1500
     assert parse_bytes("0.5") == 1
     assert parse_milli("1Gi") == 1073741824000
+    # int64Amount.AsScaledInt64 (negativeScaleInt64) rounds a negative value away from zero too
+    assert parse_milli("-1.5m") == -2
+    assert parse_bytes("-0.5") == -1
+    # and the parser rounds a value finer than 1n the same way (upstream: "-3.001n" is -4n)
+    assert parse("-3.001n").value == Decimal("-4e-9")
 
 
 def test_formatters() -> None:
@@ -87,6 +285,132 @@ def test_formatters() -> None:
     assert format_bytes(1 << 30, binary=True) == "1Gi"
     # apimachinery shows a binary-format value that is no multiple of 1024 without a suffix
     assert format_bytes(1_500_000_000, binary=True) == "1500000000"
+    # exact for any size (the old formatter rounded past 28 digits)
+    assert format_milli(10**40 + 1) == "10000000000000000000000000000000000000001m"
+    # past Ei there is no binary suffix: the count in decimal
+    assert format_bytes(1 << 70, binary=True) == "1180591620717411303424"
+
+
+# -- the bounds ------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        pytest.param("1e51", id="1e51"),
+        pytest.param("1e400", id="1e400"),
+        pytest.param("9" * 400, id="400-nines"),
+        pytest.param("9223372036854775808", id="int64-max-plus-one"),
+        pytest.param("-9223372036854775808", id="int64-min"),
+        pytest.param("12E", id="12E"),
+        pytest.param("1e2147483647", id="largest-exponent"),
+    ],
+)
+def test_huge_quantities_parse_exactly_and_refuse_conversion(text: str) -> None:
+    """The API server stores them (upstream keeps any decimal quantity); hvpa reports them
+    instead of computing with them, since every upstream accessor overflows past int64."""
+    quantity = parse(text)
+    assert quantity.value == Decimal(text.replace("E", "e18") if text == "12E" else text)
+    assert parse(str(quantity)).value == quantity.value
+    with pytest.raises(QuantityError, match="beyond the largest quantity hvpa reads"):
+        quantity.milli()
+    with pytest.raises(QuantityError, match="beyond the largest quantity hvpa reads"):
+        quantity.whole()
+    assert not is_quantity(text)
+
+
+def test_the_int64_range_itself_converts() -> None:
+    largest = parse(str(MAX_UNITS))
+    assert largest.whole() == MAX_UNITS
+    assert largest.milli() == MAX_UNITS * 1000
+    assert parse(f"-{MAX_UNITS}").milli() == -MAX_UNITS * 1000
+    assert is_quantity(str(MAX_UNITS))
+
+
+def test_a_huge_integer_is_read_without_its_text() -> None:
+    # Python refuses str() of an int past 4300 digits; YAML gives such ints for `cpu: 999...`.
+    quantity = parse(10**5000)
+    assert quantity.value == Decimal(10) ** 5000
+    assert str(quantity) == "100e4998"
+    with pytest.raises(QuantityError):
+        quantity.milli()
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        pytest.param("1e2147483648", id="int32-max-plus-one"),
+        pytest.param("1e-2147483649", id="int32-min-minus-one"),
+        pytest.param("1e" + "9" * 5000, id="5000-digit-exponent"),
+        pytest.param("1000e2147483647", id="value-exponent-past-int32"),
+        pytest.param("1e99999999999999999999", id="past-int64"),
+    ],
+)
+def test_an_exponent_beyond_int32_is_refused(text: str) -> None:
+    """upstream reads the exponent as an int64 and narrows it to int32 unchecked (it wraps);
+    hvpa refuses it, so every canonical form it writes parses again."""
+    with pytest.raises(QuantityError, match="exponent is out of range"):
+        parse(text)
+
+
+def test_the_smallest_exponent_rounds_up_to_a_nanounit() -> None:
+    assert parse("1e-2147483648").value == Decimal("1e-9")
+    assert parse("1e-2147483648").milli() == 1
+
+
+def test_long_texts_are_exact_and_messages_short() -> None:
+    long_fraction = "1." + "0" * 100_000 + "1"
+    assert parse(long_fraction).value == Decimal("1.000000001")
+    with pytest.raises(QuantityError) as refused:
+        parse("x" * 100_000)
+    assert len(str(refused.value)) < 200
+
+
+def test_binary_cap_keeps_the_sign() -> None:
+    assert parse("-9Ei").value == -MAX_UNITS
+    assert str(parse("9Ei")) == str(MAX_UNITS)
+
+
+# -- properties ------------------------------------------------------------------------------
+
+_SUFFIXES = ["", "n", "u", "m", "k", "M", "G", "T", "P", "E", "Ki", "Mi", "Gi", "Ti", "Pi", "Ei"]
+
+
+@st.composite
+def quantity_texts(draw: st.DrawFn) -> str:
+    """Texts in the grammar, with long mantissas and exponents up to and past int32."""
+    sign = draw(st.sampled_from(["", "+", "-"]))
+    whole = draw(st.text("0123456789", max_size=30))
+    fraction = draw(st.none() | st.text("0123456789", max_size=30))
+    if not whole and not fraction:
+        whole = "0"
+    number = whole if fraction is None else f"{whole}.{fraction}"
+    exponent = st.integers(-(2**32), 2**32).map(lambda e: f"e{e}")
+    suffix = draw(st.sampled_from(_SUFFIXES) | exponent)
+    return f"{sign}{number}{suffix}"
+
+
+def _away_from_zero(value: Fraction) -> int:
+    return int(value) if value.denominator == 1 else int(value) + (1 if value > 0 else -1)
+
+
+@given(quantity_texts() | st.text(max_size=40))
+def test_every_text_parses_exactly_or_is_refused(text: str) -> None:
+    """Nothing but QuantityError, for parsing and for every conversion of what parsed."""
+    try:
+        quantity = parse(text)
+    except QuantityError:
+        return
+    canonical = str(quantity)
+    assert parse(canonical).value == quantity.value
+    assert str(parse(canonical)) == canonical
+    try:
+        milli = quantity.milli()
+    except QuantityError:
+        assert quantity.value.copy_abs() > MAX_UNITS
+        return
+    assert milli == _away_from_zero(Fraction(quantity.value) * 1000)
+    assert quantity.whole() == _away_from_zero(Fraction(quantity.value))
 
 
 @given(st.integers(min_value=-(10**15), max_value=10**15))
@@ -97,3 +421,7 @@ def test_milli_round_trip(milli: int) -> None:
 @given(st.integers(min_value=0, max_value=1 << 62), st.booleans())
 def test_bytes_round_trip(count: int, binary: bool) -> None:
     assert parse_bytes(format_bytes(count, binary)) == count
+
+
+def test_quantity_compares_by_value() -> None:
+    assert Quantity(Decimal(1)) < Quantity(Decimal(2)) <= Quantity(Decimal(2))
