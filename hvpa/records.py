@@ -14,20 +14,38 @@ Units: every resource amount is an integer in milli-units, as apimachinery's
 `MilliValue()` gives it (CPU in millicores, memory in milli-bytes), so the
 HPA arithmetic matches upstream exactly and no float ever holds a quantity.
 Times are POSIX seconds (the API's timestamps have whole-second precision).
+
+What can go wrong, and how it is reported:
+
+- An object that does not fit its wire struct (a string where a list
+  belongs) fails to decode: msgspec.DecodeError from bytes, RecordError from
+  a dict (`decode_*`).
+- A field the API server guarantees but that cannot be read (a timestamp, a
+  selector, a metrics window) makes the conversion raise RecordError.
+- A quantity the API server stores but hvpa cannot use (`cpu: 1e51`, past
+  the int64 range of apimachinery's Value()) does not lose the object: the
+  wire conversions (`*_from_wire`, used by informers and `hvpa explain`)
+  leave that amount None and name the field in the record's `unreadable`,
+  so the decision that reads the object can say what is wrong
+  (`check_readable`); the dict decoders (`decode_*`, for scenarios and the
+  simulator) raise RecordError naming it instead.
+
+Nothing else is raised, whatever the object holds: an informer catches
+these two classes and skips the object, a reader of a scenario reports it.
 """
 
 from __future__ import annotations
 
 import sys
 import weakref
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from datetime import UTC, datetime
-from typing import Any, Final
+from typing import Any, Final, TypeVar
 
 import msgspec
 
 from hvpa.durations import DurationError, parse_duration
-from hvpa.labels import LabelSelector
+from hvpa.labels import LabelSelector, SelectorError
 from hvpa.quantity import QuantityError, parse
 
 __all__ = [
@@ -41,9 +59,11 @@ __all__ = [
     "RecordError",
     "Resources",
     "TargetRecord",
+    "UnreadableInput",
     "VpaContainerPolicy",
     "VpaContainerRecommendation",
     "VpaRecord",
+    "check_readable",
     "decode_configmap",
     "decode_node",
     "decode_pod",
@@ -59,17 +79,36 @@ MEMORY: Final = "memory"
 
 
 class RecordError(ValueError):
-    """An object whose fields cannot be read (a bad quantity or timestamp)."""
+    """An object whose fields cannot be read (a bad quantity, timestamp or selector)."""
+
+
+class UnreadableInput(RecordError):
+    """Objects a decision reads hold fields that cannot be read; `problems` names each."""
+
+    def __init__(self, problems: tuple[str, ...]) -> None:
+        super().__init__("; ".join(problems))
+        self.problems = problems
 
 
 def parse_time(text: str | None) -> float | None:
-    """RFC 3339 (as metav1.Time writes it) to POSIX seconds; None stays None."""
+    """RFC 3339 (as metav1.Time writes it) to POSIX seconds; None stays None.
+
+    A time without a zone is read as UTC, not as the machine's local time, so
+    a scenario decides the same everywhere."""
     if not text:
         return None
     try:
-        return datetime.fromisoformat(text.replace("Z", "+00:00")).timestamp()
-    except ValueError as error:
-        raise RecordError(f"{text!r} is not an RFC 3339 time") from error
+        moment = datetime.fromisoformat(text.replace("Z", "+00:00"))
+        if moment.tzinfo is None:
+            moment = moment.replace(tzinfo=UTC)
+        return moment.timestamp()
+    except (ValueError, OverflowError) as error:
+        raise RecordError(f"{_shown(text)} is not an RFC 3339 time") from error
+
+
+def _shown(text: str) -> str:
+    """A value quoted in a message, cut short when it is long."""
+    return repr(text) if len(text) <= 64 else f"{text[:64]!r}... ({len(text)} characters)"
 
 
 def format_time(seconds: float) -> str:
@@ -78,15 +117,22 @@ def format_time(seconds: float) -> str:
 
 
 def quantity_milli(value: str | int | float, where: str) -> int:
-    """A quantity from the API in milli-units; a bad one is a RecordError naming `where`."""
+    """A quantity from the API in milli-units; a bad one (or one past the int64 range of
+    apimachinery's Value()) is a RecordError naming `where`."""
     try:
         return parse(value).milli()
     except QuantityError as error:
         raise RecordError(f"{where}: {error}") from error
 
 
-def _milli(value: str | int | float | None, where: str) -> int | None:
-    return None if value is None else quantity_milli(value, where)
+def _amount(value: str | int | float | None, where: str) -> tuple[int | None, tuple[str, ...]]:
+    """An amount in milli-units, or None and the problem naming `where` when it cannot be read."""
+    if value is None:
+        return None, ()
+    try:
+        return parse(value).milli(), ()
+    except QuantityError as error:
+        return None, (f"{where}: {error}",)
 
 
 # ---------------------------------------------------------------------------
@@ -144,6 +190,8 @@ class PodRecord(msgspec.Struct, frozen=True, gc=False):
     owner_uid: str | None = None
     # Pod-level `spec.resources.requests` (the PodLevelResources feature), cpu and memory.
     requests: Resources = NO_RESOURCES
+    # Fields that held a quantity hvpa cannot use (their amounts are None), each named.
+    unreadable: tuple[str, ...] = ()
 
     @property
     def key(self) -> str:
@@ -158,6 +206,7 @@ class NodeRecord(msgspec.Struct, frozen=True, gc=False):
     ready: str | None
     allocatable: Resources
     resource_version: str = ""
+    unreadable: tuple[str, ...] = ()
 
 
 class TargetRecord(msgspec.Struct, frozen=True, gc=False):
@@ -181,6 +230,7 @@ class TargetRecord(msgspec.Struct, frozen=True, gc=False):
     paused: bool = False
     current_revision: str = ""
     update_revision: str = ""
+    unreadable: tuple[str, ...] = ()
 
     @property
     def key(self) -> str:
@@ -251,6 +301,7 @@ class VpaRecord(msgspec.Struct, frozen=True, gc=False):
     resource_version: str = ""
     owner_uids: tuple[str, ...] = ()
     creation_time: float | None = None
+    unreadable: tuple[str, ...] = ()
 
 
 class ContainerMetrics(msgspec.Struct, frozen=True, gc=False):
@@ -370,9 +421,15 @@ class NodeWire(msgspec.Struct):
     status: _NodeStatus = msgspec.field(default_factory=_NodeStatus)
 
 
-class _Selector(msgspec.Struct, rename="camel"):
+class _Requirement(msgspec.Struct, rename="camel", omit_defaults=True):
+    key: str = ""
+    operator: str = ""
+    values: list[str] | None = None
+
+
+class _Selector(msgspec.Struct, rename="camel", omit_defaults=True):
     match_labels: dict[str, str] | None = None
-    match_expressions: list[dict[str, Any]] | None = None
+    match_expressions: list[_Requirement] | None = None
 
 
 class _TemplateSpec(msgspec.Struct):
@@ -509,12 +566,13 @@ def _intern_optional(text: str | None) -> str | None:
     return None if text is None else sys.intern(text)
 
 
-def _resources(amounts: _Amounts | None, where: str) -> Resources:
+def _resources(amounts: _Amounts | None, where: str) -> tuple[Resources, tuple[str, ...]]:
+    """CPU and memory of a resource list, and the fields that cannot be read."""
     if not amounts:
-        return NO_RESOURCES
-    return Resources(
-        _milli(amounts.get(CPU), f"{where}.cpu"), _milli(amounts.get(MEMORY), f"{where}.memory")
-    )
+        return NO_RESOURCES, ()
+    cpu, cpu_problems = _amount(amounts.get(CPU), f"{where}.cpu")
+    memory, memory_problems = _amount(amounts.get(MEMORY), f"{where}.memory")
+    return Resources(cpu, memory), cpu_problems + memory_problems
 
 
 def _amounts_key(amounts: _Amounts | None) -> tuple[tuple[str, str | int | float], ...] | None:
@@ -533,14 +591,17 @@ def _container_key(container: _Container) -> tuple[object, ...]:
     )
 
 
-def _container_specs(spec: _PodSpec, where: str) -> tuple[ContainerSpec, ...]:
-    """The specs of a pod's (or template's) containers, from a cache keyed by their raw fields.
+def _container_specs(
+    spec: _PodSpec, where: str
+) -> tuple[tuple[ContainerSpec, ...], tuple[str, ...]]:
+    """The specs of a pod's (or template's) containers, from a cache keyed by their raw fields,
+    and the fields that cannot be read.
 
     Pods of one template repeat the same containers; parsing their quantities
     again for each (Decimal arithmetic) was half the cost of decoding a pod.
     Keys are the raw names, restart policies and amounts, so a cached spec is
-    exactly what parsing would give; a container that fails to parse is
-    never cached (its error is raised each time).
+    exactly what parsing would give; containers with an unreadable field are
+    never cached (their problems name this object, not the first one seen).
     """
     key = (
         tuple(_container_key(c) for c in spec.containers),
@@ -548,35 +609,45 @@ def _container_specs(spec: _PodSpec, where: str) -> tuple[ContainerSpec, ...]:
     )
     cached = _specs_by_raw.get(key)
     if cached is not None:
-        return cached
-    specs = _parse_container_specs(spec, where)
+        return cached, ()
+    specs, problems = _parse_container_specs(spec, where)
+    if problems:
+        return specs, problems
     if len(_specs_by_raw) >= _INTERN_LIMIT:
         _specs_by_raw.clear()
     _specs_by_raw[key] = specs
-    return specs
+    return specs, ()
 
 
-def _parse_container_specs(spec: _PodSpec, where: str) -> tuple[ContainerSpec, ...]:
-    specs = [_container_spec(c, f"{where}.containers[{c.name}]", False) for c in spec.containers]
-    specs += [
+def _parse_container_specs(
+    spec: _PodSpec, where: str
+) -> tuple[tuple[ContainerSpec, ...], tuple[str, ...]]:
+    parsed = [_container_spec(c, f"{where}.containers[{c.name}]", False) for c in spec.containers]
+    parsed += [
         _container_spec(c, f"{where}.initContainers[{c.name}]", True)
         for c in spec.init_containers
         if c.restart_policy == "Always"
     ]
-    return tuple(specs)
+    specs = tuple(container for container, _ in parsed)
+    problems = tuple(problem for _, found in parsed for problem in found)
+    return specs, problems
 
 
-def _container_spec(container: _Container, where: str, sidecar: bool) -> ContainerSpec:
+def _container_spec(
+    container: _Container, where: str, sidecar: bool
+) -> tuple[ContainerSpec, tuple[str, ...]]:
     resources = container.resources or _Requirements()
-    requests = resources.requests or {}
-    others = tuple(sorted(name for name in requests if name not in (CPU, MEMORY)))
-    return ContainerSpec(
+    requests, request_problems = _resources(resources.requests, f"{where}.resources.requests")
+    limits, limit_problems = _resources(resources.limits, f"{where}.resources.limits")
+    others = tuple(sorted(name for name in resources.requests or {} if name not in (CPU, MEMORY)))
+    spec = ContainerSpec(
         name=sys.intern(container.name),
-        requests=_resources(resources.requests, f"{where}.resources.requests"),
-        limits=_resources(resources.limits, f"{where}.resources.limits"),
+        requests=requests,
+        limits=limits,
         sidecar=sidecar,
         other_requests=others,
     )
+    return spec, request_problems + limit_problems
 
 
 def _condition(conditions: list[_Condition], kind: str) -> _Condition | None:
@@ -609,6 +680,9 @@ def pod_from_wire(wire: PodWire) -> PodRecord:
         for term in _terminations(s)
         if term.reason == "OOMKilled"
     )
+    where = f"Pod {meta.namespace}/{meta.name} spec"
+    containers, container_problems = _container_specs(wire.spec, where)
+    requests, request_problems = _pod_level_requests(wire.spec, where)
     return PodRecord(
         namespace=sys.intern(meta.namespace),
         name=meta.name,
@@ -618,42 +692,51 @@ def pod_from_wire(wire: PodWire) -> PodRecord:
         start_time=parse_time(status.start_time),
         ready=sys.intern(ready.status) if ready else None,
         ready_transition=parse_time(ready.last_transition_time) if ready else None,
-        containers=_container_specs(wire.spec, f"pod {meta.namespace}/{meta.name} spec"),
+        containers=containers,
         # Shared by the pods on a node and by the pods of a ReplicaSet: one copy each.
         node_name=_intern_optional(wire.spec.node_name),
         oom_kills=ooms,
         resource_version=meta.resource_version,
         owner_uid=_intern_optional(_controller_uid(meta)),
-        requests=_pod_level_requests(wire.spec, f"pod {meta.namespace}/{meta.name} spec"),
+        requests=requests,
+        unreadable=container_problems + request_problems,
     )
 
 
-def _pod_level_requests(spec: _PodSpec, where: str) -> Resources:
+def _pod_level_requests(spec: _PodSpec, where: str) -> tuple[Resources, tuple[str, ...]]:
     requests = spec.resources.requests if spec.resources is not None else None
     return _resources(requests, f"{where}.resources.requests")
 
 
 def node_from_wire(wire: NodeWire) -> NodeRecord:
     ready = _condition(wire.status.conditions, "Ready")
+    allocatable, unreadable = _resources(
+        wire.status.allocatable, f"Node {wire.metadata.name} status.allocatable"
+    )
     return NodeRecord(
         name=wire.metadata.name,
         labels=_intern_labels(wire.metadata.labels),
         unschedulable=wire.spec.unschedulable,
         ready=ready.status if ready else None,
-        allocatable=_resources(
-            wire.status.allocatable, f"node {wire.metadata.name} status.allocatable"
-        ),
+        allocatable=allocatable,
         resource_version=wire.metadata.resource_version,
+        unreadable=unreadable,
     )
+
+
+def _target_selector(selector: _Selector | None, where: str) -> LabelSelector:
+    if selector is None:
+        return LabelSelector(nothing=True)
+    try:
+        return LabelSelector.from_dict(msgspec.to_builtins(selector))
+    except SelectorError as error:
+        raise RecordError(f"{where} spec.selector: {error}") from error
 
 
 def target_from_wire(wire: TargetWire) -> TargetRecord:
     meta, spec, status = wire.metadata, wire.spec, wire.status
-    selector = (
-        LabelSelector.from_dict(msgspec.to_builtins(spec.selector))
-        if spec.selector is not None
-        else LabelSelector(nothing=True)
-    )
+    where = f"{wire.kind or 'target'} {meta.namespace}/{meta.name}"
+    containers, unreadable = _container_specs(spec.template.spec, f"{where} spec.template.spec")
     return TargetRecord(
         api_version=wire.api_version,
         kind=wire.kind,
@@ -663,10 +746,8 @@ def target_from_wire(wire: TargetWire) -> TargetRecord:
         generation=meta.generation,
         resource_version=meta.resource_version,
         replicas=spec.replicas,
-        selector=selector,
-        containers=_container_specs(
-            spec.template.spec, f"{wire.kind} {meta.namespace}/{meta.name} spec.template.spec"
-        ),
+        selector=_target_selector(spec.selector, where),
+        containers=containers,
         observed_generation=status.observed_generation,
         status_replicas=status.replicas,
         updated_replicas=status.updated_replicas,
@@ -675,40 +756,64 @@ def target_from_wire(wire: TargetWire) -> TargetRecord:
         paused=spec.paused,
         current_revision=status.current_revision,
         update_revision=status.update_revision,
+        unreadable=unreadable,
     )
+
+
+def _vpa_policy(policy: _VpaPolicy, where: str) -> tuple[VpaContainerPolicy, tuple[str, ...]]:
+    where = f"{where} spec.resourcePolicy.containerPolicies[{policy.container_name}]"
+    min_allowed, min_problems = _resources(policy.min_allowed, f"{where}.minAllowed")
+    max_allowed, max_problems = _resources(policy.max_allowed, f"{where}.maxAllowed")
+    record = VpaContainerPolicy(
+        container_name=policy.container_name,
+        mode=policy.mode or "Auto",
+        min_allowed=min_allowed,
+        max_allowed=max_allowed,
+        controlled_resources=tuple(policy.controlled_resources)
+        if policy.controlled_resources is not None
+        else (CPU, MEMORY),
+        controlled_values=policy.controlled_values or "RequestsAndLimits",
+    )
+    return record, min_problems + max_problems
+
+
+def _vpa_recommendation(
+    recommendation: _VpaContainerRecommendation, where: str
+) -> tuple[VpaContainerRecommendation, tuple[str, ...]]:
+    where = (
+        f"{where} status.recommendation.containerRecommendations[{recommendation.container_name}]"
+    )
+    target, target_problems = _resources(recommendation.target, f"{where}.target")
+    lower, lower_problems = _resources(recommendation.lower_bound, f"{where}.lowerBound")
+    upper, upper_problems = _resources(recommendation.upper_bound, f"{where}.upperBound")
+    uncapped, uncapped_problems = _resources(
+        recommendation.uncapped_target, f"{where}.uncappedTarget"
+    )
+    record = VpaContainerRecommendation(
+        container_name=recommendation.container_name,
+        target=target,
+        lower_bound=lower,
+        upper_bound=upper,
+        uncapped_target=uncapped,
+    )
+    return record, target_problems + lower_problems + upper_problems + uncapped_problems
 
 
 def vpa_from_wire(wire: VpaWire) -> VpaRecord:
     meta, spec, status = wire.metadata, wire.spec, wire.status
     where = f"VerticalPodAutoscaler {meta.namespace}/{meta.name}"
-    policies = tuple(
-        VpaContainerPolicy(
-            container_name=p.container_name,
-            mode=p.mode or "Auto",
-            min_allowed=_resources(p.min_allowed, f"{where} minAllowed"),
-            max_allowed=_resources(p.max_allowed, f"{where} maxAllowed"),
-            controlled_resources=tuple(p.controlled_resources)
-            if p.controlled_resources is not None
-            else (CPU, MEMORY),
-            controlled_values=p.controlled_values or "RequestsAndLimits",
-        )
+    policies = [
+        _vpa_policy(p, where)
         for p in (spec.resource_policy.container_policies if spec.resource_policy else [])
+    ]
+    wire_recommendations = (
+        status.recommendation.container_recommendations if status.recommendation else None
     )
-    recommendations = None
-    if (
-        status.recommendation is not None
-        and status.recommendation.container_recommendations is not None
-    ):
-        recommendations = tuple(
-            VpaContainerRecommendation(
-                container_name=r.container_name,
-                target=_resources(r.target, f"{where} target"),
-                lower_bound=_resources(r.lower_bound, f"{where} lowerBound"),
-                upper_bound=_resources(r.upper_bound, f"{where} upperBound"),
-                uncapped_target=_resources(r.uncapped_target, f"{where} uncappedTarget"),
-            )
-            for r in status.recommendation.container_recommendations
-        )
+    recommendations = (
+        None
+        if wire_recommendations is None
+        else [_vpa_recommendation(r, where) for r in wire_recommendations]
+    )
     target_ref = spec.target_ref or _VpaTargetRef()
     return VpaRecord(
         namespace=meta.namespace,
@@ -717,12 +822,17 @@ def vpa_from_wire(wire: VpaWire) -> VpaRecord:
         target_kind=target_ref.kind,
         target_name=target_ref.name,
         update_mode=(spec.update_policy.update_mode if spec.update_policy else None) or "Auto",
-        container_policies=policies,
-        recommendations=recommendations,
+        container_policies=tuple(policy for policy, _ in policies),
+        recommendations=None
+        if recommendations is None
+        else tuple(recommendation for recommendation, _ in recommendations),
         conditions={c.type: (c.status, c.reason, c.message) for c in status.conditions},
         resource_version=meta.resource_version,
         owner_uids=tuple(ref.uid for ref in meta.owner_references or ()),
         creation_time=parse_time(meta.creation_timestamp),
+        unreadable=tuple(
+            problem for _, found in [*policies, *(recommendations or ())] for problem in found
+        ),
     )
 
 
@@ -736,17 +846,24 @@ def _duration_seconds(text: str | None) -> float:
         raise RecordError(f"window: {error}") from error
 
 
+def _container_usage(usage: _ContainerUsage, where: str) -> ContainerMetrics:
+    """One container's usage; an unreadable amount fails the whole answer, as a metrics read."""
+    amounts, problems = _resources(usage.usage, f"{where} containers[{usage.name}].usage")
+    if problems:
+        raise RecordError("; ".join(problems))
+    return ContainerMetrics(usage.name, amounts)
+
+
 def pod_metrics_from_wire(wire: PodMetricsWire) -> PodMetricsRecord:
+    """Raises RecordError for an unreadable field: a metrics read fails as a whole, and its
+    reader turns that into a failed reading."""
     where = f"PodMetrics {wire.metadata.namespace}/{wire.metadata.name}"
     return PodMetricsRecord(
         namespace=wire.metadata.namespace,
         name=wire.metadata.name,
         timestamp=parse_time(wire.timestamp),
         window_seconds=_duration_seconds(wire.window),
-        containers=tuple(
-            ContainerMetrics(c.name, _resources(c.usage, f"{where} {c.name}"))
-            for c in wire.containers
-        ),
+        containers=tuple(_container_usage(c, where) for c in wire.containers),
     )
 
 
@@ -772,20 +889,43 @@ def _convert(obj: Mapping[str, Any], wire_type: type[Any], what: str) -> Any:
         raise RecordError(f"{what}: {error}") from error
 
 
-def decode_pod(obj: Mapping[str, Any]) -> PodRecord:
-    return pod_from_wire(_convert(obj, PodWire, "Pod"))
+_Checked = PodRecord | NodeRecord | TargetRecord | VpaRecord
+_C = TypeVar("_C", PodRecord, NodeRecord, TargetRecord, VpaRecord)
 
 
-def decode_node(obj: Mapping[str, Any]) -> NodeRecord:
-    return node_from_wire(_convert(obj, NodeWire, "Node"))
+def _readable(record: _C, strict: bool) -> _C:
+    if strict and record.unreadable:
+        raise RecordError("; ".join(record.unreadable))
+    return record
 
 
-def decode_target(obj: Mapping[str, Any]) -> TargetRecord:
-    return target_from_wire(_convert(obj, TargetWire, str(obj.get("kind") or "target")))
+def check_readable(records: Iterable[_Checked | None]) -> None:
+    """Raise UnreadableInput naming every unreadable field of `records` (None: absent, fine).
+
+    A decision on an object with an amount it cannot read would decide on
+    a guess; the caller holds instead and says why."""
+    problems = tuple(
+        problem for record in records if record is not None for problem in record.unreadable
+    )
+    if problems:
+        raise UnreadableInput(problems)
 
 
-def decode_vpa(obj: Mapping[str, Any]) -> VpaRecord:
-    return vpa_from_wire(_convert(obj, VpaWire, "VerticalPodAutoscaler"))
+def decode_pod(obj: Mapping[str, Any], *, strict: bool = True) -> PodRecord:
+    """`strict` False: keep an unreadable quantity as an `unreadable` field, not a RecordError."""
+    return _readable(pod_from_wire(_convert(obj, PodWire, "Pod")), strict)
+
+
+def decode_node(obj: Mapping[str, Any], *, strict: bool = True) -> NodeRecord:
+    return _readable(node_from_wire(_convert(obj, NodeWire, "Node")), strict)
+
+
+def decode_target(obj: Mapping[str, Any], *, strict: bool = True) -> TargetRecord:
+    return _readable(target_from_wire(_convert(obj, TargetWire, "target")), strict)
+
+
+def decode_vpa(obj: Mapping[str, Any], *, strict: bool = True) -> VpaRecord:
+    return _readable(vpa_from_wire(_convert(obj, VpaWire, "VerticalPodAutoscaler")), strict)
 
 
 def decode_pod_metrics(obj: Mapping[str, Any]) -> PodMetricsRecord:

@@ -1,4 +1,5 @@
-"""Slim records: what is kept from each object, interning, and rollout detection."""
+"""Slim records: what is kept from each object, interning, rollout detection, and what an
+unreadable field does (RecordError, or an `unreadable` entry naming it)."""
 
 from collections.abc import Callable
 from typing import Any
@@ -11,11 +12,14 @@ from hvpa.records import (
     PodWire,
     RecordError,
     Resources,
+    UnreadableInput,
+    check_readable,
     decode_node,
     decode_pod,
     decode_pod_metrics,
     decode_target,
     decode_vpa,
+    parse_time,
     pod_from_wire,
 )
 
@@ -292,3 +296,135 @@ def test_labels_are_forgotten_when_no_record_holds_them() -> None:
     assert key in records._labels_seen
     del record, again
     assert key not in records._labels_seen
+
+
+# -- unreadable fields -------------------------------------------------------------------------
+
+HUGE = "1e51"  # a quantity the API server stores, past the int64 range hvpa reads
+
+
+def test_a_huge_request_is_kept_as_unreadable_on_the_wire_path() -> None:
+    """Informers keep the pod (so the decision can say what is wrong) with the amount None."""
+    bad = pod("web-0")
+    bad["spec"]["containers"][0]["resources"]["requests"]["cpu"] = HUGE  # type: ignore[index]
+    record = pod_from_wire(msgspec.json.decode(orjson.dumps(bad), type=PodWire))
+    assert record.containers[0].requests.cpu is None
+    assert record.containers[0].requests.memory == 1073741824000
+    (problem,) = record.unreadable
+    assert problem.startswith("Pod shop/web-0 spec.containers[app].resources.requests.cpu: ")
+    assert "beyond the largest quantity" in problem
+    assert decode_pod(bad, strict=False).unreadable == record.unreadable
+    with pytest.raises(RecordError, match=r"requests\.cpu: '?1e51"):
+        decode_pod(bad)
+
+
+def test_unreadable_containers_are_not_cached_under_another_pods_name() -> None:
+    first, second = pod("web-0"), pod("web-1")
+    for each in (first, second):
+        each["spec"]["containers"][0]["resources"]["limits"]["memory"] = HUGE  # type: ignore[index]
+    assert "web-0" in decode_pod(first, strict=False).unreadable[0]
+    assert "web-1" in decode_pod(second, strict=False).unreadable[0]
+
+
+def test_node_target_and_vpa_name_their_unreadable_fields() -> None:
+    node = decode_node(
+        {"metadata": {"name": "n1"}, "status": {"allocatable": {"memory": HUGE}}}, strict=False
+    )
+    assert node.unreadable[0].startswith("Node n1 status.allocatable.memory: ")
+    target = decode_target(
+        {
+            "kind": "Deployment",
+            "metadata": {"name": "web", "namespace": "shop"},
+            "spec": {
+                "selector": {"matchLabels": {"app": "web"}},
+                "template": {"spec": {"containers": [pod("x")["spec"]["containers"][0]]}},  # type: ignore[index]
+            },
+        },
+        strict=False,
+    )
+    assert target.unreadable == ()
+    vpa = decode_vpa(
+        {
+            "metadata": {"name": "v", "namespace": "shop"},
+            "spec": {
+                "resourcePolicy": {
+                    "containerPolicies": [{"containerName": "app", "maxAllowed": {"cpu": HUGE}}]
+                }
+            },
+            "status": {
+                "recommendation": {
+                    "containerRecommendations": [
+                        {"containerName": "app", "target": {"cpu": "1", "memory": HUGE}}
+                    ]
+                }
+            },
+        },
+        strict=False,
+    )
+    assert [p.split(":")[0] for p in vpa.unreadable] == [
+        "VerticalPodAutoscaler shop/v spec.resourcePolicy.containerPolicies[app].maxAllowed.cpu",
+        "VerticalPodAutoscaler shop/v "
+        "status.recommendation.containerRecommendations[app].target.memory",
+    ]
+    assert vpa.recommendations is not None
+    assert vpa.recommendations[0].target.cpu == 1000
+    assert vpa.recommendations[0].target.memory is None
+
+
+def test_check_readable_names_every_problem() -> None:
+    bad = pod("web-0")
+    bad["spec"]["containers"][0]["resources"]["requests"]["cpu"] = HUGE  # type: ignore[index]
+    good = decode_pod(pod("web-1"))
+    check_readable([good, None])
+    with pytest.raises(UnreadableInput) as unreadable:
+        check_readable([good, decode_pod(bad, strict=False), None])
+    assert len(unreadable.value.problems) == 1
+    assert "web-0" in str(unreadable.value)
+
+
+def test_an_unreadable_usage_fails_the_pod_metrics() -> None:
+    """A metrics answer is read as a whole: its reader turns the error into a failed reading."""
+    with pytest.raises(RecordError, match=r"PodMetrics shop/p containers\[app\]\.usage\.cpu"):
+        decode_pod_metrics(
+            {
+                "metadata": {"name": "p", "namespace": "shop"},
+                "containers": [{"name": "app", "usage": {"cpu": HUGE}}],
+            }
+        )
+
+
+@pytest.mark.parametrize(
+    ("selector", "match"),
+    [
+        pytest.param(
+            {"matchExpressions": [{"key": "a", "operator": "Near"}]}, "operator", id="operator"
+        ),
+        pytest.param(
+            {"matchExpressions": [{"key": "a", "operator": "In", "values": 5}]},
+            "values",
+            id="values-not-a-list",
+        ),
+        pytest.param(
+            {"matchExpressions": ["a"]}, "matchExpressions", id="expression-not-an-object"
+        ),
+    ],
+)
+def test_a_broken_target_selector_is_a_record_error(selector: object, match: str) -> None:
+    with pytest.raises(RecordError, match=match):
+        decode_target(
+            {"kind": "Deployment", "metadata": {"name": "w"}, "spec": {"selector": selector}}
+        )
+
+
+@pytest.mark.parametrize("obj", [[], "pod", 5, None])
+def test_a_document_that_is_not_an_object_is_a_record_error(obj: Any) -> None:
+    with pytest.raises(RecordError):
+        decode_target(obj)
+    with pytest.raises(RecordError):
+        decode_pod(obj)
+
+
+def test_a_time_without_a_zone_is_utc() -> None:
+    assert parse_time("2026-01-01T00:00:00") == parse_time("2026-01-01T00:00:00Z")
+    with pytest.raises(RecordError, match="not an RFC 3339 time"):
+        parse_time("0001-01-01T00:00:00+14:00x")

@@ -6,6 +6,9 @@ converges; it never depends on which event queued it. The steps:
 1. gone: forget its series and debug entry; being deleted: nothing (the
    garbage collector removes the child VPA); invalid: the InvalidSpec
    condition and a Warning Event, no scaling.
+   An object it reads with a quantity that cannot be read (past the int64
+   range): `ScalingActive=False, reason=UnreadableInput` naming the field,
+   a Warning Event, no scaling.
 2. The cache still shows an object this controller has just overwritten
    (the watch has not delivered the write yet): try again shortly instead of
    deciding on what is known to be stale ("expectations", as client-go's
@@ -51,14 +54,20 @@ from hvpa.controller.snapshot import (
     describe_reading,
     prepare,
 )
-from hvpa.controller.status import DRY_RUN, invalid_status, status_to_write
+from hvpa.controller.status import (
+    DRY_RUN,
+    INVALID_SPEC,
+    UNREADABLE_INPUT,
+    invalid_status,
+    status_to_write,
+)
 from hvpa.controller.vpa import vpa_body, vpa_changes, vpa_name
 from hvpa.engine.conditions import ABLE_TO_SCALE, SCALING_ACTIVE, VERTICAL_SCALING_ACTIVE
 from hvpa.engine.decide import decide
 from hvpa.engine.decision import Decision, Snapshot, format_resources
 from hvpa.engine.settings import Settings as EngineSettings
 from hvpa.logs import fields
-from hvpa.records import TargetRecord
+from hvpa.records import TargetRecord, UnreadableInput
 from hvpa.settings import ControllerSettings
 
 __all__ = ["Reconciler"]
@@ -199,7 +208,11 @@ class Reconciler:
         if record.hvpa is None:
             await self._invalid(record)
             return None
-        prepared = prepare(record, self._cache)
+        try:
+            prepared = prepare(record, self._cache)
+        except UnreadableInput as unreadable:
+            await self._unreadable(record, unreadable.problems)
+            return None
         if prepared.unsynced_config_maps:
             return self._settings.config_map_sync_retry_seconds
         await self._ensure_vpa(record, prepared)
@@ -260,18 +273,34 @@ class Reconciler:
         }
 
     async def _invalid(self, record: HvpaRecord) -> None:
-        now = self._clock()
         observation = self._observations.get(record.key)
-        observation.time = now
+        observation.time = self._clock()
         observation.invalid = record.problems
         observation.decision = None
         observation.inputs = {}
-        status = invalid_status(record.raw_status, record.problems, record.generation, now)
+        await self._hold(record, record.problems, INVALID_SPEC, "the spec is invalid")
+
+    async def _unreadable(self, record: HvpaRecord, problems: tuple[str, ...]) -> None:
+        observation = self._observations.get(record.key)
+        observation.time = self._clock()
+        observation.invalid = ()
+        observation.decision = None
+        observation.inputs = {"unreadable": list(problems)}
+        summary = "an object the decision reads cannot be read"
+        await self._hold(record, problems, UNREADABLE_INPUT, summary)
+
+    async def _hold(
+        self, record: HvpaRecord, problems: tuple[str, ...], reason: str, summary: str
+    ) -> None:
+        """Nothing is decided: `ScalingActive=False` (`reason`) and a Warning Event name the
+        problems; written only when the condition changes."""
+        now = self._clock()
+        status = invalid_status(
+            record.raw_status, problems, record.generation, now, reason=reason, summary=summary
+        )
         if status == record.raw_status:
             return
-        _logger.warning(
-            "invalid Hvpa", extra=fields(hvpa=record.key, problems="; ".join(record.problems))
-        )
+        _logger.warning(summary, extra=fields(hvpa=record.key, problems="; ".join(problems)))
         written = await self._applier.write_status(
             namespace=record.namespace,
             name=record.name,
@@ -283,8 +312,8 @@ class Reconciler:
             RecordedEvent(
                 _involved(record),
                 "Warning",
-                "InvalidSpec",
-                "the spec is invalid, nothing is scaled: " + "; ".join(record.problems),
+                reason,
+                f"{summary}, nothing is scaled: " + "; ".join(problems),
             )
         )
 

@@ -270,10 +270,13 @@ def _owner(ref: Mapping[str, Any]) -> OwnerRef:
 
 
 def vpa_object_from_wire(wire: VpaObjectWire) -> VpaObject:
-    """Raises RecordError for unreadable quantities (the informer skips that VPA)."""
+    """Raises RecordError for a VPA that does not fit its type (the informer skips it); an
+    unreadable quantity is kept in `record.unreadable` for the reconcile to report."""
     meta = wire.metadata
     metadata = _metadata(meta, ownerReferences=meta.owner_references or [])
-    record = decode_vpa({"metadata": metadata, "spec": wire.spec, "status": wire.status})
+    record = decode_vpa(
+        {"metadata": metadata, "spec": wire.spec, "status": wire.status}, strict=False
+    )
     return VpaObject(
         record=record,
         labels=dict(meta.labels or {}),

@@ -38,7 +38,7 @@ from hvpa.engine.metrics import (
     metric_queries,
     needs_pod_usage,
 )
-from hvpa.records import ConfigMapRecord, TargetRecord, parse_time
+from hvpa.records import ConfigMapRecord, TargetRecord, check_readable, parse_time
 
 __all__ = ["Prepared", "complete", "describe_query", "describe_reading", "prepare"]
 
@@ -97,7 +97,10 @@ def _writers(record: HvpaRecord, cache: Cache) -> tuple[Writer, ...]:
 
 
 def prepare(record: HvpaRecord, cache: Cache) -> Prepared:
-    """Read everything but the metrics for a valid Hvpa (`record.hvpa` set)."""
+    """Read everything but the metrics for a valid Hvpa (`record.hvpa` set).
+
+    Raises UnreadableInput (a RecordError) naming each field of the target,
+    its pods, the nodes or the VPA that holds a quantity hvpa cannot use."""
     hvpa = record.hvpa
     if hvpa is None:
         raise ValueError(f"Hvpa {record.key} is invalid; there is nothing to decide")
@@ -123,6 +126,7 @@ def prepare(record: HvpaRecord, cache: Cache) -> Prepared:
         vpa=vpa.record if vpa is not None else None,
         writers=_writers(record, cache),
     )
+    check_readable((snapshot.target, snapshot.vpa, *snapshot.pods, *snapshot.nodes))
     return Prepared(hvpa, snapshot, queries, vpa, unsynced)
 
 

@@ -18,11 +18,14 @@ The controller adds, on top:
 - out of a dry run, no `DryRun` condition;
 - for a spec that parses again, no stale `ScalingActive=False, InvalidSpec`: the engine
   drops one it did not set in this decision (`Conditions.drop_stale`), and keeps one it
-  did (cluster-proportional parameters a ConfigMap holds are checked only there).
+  did (cluster-proportional parameters a ConfigMap holds are checked only there);
+- for inputs that read again, no stale `ScalingActive=False, UnreadableInput`: only the
+  controller sets that reason, without a decision, so any decision drops it.
 
-An invalid Hvpa cannot be parsed into the engine's types, so its status is
-edited as written (`invalid_status`): only the `ScalingActive` condition
-and `observedGeneration` change.
+An invalid Hvpa cannot be parsed into the engine's types, and an Hvpa whose
+inputs cannot be read is not decided, so their status is edited as written
+(`invalid_status`): only the `ScalingActive` condition and
+`observedGeneration` change.
 """
 
 from __future__ import annotations
@@ -42,12 +45,15 @@ from hvpa.records import TargetRecord, format_time
 __all__ = [
     "DRY_RUN",
     "INVALID_SPEC",
+    "UNREADABLE_INPUT",
     "dry_run_summary",
     "invalid_status",
     "status_to_write",
 ]
 
 DRY_RUN: Final = "DryRun"
+# An object the decision reads holds a field hvpa cannot read (a quantity past int64).
+UNREADABLE_INPUT: Final = "UnreadableInput"
 # metav1.Condition.message is limited to 32768 bytes.
 _MAX_CONDITION_MESSAGE: Final = 32768
 _DECISION_PREFIX: Final = "decision: "
@@ -131,7 +137,11 @@ def status_to_write(
     status = replace(
         status, target_ref=hvpa.spec.target_ref, desired_replicas=decision.desired_replicas
     )
-    conditions = [c for c in status.conditions or () if c.type != DRY_RUN]
+    conditions = [
+        c
+        for c in status.conditions or ()
+        if c.type != DRY_RUN and not (c.type == SCALING_ACTIVE and c.reason == UNREADABLE_INPUT)
+    ]
     if dry_run:
         status = _applied_kept(status, previous)
         conditions = _dry_run_conditions(conditions, decision)
@@ -152,18 +162,24 @@ def status_to_write(
 
 
 def invalid_status(
-    raw: Mapping[str, Any] | None, problems: Iterable[str], generation: int, now: float
+    raw: Mapping[str, Any] | None,
+    problems: Iterable[str],
+    generation: int,
+    now: float,
+    *,
+    reason: str = INVALID_SPEC,
+    summary: str = "the spec is invalid",
 ) -> dict[str, Any]:
-    """The status as written, with `ScalingActive=False, reason=InvalidSpec` naming every problem."""
+    """The status as written, with `ScalingActive=False` (`reason`) naming every problem."""
     status = dict(raw or {})
     conditions = [dict(c) for c in status.get("conditions") or () if isinstance(c, Mapping)]
-    message = ("the spec is invalid: " + "; ".join(problems))[:_MAX_CONDITION_MESSAGE]
+    message = (f"{summary}: " + "; ".join(problems))[:_MAX_CONDITION_MESSAGE]
     old = next((c for c in conditions if c.get("type") == SCALING_ACTIVE), None)
     kept_time = old.get("lastTransitionTime") if old and old.get("status") == "False" else None
     new = {
         "type": SCALING_ACTIVE,
         "status": "False",
-        "reason": INVALID_SPEC,
+        "reason": reason,
         "message": message,
         "lastTransitionTime": kept_time or format_time(now),
         "observedGeneration": generation,
