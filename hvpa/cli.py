@@ -1,11 +1,21 @@
-"""The `hvpa` command line: one subcommand per module in `hvpa.commands`."""
+"""The `hvpa` command line: one subcommand per module in `hvpa.commands`.
+
+`main` owns what every command shares: an interrupt exits 130, and a closed
+output pipe (`hvpa recommend -f dir/ | head -1`) ends the command quietly
+with 141, as a tool ended by SIGPIPE would, instead of a BrokenPipeError
+traceback (Python ignores SIGPIPE, so the write raises instead).
+"""
 
 from __future__ import annotations
 
 import argparse
 import importlib
+import os
+import sys
 from collections.abc import Sequence
 from typing import Final
+
+from hvpa.commands import INTERRUPTED, PIPE_CLOSED
 
 __all__ = ["main"]
 
@@ -35,9 +45,37 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
     try:
-        code: int = args.handler(args)
+        return _dispatch(argv)
     except KeyboardInterrupt:
-        return 130
+        return INTERRUPTED
+    except BrokenPipeError:
+        _discard_output()
+        return PIPE_CLOSED
+
+
+def _dispatch(argv: Sequence[str] | None) -> int:
+    """Parse and run; stdout is flushed here, so a pipe closed by then fails this flush and
+    not the interpreter's at exit (which prints "Exception ignored ..." and exits 120)."""
+    try:
+        args = build_parser().parse_args(argv)
+    finally:
+        sys.stdout.flush()  # the --help text, before argparse's SystemExit leaves
+    code: int = args.handler(args)
+    sys.stdout.flush()
     return code
+
+
+def _discard_output() -> None:
+    """Point stdout at /dev/null, so what is still buffered for the closed pipe is dropped at
+    exit instead of failing again (Python's documented recipe for SIGPIPE). A stdout without
+    a file descriptor (a test's capture) needs nothing."""
+    try:
+        descriptor = sys.stdout.fileno()
+    except (AttributeError, OSError, ValueError):
+        return
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    try:
+        os.dup2(devnull, descriptor)
+    finally:
+        os.close(devnull)

@@ -3,14 +3,18 @@
 It reads with plain GETs and LISTs (no informers) and writes nothing, then
 runs the controller's own snapshot builder, metrics reader and `decide`.
 `-o text` (default) prints the explanation; `-o json` prints the Decision in
-the shape `hvpa recommend` prints. Exit codes: 0; 1 when the Hvpa is missing
-or invalid, or the cluster cannot be read; 2 for bad arguments.
+the shape `hvpa recommend` prints. Exit codes (hvpa.commands): 0; 1 when the
+Hvpa is missing or invalid, an object its decision reads cannot be read, or
+the cluster cannot be reached or answers with an error; 2 for bad arguments
+or a kubeconfig that cannot be used. Each failure is one line on stderr.
 """
 
 from __future__ import annotations
 
 import argparse
 import sys
+
+from hvpa.commands import BAD_INPUT, FAILED, OK
 
 HELP = "print what the controller would do now for one Hvpa, and why (writes nothing)"
 
@@ -44,22 +48,28 @@ def configure(parser: argparse.ArgumentParser) -> None:
 async def _explain(args: argparse.Namespace, namespace: str, name: str) -> int:
     import time
 
+    import msgspec
     import orjson
     from prometheus_client import CollectorRegistry
 
+    from hvpa.commands.kubeconfig import KubeconfigError, connect
     from hvpa.controller.explain import ExplainError, explain
     from hvpa.engine.decision import decision_to_dict
-    from hvpa.kube.client import load_client
-    from hvpa.kube.errors import KubeError
+    from hvpa.kube.errors import KubeError, TransportError
     from hvpa.kube.metrics import KubeMetrics
+    from hvpa.records import RecordError
     from hvpa.settings import engine_settings_from_args
 
     try:
         engine = engine_settings_from_args(args)
     except ValueError as error:
         sys.stderr.write(f"hvpa explain: {error}\n")
-        return 2
-    client = await load_client(metrics=KubeMetrics(CollectorRegistry()), kubeconfig=args.kubeconfig)
+        return BAD_INPUT
+    try:
+        client = await connect(metrics=KubeMetrics(CollectorRegistry()), kubeconfig=args.kubeconfig)
+    except KubeconfigError as error:
+        sys.stderr.write(f"hvpa explain: {error}\n")
+        return BAD_INPUT
     async with client:
         try:
             decision = await explain(
@@ -70,9 +80,18 @@ async def _explain(args: argparse.Namespace, namespace: str, name: str) -> int:
                 clock=time.time,
                 metrics_timeout_seconds=args.metrics_timeout,
             )
+        except TransportError as error:
+            sys.stderr.write(f"hvpa explain: cannot reach the API server: {error}\n")
+            return FAILED
         except (ExplainError, KubeError) as error:
             sys.stderr.write(f"hvpa explain: {error}\n")
-            return 1
+            return FAILED
+        except RecordError as error:
+            sys.stderr.write(f"hvpa explain: cannot decide: {error}\n")
+            return FAILED
+        except msgspec.DecodeError as error:
+            sys.stderr.write(f"hvpa explain: the API server's answer cannot be read: {error}\n")
+            return FAILED
     out = sys.stdout
     if args.output == "json":
         out.write(orjson.dumps(decision_to_dict(decision), option=orjson.OPT_INDENT_2).decode())
@@ -80,7 +99,7 @@ async def _explain(args: argparse.Namespace, namespace: str, name: str) -> int:
     else:
         out.write("\n".join(decision.explanation) + "\n")
     out.flush()
-    return 0
+    return OK
 
 
 def run(args: argparse.Namespace) -> int:
@@ -89,5 +108,5 @@ def run(args: argparse.Namespace) -> int:
     namespace, separator, name = args.hvpa.partition("/")
     if not separator or not namespace or not name or "/" in name:
         sys.stderr.write(f"hvpa explain: {args.hvpa!r} is not NAMESPACE/NAME\n")
-        return 2
+        return BAD_INPUT
     return asyncio.run(_explain(args, namespace, name))

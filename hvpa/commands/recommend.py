@@ -4,8 +4,9 @@ One scenario prints one JSON document (or its explanation with `-o text`);
 several (`-f` repeated, or a directory: its *.yaml, *.yml and *.json sorted by
 name, except the *.expected.json that hold expected outputs) print one JSON
 object per line, in input order, each with a `scenario` field naming its file. A scenario that
-cannot be read or decided prints an `error` object for its line and the
-rest still run; the exit code is 2 if any failed.
+cannot be read or decided (a ScenarioError: every bad quantity, time, selector or object
+shape is one) prints an `error` object for its line and the rest still run; the exit
+code (hvpa.commands) is 2 if any failed.
 """
 
 from __future__ import annotations
@@ -14,6 +15,8 @@ import argparse
 import sys
 from pathlib import Path
 from typing import Any, Final
+
+from hvpa.commands import BAD_INPUT, OK
 
 HELP = "print what hvpa would decide for a scenario"
 _SUFFIXES: Final = (".yaml", ".yml", ".json")
@@ -70,7 +73,7 @@ def run(args: argparse.Namespace) -> int:
     files = _expand(args.filename)
     if not files:
         sys.stderr.write("hvpa recommend: no scenario files found\n")
-        return 2
+        return BAD_INPUT
     several = len(files) > 1
     failed = False
     out = sys.stdout
@@ -94,4 +97,4 @@ def run(args: argparse.Namespace) -> int:
         else:
             out.write(orjson.dumps(result, option=orjson.OPT_INDENT_2).decode() + "\n")
     out.flush()
-    return 2 if failed else 0
+    return BAD_INPUT if failed else OK

@@ -1,10 +1,11 @@
 """`hvpa run`: the controller, with its health, metrics and debug listeners, until SIGTERM.
 
-Exit codes: 0 after SIGTERM or SIGINT (in-flight reconciles finished, the
-lease released); 1 when the leader lease is lost (client-go's advice: exit
-and start over, so nothing of the old term keeps writing) or the controller
-fails (a listener cannot bind, a background task dies); 2 for flags that
-cannot be used.
+Exit codes (hvpa.commands): 0 after SIGTERM or SIGINT (in-flight reconciles
+finished, the lease released); 1 when the leader lease is lost (client-go's
+advice: exit and start over, so nothing of the old term keeps writing) or
+the controller fails (a listener cannot bind, a background task dies); 2 for
+flags that cannot be used, or a kubeconfig (or in-cluster service account)
+that cannot be used, said in one log line.
 """
 
 from __future__ import annotations
@@ -12,6 +13,8 @@ from __future__ import annotations
 import argparse
 import sys
 from typing import TYPE_CHECKING
+
+from hvpa.commands import BAD_INPUT, FAILED, OK
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -43,8 +46,8 @@ async def run_controller(
 
     from prometheus_client import REGISTRY
 
+    from hvpa.commands.kubeconfig import KubeconfigError, connect
     from hvpa.controller.manager import Manager
-    from hvpa.kube.client import load_client
     from hvpa.kube.leader import LeadershipLost
     from hvpa.kube.metrics import KubeMetrics
     from hvpa.logs import fields
@@ -54,9 +57,13 @@ async def run_controller(
 
     logger = logging.getLogger("hvpa.run")
     kube_metrics = KubeMetrics(registry if registry is not None else REGISTRY)
-    client = await load_client(
-        metrics=kube_metrics, kubeconfig=settings.kubeconfig, settings=settings.client
-    )
+    try:
+        client = await connect(
+            metrics=kube_metrics, kubeconfig=settings.kubeconfig, settings=settings.client
+        )
+    except KubeconfigError as error:
+        logger.error("cannot connect", extra=fields(error=str(error)))
+        return BAD_INPUT
     async with client:
         manager = Manager(
             client=client,
@@ -76,15 +83,15 @@ async def run_controller(
                 await manager.run()
         except LeadershipLost as lost:
             logger.error("leader lease lost; exiting", extra=fields(error=str(lost)))
-            return 1
+            return FAILED
         except (OSError, ValueError, CertificateError) as error:
             logger.error("cannot run", extra=fields(error=str(error)))
-            return 1
+            return FAILED
         finally:
             for number in stop_signals:
                 loop.remove_signal_handler(number)
     logger.info("stopped")
-    return 0
+    return OK
 
 
 def run(args: argparse.Namespace) -> int:
@@ -97,6 +104,6 @@ def run(args: argparse.Namespace) -> int:
         settings = settings_from_args(args)
     except ValueError as error:
         sys.stderr.write(f"hvpa run: {error}\n")
-        return 2
+        return BAD_INPUT
     logs.configure(settings.log_level, settings.log_format)
     return asyncio.run(run_controller(settings))

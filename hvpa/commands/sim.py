@@ -14,18 +14,23 @@ the target took); with --compare, DIR/report.json holds every run and
 DIR/plot-<strategy>.png (and curve-<strategy>.png) each picture. The summary (or the comparison) goes to stdout, the progress
 bar to stderr when it is a terminal (or with --progress).
 
-Exit codes: 0 done; 1 the simulation failed (the controller stopped); 2
-input that cannot be used (an unknown scenario or strategy, a malformed
-trace or Hvpa file, a bad duration).
+Exit codes (hvpa.commands): 0 done; 1 the simulation failed (the controller
+stopped) or its report could not be written; 2 input that cannot be used
+(an unknown scenario or strategy, a malformed trace or Hvpa file, a bad
+duration, an output directory that cannot be created or written to), said
+before anything is simulated.
 """
 
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final, TextIO
+
+from hvpa.commands import BAD_INPUT, FAILED, OK
 
 if TYPE_CHECKING:
     from hvpa.sim.runner import Endpoints, RunOptions
@@ -147,7 +152,25 @@ def _clock(seconds: float) -> str:
 
 def _fail(message: str) -> int:
     sys.stderr.write(f"hvpa sim: {message}\n")
-    return 2
+    return BAD_INPUT
+
+
+def _output_problem(output: Path) -> str | None:
+    """Why the reports cannot go to `output`, checked before hours are simulated for nothing."""
+    try:
+        output.mkdir(parents=True, exist_ok=True)
+    except OSError as error:
+        return f"cannot create the output directory {output}: {error.strerror or error}"
+    if not os.access(output, os.W_OK | os.X_OK):
+        return f"cannot write to the output directory {output}: permission denied"
+    return None
+
+
+def _os_failure(error: OSError) -> int:
+    """A write that failed after the check (a full disk, a directory removed meanwhile)."""
+    where = f": {error.filename}" if error.filename else ""
+    sys.stderr.write(f"hvpa sim: {error.strerror or error}{where}\n")
+    return FAILED
 
 
 def _list() -> int:
@@ -167,7 +190,7 @@ def _list() -> int:
         "  FILE.csv         time,cpu,memory rows: seconds, total demand (500m, 2Gi, or numbers)\n"
     )
     out.write(f"\nstrategies (--strategy, --compare): {', '.join(STRATEGIES)}\n")
-    return 0
+    return OK
 
 
 def _options(args: argparse.Namespace, strategy: str | None) -> RunOptions:
@@ -291,8 +314,6 @@ def run(args: argparse.Namespace) -> int:
         return _fail("the simulator needs the sim extra: pip install 'hvpa[sim]' (looptime)")
 
     from hvpa import logs
-    from hvpa.sim.report import compare_table, summary_table
-    from hvpa.sim.runner import simulate
 
     logs.configure("info" if args.verbose else "warning")
     strategies = _strategies(args)
@@ -301,7 +322,22 @@ def run(args: argparse.Namespace) -> int:
     except ValueError as error:  # TraceError, ScenarioError, DurationError are ValueErrors
         return _fail(str(error))
     output = Path(args.output)
-    output.mkdir(parents=True, exist_ok=True)
+    problem = _output_problem(output)
+    if problem is not None:
+        return _fail(problem)
+    try:
+        return _run_all(args, runs, output)
+    except BrokenPipeError:
+        raise  # stdout's reader went away: hvpa.cli.main ends the command quietly
+    except OSError as error:
+        return _os_failure(error)
+
+
+def _run_all(args: argparse.Namespace, runs: list[RunOptions], output: Path) -> int:
+    """Every run of the command, its summaries and reports; the exit code."""
+    from hvpa.sim.report import compare_table, summary_table
+    from hvpa.sim.runner import simulate
+
     out = sys.stdout
     show_progress = args.progress or sys.stderr.isatty()
     reports: list[tuple[str, dict[str, Any]]] = []
@@ -335,11 +371,11 @@ def run(args: argparse.Namespace) -> int:
         except KeyboardInterrupt:
             if args.keep_running:
                 out.write("stopped\n")
-                return 0
+                return OK
             raise
         except RuntimeError as error:
             sys.stderr.write(f"hvpa sim: {error}\n")
-            return 1
+            return FAILED
         sys.stderr.write(
             f"simulated {_clock(options.duration_seconds)} in {time.perf_counter() - started:.1f} s\n"
         )
@@ -358,4 +394,4 @@ def run(args: argparse.Namespace) -> int:
             _plot(report, output / f"plot-{strategy}.png", args, out)
             if args.curve:
                 _curve(options, report, output / f"curve-{strategy}.png", out)
-    return 0
+    return OK

@@ -6,6 +6,7 @@ import argparse
 import sys
 
 from hvpa import __version__
+from hvpa.commands import OK
 
 HELP = "print the version"
 
@@ -17,4 +18,4 @@ def configure(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     del args
     sys.stdout.write(f"hvpa {__version__}\n")
-    return 0
+    return OK

@@ -136,6 +136,15 @@ async def _read_at_most(content: aiohttp.StreamReader, limit: int) -> tuple[byte
     return bytes(body), False
 
 
+def _transport_reason(error: BaseException) -> str:
+    """Why no answer came, as a sentence: aiohttp's message ("Cannot connect to host
+    127.0.0.1:6443 ssl:default [Connect call failed ...]"), not its repr (a ConnectionKey
+    dump); a client-side timeout has no message of its own."""
+    if isinstance(error, TimeoutError):
+        return "no answer within the client's timeout"
+    return str(error) or type(error).__name__
+
+
 class ByteStream:
     """A response body read as it arrives; a broken connection is a TransportError."""
 
@@ -148,7 +157,7 @@ class ByteStream:
         try:
             return await self._content.readany()
         except (aiohttp.ClientError, ConnectionError, TimeoutError) as error:
-            raise TransportError(f"{self._what}: {error!r}") from error
+            raise TransportError(f"{self._what}: {_transport_reason(error)}") from error
 
 
 class KubeClient:
@@ -261,7 +270,7 @@ class KubeClient:
                 )
             except (aiohttp.ClientError, TimeoutError) as error:
                 self._count("<error>", method)
-                raise TransportError(f"{method} {url}: {error!r}") from error
+                raise TransportError(f"{method} {url}: {_transport_reason(error)}") from error
             self._count(str(response.status), method)
             try:
                 if response.status < 300:
@@ -270,7 +279,7 @@ class KubeClient:
                 try:
                     payload, _ = await _read_at_most(response.content, _MAX_ERROR_BODY_BYTES)
                 except (aiohttp.ClientError, TimeoutError) as error:
-                    raise TransportError(f"{method} {url}: {error!r}") from error
+                    raise TransportError(f"{method} {url}: {_transport_reason(error)}") from error
                 error_ = error_from_response(
                     response.status,
                     payload,
@@ -402,7 +411,7 @@ class KubeClient:
         try:
             body, more = await _read_at_most(response.content, limit)
         except (aiohttp.ClientError, TimeoutError) as error:
-            raise TransportError(f"{what}: {error!r}") from error
+            raise TransportError(f"{what}: {_transport_reason(error)}") from error
         if more:
             response.close()  # the rest of the body is never read: the connection is spent
             raise ResponseTooLarge(what, limit_bytes=limit)

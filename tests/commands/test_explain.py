@@ -1,16 +1,21 @@
 """`hvpa explain NAMESPACE/NAME` against the in-repo API server: the explanation (text) or the
-Decision (JSON, the shape `hvpa recommend` prints), nothing written, and its exit codes."""
+Decision (JSON, the shape `hvpa recommend` prints), nothing written, and its exit codes, each
+failure in one line (a missing Hvpa, an unreachable cluster, an unreadable quantity)."""
 
 from __future__ import annotations
 
 import asyncio
+import socket
 from collections.abc import AsyncIterator
+from pathlib import Path
 from typing import Any
 
 import orjson
 import pytest
 
-from hvpa.cli import main
+from hvpa.cli import build_parser, main
+from hvpa.commands import FAILED
+from hvpa.commands import explain as explain_command
 from hvpa.sim.apiserver import ApiServer
 
 
@@ -114,3 +119,59 @@ async def test_refusals(
         server.objects.create("hvpas", hvpa(min_replicas=5))
     assert await explain(server, argument) == code
     assert message in capsys.readouterr().err
+
+
+@pytest.mark.looptime
+async def test_an_unreachable_cluster_reads_as_a_sentence(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """One line, exit 1; aiohttp's own message, not a ClientConnectorError(ConnectionKey(...))
+    repr (issue 19). In virtual time: the client's retries back off for seconds."""
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    # The socket is closed: nothing listens on the port now.
+    kubeconfig = tmp_path / "kubeconfig"
+    kubeconfig.write_text(
+        "apiVersion: v1\nkind: Config\n"
+        f"clusters: [{{name: c, cluster: {{server: 'http://127.0.0.1:{port}'}}}}]\n"
+        "users: [{name: u, user: {token: t}}]\n"
+        "contexts: [{name: x, context: {cluster: c, user: u}}]\ncurrent-context: x\n"
+    )
+    args = build_parser().parse_args(["explain", "default/web", "--kubeconfig", str(kubeconfig)])
+    assert await explain_command._explain(args, "default", "web") == FAILED
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1
+    assert err.startswith("hvpa explain: cannot reach the API server: GET http://127.0.0.1:")
+    assert f"Cannot connect to host 127.0.0.1:{port}" in err
+    assert "ClientConnectorError" not in err and "ConnectionKey" not in err
+
+
+async def test_an_unreadable_quantity_in_what_it_reads_is_named(
+    server: ApiServer, capsys: pytest.CaptureFixture[str]
+) -> None:
+    server.objects.create("hvpas", hvpa())
+    server.objects.patch(
+        "deployments.apps",
+        "web",
+        {
+            "spec": {
+                "template": {
+                    "spec": {
+                        "containers": [
+                            {
+                                "name": "app",
+                                "image": "app",
+                                "resources": {"requests": {"cpu": "1e51"}},
+                            }
+                        ]
+                    }
+                }
+            }
+        },
+        namespace="default",
+    )
+    assert await explain(server, "default/web") == FAILED
+    err = capsys.readouterr().err
+    assert err.startswith("hvpa explain: cannot decide: Deployment default/web ")
+    assert "requests.cpu: 1e51 is beyond the largest quantity hvpa reads" in err
