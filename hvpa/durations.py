@@ -24,6 +24,11 @@ _UNITS: Final = {
     "h": Decimal(3600),
 }
 _PART_RE: Final = re.compile(r"([0-9]*(?:\.[0-9]*)?)(ns|us|µs|μs|ms|s|m|h)")
+# Go's time.Duration is an int64 of nanoseconds; ParseDuration refuses a longer one (~292 years).
+_MAX_SECONDS: Final = Decimal((1 << 63) - 1).scaleb(-9)
+# A number with more whole digits than this is past the maximum in any unit (10^20 ns > 2^63 ns),
+# refused before Decimal arithmetic on it could overflow.
+_MAX_WHOLE_DIGITS: Final = 20
 
 
 def parse_duration(text: str | int | float) -> float:
@@ -48,9 +53,20 @@ def parse_duration(text: str | int | float) -> float:
         match = _PART_RE.match(body, position)
         if match is None or match[1] in ("", "."):
             raise DurationError(f"{source!r} is not a duration (expected e.g. 90s, 5m, 1h30m)")
+        if len(match[1].split(".")[0].lstrip("0")) > _MAX_WHOLE_DIGITS:
+            raise _out_of_range(source)
         total += Decimal(match[1]) * _UNITS[match[2]]
         position = match.end()
+    if total > _MAX_SECONDS:
+        raise _out_of_range(source)
     return float(sign * total)
+
+
+def _out_of_range(source: str) -> DurationError:
+    shown = source if len(source) <= 40 else f"{source[:40]}..."
+    return DurationError(
+        f"{shown!r} is out of range (a duration ends at about 292 years, as in Go)"
+    )
 
 
 def format_duration(seconds: float) -> str:

@@ -30,6 +30,25 @@ def test_parse_rejects(text: str) -> None:
 
 
 @pytest.mark.parametrize(
+    "text",
+    [
+        pytest.param("9" * 1_000_001 + "s", id="a-million-digits"),  # was decimal.Overflow
+        pytest.param(
+            "2562048h", id="past-int64-nanoseconds"
+        ),  # 2562047h47m16.854775807s is Go's max
+        pytest.param("9223372036.854775808s", id="one-nanosecond-past"),
+    ],
+)
+def test_a_duration_past_gos_range_is_refused(text: str) -> None:
+    with pytest.raises(DurationError, match="out of range"):
+        parse_duration(text)
+
+
+def test_gos_longest_duration_parses() -> None:
+    assert parse_duration("2562047h47m16.854775807s") == 9223372036.854775807
+
+
+@pytest.mark.parametrize(
     ("seconds", "text"), [(0, "0s"), (30, "30s"), (300, "5m0s"), (3600, "1h0m0s"), (1.5, "1.5s")]
 )
 def test_format(seconds: float, text: str) -> None:
