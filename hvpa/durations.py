@@ -37,6 +37,8 @@ def parse_duration(text: str | int | float) -> float:
         raise DurationError(f"{text!r} is not a duration")
     if isinstance(text, int | float):
         return float(text)
+    if not isinstance(text, str):
+        raise DurationError(f"{text!r} is not a duration (expected e.g. 90s, 5m, 1h30m)")
     source = text.strip()
     body = source
     sign = 1

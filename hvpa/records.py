@@ -31,7 +31,9 @@ What can go wrong, and how it is reported:
   simulator) raise RecordError naming it instead.
 
 Nothing else is raised, whatever the object holds: an informer catches
-these two classes and skips the object, a reader of a scenario reports it.
+`DECODING_ERRORS` and skips the object, a reader of a scenario reports it.
+Beside DecodeError, msgspec raises UnicodeDecodeError for a string that is
+not UTF-8, so that class is one of them too.
 """
 
 from __future__ import annotations
@@ -49,6 +51,7 @@ from hvpa.labels import LabelSelector, SelectorError
 from hvpa.quantity import QuantityError, parse
 
 __all__ = [
+    "DECODING_ERRORS",
     "ConfigMapRecord",
     "ContainerMetrics",
     "ContainerSpec",
@@ -80,6 +83,11 @@ MEMORY: Final = "memory"
 
 class RecordError(ValueError):
     """An object whose fields cannot be read (a bad quantity, timestamp or selector)."""
+
+
+# Every error decoding an API object (bytes to wire struct to record) can raise, whatever the
+# bytes; catch these and only these to skip an object and let a bug be a bug.
+DECODING_ERRORS: Final = (msgspec.DecodeError, UnicodeDecodeError, RecordError)
 
 
 class UnreadableInput(RecordError):

@@ -23,7 +23,7 @@ def test_parse(text: str, seconds: float) -> None:
     assert parse_duration(text) == seconds
 
 
-@pytest.mark.parametrize("text", ["", "5", "m", "1x", "1h-5m", "s"])
+@pytest.mark.parametrize("text", ["", "5", "m", "1x", "1h-5m", "s", None, ["5m"], {"s": 1}])
 def test_parse_rejects(text: str) -> None:
     with pytest.raises(DurationError):
         parse_duration(text)

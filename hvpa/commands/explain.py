@@ -89,7 +89,7 @@ async def _explain(args: argparse.Namespace, namespace: str, name: str) -> int:
         except RecordError as error:
             sys.stderr.write(f"hvpa explain: cannot decide: {error}\n")
             return FAILED
-        except msgspec.DecodeError as error:
+        except (msgspec.DecodeError, UnicodeDecodeError) as error:
             sys.stderr.write(f"hvpa explain: the API server's answer cannot be read: {error}\n")
             return FAILED
     out = sys.stdout

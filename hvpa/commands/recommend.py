@@ -82,7 +82,8 @@ def run(args: argparse.Namespace) -> int:
             result = _decide(path)
         except ScenarioError as error:
             failed = True
-            message = f"{path}: {error}"
+            # One line: a YAML error spans several ("while parsing...\n  in ...").
+            message = f"{path}: {' '.join(str(error).split())}"
             if several:
                 out.write(orjson.dumps({"scenario": path, "error": message}).decode() + "\n")
             else:

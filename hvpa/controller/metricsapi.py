@@ -53,6 +53,7 @@ from hvpa.kube.client import KubeClient, Params
 from hvpa.kube.errors import KubeError
 from hvpa.logs import fields
 from hvpa.records import (
+    DECODING_ERRORS,
     PodMetricsWire,
     RecordError,
     parse_time,
@@ -283,7 +284,7 @@ class MetricsReader:
             message = f"no answer within {self._timeout:g}s"
         except KubeError as error:
             message = str(error)
-        except (msgspec.DecodeError, RecordError) as error:
+        except DECODING_ERRORS as error:
             message = f"cannot read the answer: {error}"
         # Every reconcile of an Hvpa whose adapter is missing fails the same way: the
         # condition and /debug/state say so; the log says it only at debug level.
