@@ -44,7 +44,7 @@ for any input, so a caller handles bad input with one `except`.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from decimal import MAX_EMAX, MAX_PREC, MIN_EMIN, ROUND_UP, Context, Decimal
 from enum import Enum
 from functools import lru_cache
@@ -123,10 +123,15 @@ _SHOWN_LENGTH: Final = 40
 
 @dataclass(frozen=True, slots=True)
 class Quantity:
-    """An exact quantity and the suffix family it was written in."""
+    """An exact quantity and the suffix family it was written in.
+
+    `written` is the text it was parsed from (empty when built otherwise), kept so that
+    a refusal quotes what the user wrote (`1e400`), not its canonical form (`10e399`);
+    it takes no part in equality."""
 
     value: Decimal
     format: Format = Format.DECIMAL_SI
+    written: str = field(default="", compare=False)
 
     def __str__(self) -> str:
         return _format(self.value, self.format)
@@ -141,13 +146,13 @@ class Quantity:
         """The value in milli-units, rounded away from zero like apimachinery's MilliValue().
 
         Raises QuantityError beyond +-MAX_UNITS units, where MilliValue() overflows."""
-        return _integer(self.value, 3)
+        return _integer(self, 3)
 
     def whole(self) -> int:
         """The value in whole units, rounded away from zero like apimachinery's Value().
 
         Raises QuantityError beyond +-MAX_UNITS units, where Value() overflows."""
-        return _integer(self.value, 0)
+        return _integer(self, 0)
 
 
 def parse(text: str | int | float) -> Quantity:
@@ -163,7 +168,7 @@ def parse(text: str | int | float) -> Quantity:
             f"{_shown(repr(text))} is not a quantity (expected a string or a number)"
         )
     if isinstance(text, int):
-        return Quantity(Decimal(text), Format.DECIMAL_SI)
+        return Quantity(Decimal(text), Format.DECIMAL_SI)  # no text: Python caps int -> str
     if isinstance(text, float):
         text = repr(text)
     text = text.strip()
@@ -201,7 +206,7 @@ def _parse_text(text: str) -> Quantity:
         value = _MAX_UNITS_DECIMAL.copy_sign(value)
     if fmt is Format.BINARY_SI and not value.is_zero() and value.copy_abs() < 1:
         fmt = Format.DECIMAL_SI
-    return Quantity(value, fmt)
+    return Quantity(value, fmt, text)
 
 
 def _exponent(digits: str, text: str) -> int:
@@ -238,12 +243,14 @@ def _round_to_nano(value: Decimal) -> Decimal:
     return value.quantize(_NANO, context=_EXACT)
 
 
-def _integer(value: Decimal, decimals: int) -> int:
-    """value x 10^decimals as an integer, rounded away from zero; QuantityError out of range."""
+def _integer(quantity: Quantity, decimals: int) -> int:
+    """The value x 10^decimals as an integer, rounded away from zero; QuantityError out of range."""
+    value = quantity.value
     if value.copy_abs() > _MAX_UNITS_DECIMAL:
+        shown = quantity.written or _format(value, Format.DECIMAL_EXPONENT)
         raise QuantityError(
-            f"{_shown(_format(value, Format.DECIMAL_EXPONENT))} is beyond the largest quantity "
-            f"hvpa reads (+-{MAX_UNITS}, the int64 range of apimachinery's Value())"
+            f"{_shown(shown)} is beyond the largest quantity hvpa reads "
+            f"(+-{MAX_UNITS}, the int64 range of apimachinery's Value())"
         )
     return int(_shifted(value, decimals).to_integral_value(context=_EXACT))
 

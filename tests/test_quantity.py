@@ -312,8 +312,9 @@ def test_huge_quantities_parse_exactly_and_refuse_conversion(text: str) -> None:
     quantity = parse(text)
     assert quantity.value == Decimal(text.replace("E", "e18") if text == "12E" else text)
     assert parse(str(quantity)).value == quantity.value
-    with pytest.raises(QuantityError, match="beyond the largest quantity hvpa reads"):
+    with pytest.raises(QuantityError, match="beyond the largest quantity hvpa reads") as refused:
         quantity.milli()
+    assert str(refused.value).startswith(text[:40])  # as written, not its canonical form
     with pytest.raises(QuantityError, match="beyond the largest quantity hvpa reads"):
         quantity.whole()
     assert not is_quantity(text)
