@@ -102,7 +102,7 @@ _DECIMAL_SUFFIXES: Final = {
 _DECIMAL_BY_EXPONENT: Final = {exponent: suffix for suffix, exponent in _DECIMAL_SUFFIXES.items()}
 
 _QUANTITY_RE: Final = re.compile(
-    r"(?P<number>[+-]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+))"
+    r"(?P<number>[+-]?(?:[0-9]+(?:\.(?P<fraction>[0-9]*))?|\.(?P<bare_fraction>[0-9]+)))"
     r"(?P<suffix>Ki|Mi|Gi|Ti|Pi|Ei|[numkMGTPE]|[eE](?P<exponent>[+-]?[0-9]+))?"
 )
 
@@ -191,15 +191,21 @@ def _parse_text(text: str) -> Quantity:
             "such as 100m, 2, 1.5Gi, 500M or 1e3)"
         )
     number = Decimal(match["number"])
+    # The number's own exponent, from its text (Decimal keeps trailing zeros: 1.50 is 150e-2).
+    exponent = -len(match["fraction"] or match["bare_fraction"] or "")
     suffix = match["suffix"] or ""
     if match["exponent"] is not None:
-        value, fmt = _shifted(number, _exponent(match["exponent"], text)), Format.DECIMAL_EXPONENT
+        shift = _exponent(match["exponent"], text)
+        value, fmt, exponent = _shifted(number, shift), Format.DECIMAL_EXPONENT, exponent + shift
     elif suffix in _BINARY_SUFFIXES:
         factor = Decimal(1 << _BINARY_SUFFIXES[suffix])
         value, fmt = _EXACT.multiply(number, factor), Format.BINARY_SI
     else:
-        value, fmt = _shifted(number, _DECIMAL_SUFFIXES[suffix]), Format.DECIMAL_SI
-    value = _round_to_nano(value)
+        shift = _DECIMAL_SUFFIXES[suffix]
+        value, fmt, exponent = _shifted(number, shift), Format.DECIMAL_SI, exponent + shift
+    if exponent < -9:
+        # Finer than a nanounit: rounded away from zero to the next one (upstream's inf.RoundUp).
+        value = value.quantize(_NANO, context=_EXACT)
     if value.adjusted() > _MAX_EXPONENT:
         raise _exponent_out_of_range(text)
     if fmt is Format.BINARY_SI and value.copy_abs() > _MAX_UNITS_DECIMAL:
@@ -228,19 +234,9 @@ def _exponent_out_of_range(text: str) -> QuantityError:
 
 
 def _shifted(number: Decimal, exponent: int) -> Decimal:
-    """number x 10^exponent, exactly (the digits are kept, only the exponent moves)."""
-    sign, digits, own_exponent = number.as_tuple()
-    assert isinstance(own_exponent, int)
-    return Decimal((sign, digits, own_exponent + exponent))
-
-
-def _round_to_nano(value: Decimal) -> Decimal:
-    """A value finer than a nanounit, rounded away from zero to one (upstream's inf.RoundUp)."""
-    exponent = value.as_tuple().exponent
-    assert isinstance(exponent, int)
-    if exponent >= -9:
-        return value
-    return value.quantize(_NANO, context=_EXACT)
+    """number x 10^exponent, exactly: the digits are kept, only the exponent moves (no
+    rounding at _EXACT's precision, no overflow within its exponent range)."""
+    return number.scaleb(exponent, context=_EXACT)
 
 
 def _integer(quantity: Quantity, decimals: int) -> int:
