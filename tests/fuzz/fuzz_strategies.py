@@ -22,6 +22,7 @@ import os
 from collections.abc import Callable
 from typing import Any, Final
 
+import pytest
 from hypothesis import HealthCheck, settings
 from hypothesis import strategies as st
 
@@ -41,8 +42,11 @@ EXAMPLES: Final = 5000 if LARGE else 500
 
 
 def fuzz_settings(examples: int = EXAMPLES) -> Callable[[Any], Any]:
-    """No deadline (a slow example is no failure); the filesystem and big inputs are fine."""
-    return settings(
+    """No deadline (a slow example is no failure); the filesystem and big inputs are fine.
+
+    The large profile also lifts pytest-timeout's limit: a timeout that fires inside
+    hypothesis's engine leaves it reporting flaky failures instead of the real ones."""
+    chosen = settings(
         max_examples=examples,
         deadline=None,
         suppress_health_check=[
@@ -52,6 +56,12 @@ def fuzz_settings(examples: int = EXAMPLES) -> Callable[[Any], Any]:
             HealthCheck.function_scoped_fixture,
         ],
     )
+
+    def apply(test: Any) -> Any:
+        test = chosen(test)
+        return pytest.mark.timeout(0)(test) if LARGE else test
+
+    return apply
 
 
 # Values that broke hvpa, or sit on a boundary it must hold.
