@@ -25,10 +25,16 @@ Where the bounds are, and why:
   holds its digits and its exponent apart, so `1e400` or four hundred nines
   cost what their text costs and formatting never expands them.
 - Converting to the engine's integers (`milli`, `whole`) is refused with
-  QuantityError beyond +-(2^63-1) units: the range of apimachinery's
-  `Value()` and the cap its parser puts on binary quantities. Upstream's
-  accessors overflow silently past it; no Kubernetes component can use
-  such an amount, so hvpa reports it rather than compute with it.
+  QuantityError from 10^38 units on (UNITS_LIMIT). Upstream's accessors
+  (`Value()`, `MilliValue()`) overflow int64 silently long before; hvpa
+  computes in Python integers and saturates where upstream converts (the
+  engine's job), so it reads past int64 (a metric of 1e30 is read, and
+  saturates), but not without end: 10^38 is about the range of a 128-bit
+  integer, twice upstream's int64 in bits, and every sum and product the
+  engine forms from such amounts (in milli-units, over a million pods, as
+  a percentage) stays below 10^50, far inside a float64 (1.8e308), so no
+  conversion to float can overflow. `1e51`, `1e400` or four hundred nines
+  are refused.
 
 Formatting follows apimachinery's canonical form: the suffix family of the
 original spelling is kept (binary `Ki`/`Mi`/..., decimal `m`/`k`/`M`/...,
@@ -51,7 +57,8 @@ from functools import lru_cache
 from typing import Final
 
 __all__ = [
-    "MAX_UNITS",
+    "BINARY_CAP",
+    "UNITS_LIMIT",
     "Format",
     "Quantity",
     "QuantityError",
@@ -75,10 +82,12 @@ class Format(Enum):
     DECIMAL_EXPONENT = "DecimalExponent"
 
 
-# The largest magnitude converted to an integer: apimachinery's int64 maximum
-# (its `maxAllowed`, the cap of a binary quantity and the range of Value()).
-MAX_UNITS: Final = (1 << 63) - 1
-_MAX_UNITS_DECIMAL: Final = Decimal(MAX_UNITS)
+# apimachinery's int64 maximum (`maxAllowed`): the parser caps a binary quantity at it.
+BINARY_CAP: Final = (1 << 63) - 1
+_BINARY_CAP_DECIMAL: Final = Decimal(BINARY_CAP)
+# The magnitude from which a quantity is not converted to an integer (see the docstring).
+UNITS_LIMIT: Final = 10**38
+_UNITS_LIMIT_DECIMAL: Final = Decimal(UNITS_LIMIT)
 
 # An exponent after `e` must fit the int32 upstream keeps a scale in.
 _MAX_EXPONENT: Final = (1 << 31) - 1
@@ -145,13 +154,13 @@ class Quantity:
     def milli(self) -> int:
         """The value in milli-units, rounded away from zero like apimachinery's MilliValue().
 
-        Raises QuantityError beyond +-MAX_UNITS units, where MilliValue() overflows."""
+        Raises QuantityError from UNITS_LIMIT units on (MilliValue() overflows far sooner)."""
         return _integer(self, 3)
 
     def whole(self) -> int:
         """The value in whole units, rounded away from zero like apimachinery's Value().
 
-        Raises QuantityError beyond +-MAX_UNITS units, where Value() overflows."""
+        Raises QuantityError from UNITS_LIMIT units on (Value() overflows far sooner)."""
         return _integer(self, 0)
 
 
@@ -208,8 +217,8 @@ def _parse_text(text: str) -> Quantity:
         value = value.quantize(_NANO, context=_EXACT)
     if value.adjusted() > _MAX_EXPONENT:
         raise _exponent_out_of_range(text)
-    if fmt is Format.BINARY_SI and value.copy_abs() > _MAX_UNITS_DECIMAL:
-        value = _MAX_UNITS_DECIMAL.copy_sign(value)
+    if fmt is Format.BINARY_SI and value.copy_abs() > _BINARY_CAP_DECIMAL:
+        value = _BINARY_CAP_DECIMAL.copy_sign(value)
     if fmt is Format.BINARY_SI and not value.is_zero() and value.copy_abs() < 1:
         fmt = Format.DECIMAL_SI
     return Quantity(value, fmt, text)
@@ -242,11 +251,11 @@ def _shifted(number: Decimal, exponent: int) -> Decimal:
 def _integer(quantity: Quantity, decimals: int) -> int:
     """The value x 10^decimals as an integer, rounded away from zero; QuantityError out of range."""
     value = quantity.value
-    if value.copy_abs() > _MAX_UNITS_DECIMAL:
+    if value.copy_abs() >= _UNITS_LIMIT_DECIMAL:
         shown = quantity.written or _format(value, Format.DECIMAL_EXPONENT)
         raise QuantityError(
             f"{_shown(shown)} is beyond the largest quantity hvpa reads "
-            f"(+-{MAX_UNITS}, the int64 range of apimachinery's Value())"
+            "(its magnitude must stay below 1e38)"
         )
     return int(_shifted(value, decimals).to_integral_value(context=_EXACT))
 
@@ -276,13 +285,13 @@ def _format(value: Decimal, fmt: Format) -> str:
 
 
 def _binary_form(value: Decimal) -> str | None:
-    """`1536Mi` for a whole number of bytes from 1024 to MAX_UNITS; None to format it in decimal.
+    """`1536Mi` for a whole number of bytes from 1024 to BINARY_CAP; None to format it in decimal.
 
     Upstream shows a binary quantity between -1024 and 1024, or one with a
     fraction, in decimal; past Ei there is no suffix, so the count is written
-    out (a parsed binary quantity never exceeds MAX_UNITS)."""
+    out (a parsed binary quantity never exceeds BINARY_CAP)."""
     magnitude = value.copy_abs()
-    if magnitude < 1024 or magnitude > _MAX_UNITS_DECIMAL:
+    if magnitude < 1024 or magnitude > _BINARY_CAP_DECIMAL:
         return None
     exponent = value.as_tuple().exponent
     assert isinstance(exponent, int)

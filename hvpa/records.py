@@ -22,8 +22,8 @@ What can go wrong, and how it is reported:
   a dict (`decode_*`).
 - A field the API server guarantees but that cannot be read (a timestamp, a
   selector, a metrics window) makes the conversion raise RecordError.
-- A quantity the API server stores but hvpa cannot use (`cpu: 1e51`, past
-  the int64 range of apimachinery's Value()) does not lose the object: the
+- A quantity the API server stores but hvpa cannot use (`cpu: 1e51`, from
+  1e38 on: see hvpa.quantity) does not lose the object: the
   wire conversions (`*_from_wire`, used by informers and `hvpa explain`)
   leave that amount None and name the field in the record's `unreadable`,
   so the decision that reads the object can say what is wrong
@@ -125,8 +125,8 @@ def format_time(seconds: float) -> str:
 
 
 def quantity_milli(value: str | int | float, where: str) -> int:
-    """A quantity from the API in milli-units; a bad one (or one past the int64 range of
-    apimachinery's Value()) is a RecordError naming `where`."""
+    """A quantity from the API in milli-units; a bad one (or one of 1e38 or more, see
+    hvpa.quantity) is a RecordError naming `where`."""
     try:
         return parse(value).milli()
     except QuantityError as error:

@@ -613,7 +613,10 @@ def parse_scenario(raw: Any, name: str = "scenario") -> Scenario:
         hpas=hpas,
         config_maps=_records(CONFIGMAPS, raw, "configMaps", namespace),
     )
-    prepared = prepare(record, cache)
+    try:
+        prepared = prepare(record, cache)
+    except RecordError as error:  # UnreadableInput: a quantity hvpa cannot read, named
+        raise ScenarioError(str(error)) from error
     apis = _MetricsApis(raw, namespace, cache)
     snapshot = complete(prepared, {query: apis.answer(query) for query in prepared.queries})
     hvpa: Hvpa = prepared.hvpa

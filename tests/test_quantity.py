@@ -12,7 +12,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from hvpa.quantity import (
-    MAX_UNITS,
+    BINARY_CAP,
+    UNITS_LIMIT,
     Format,
     Quantity,
     QuantityError,
@@ -134,8 +135,8 @@ UPSTREAM_PARSE = [
     ("0.9n", 1, -9, DSI),
     ("0.00000012345", 124, -9, DSI),
     ("0.00000012354", 124, -9, DSI),
-    ("9Ei", MAX_UNITS, 0, BSI),
-    ("9223372036854775807Ki", MAX_UNITS, 0, BSI),
+    ("9Ei", BINARY_CAP, 0, BSI),
+    ("9223372036854775807Ki", BINARY_CAP, 0, BSI),
     ("12E", 12, 18, DSI),
     # fractional binary
     ("100.035Ki", 10243584, -2, BSI),
@@ -300,17 +301,17 @@ def test_formatters() -> None:
         pytest.param("1e51", id="1e51"),
         pytest.param("1e400", id="1e400"),
         pytest.param("9" * 400, id="400-nines"),
-        pytest.param("9223372036854775808", id="int64-max-plus-one"),
-        pytest.param("-9223372036854775808", id="int64-min"),
-        pytest.param("12E", id="12E"),
+        pytest.param("1e38", id="the-limit"),
+        pytest.param("-1e38", id="the-negative-limit"),
+        pytest.param("100000000000000000000000000000000000000.5", id="past-the-limit"),
         pytest.param("1e2147483647", id="largest-exponent"),
     ],
 )
 def test_huge_quantities_parse_exactly_and_refuse_conversion(text: str) -> None:
     """The API server stores them (upstream keeps any decimal quantity); hvpa reports them
-    instead of computing with them, since every upstream accessor overflows past int64."""
+    instead of computing with them (see hvpa.quantity on the bound)."""
     quantity = parse(text)
-    assert quantity.value == Decimal(text.replace("E", "e18") if text == "12E" else text)
+    assert quantity.value == Decimal(text)
     assert parse(str(quantity)).value == quantity.value
     with pytest.raises(QuantityError, match="beyond the largest quantity hvpa reads") as refused:
         quantity.milli()
@@ -320,12 +321,23 @@ def test_huge_quantities_parse_exactly_and_refuse_conversion(text: str) -> None:
     assert not is_quantity(text)
 
 
-def test_the_int64_range_itself_converts() -> None:
-    largest = parse(str(MAX_UNITS))
-    assert largest.whole() == MAX_UNITS
-    assert largest.milli() == MAX_UNITS * 1000
-    assert parse(f"-{MAX_UNITS}").milli() == -MAX_UNITS * 1000
-    assert is_quantity(str(MAX_UNITS))
+@pytest.mark.parametrize(
+    ("text", "units"),
+    [
+        pytest.param("9223372036854775807", 2**63 - 1, id="int64-max"),
+        pytest.param("9223372036854775808", 2**63, id="int64-max-plus-one"),
+        pytest.param("-9223372036854775809", -(2**63) - 1, id="below-int64-min"),
+        pytest.param("12E", 12 * 10**18, id="12E"),
+        pytest.param("1e30", 10**30, id="issue-14-saturation-metric"),
+        pytest.param("9" * 38, UNITS_LIMIT - 1, id="38-nines"),
+    ],
+)
+def test_past_int64_and_below_the_limit_converts_exactly(text: str, units: int) -> None:
+    """Where upstream's Value() overflows, hvpa reads on (the engine saturates)."""
+    quantity = parse(text)
+    assert quantity.whole() == units
+    assert quantity.milli() == units * 1000
+    assert is_quantity(text)
 
 
 def test_a_huge_integer_is_read_without_its_text() -> None:
@@ -368,8 +380,8 @@ def test_long_texts_are_exact_and_messages_short() -> None:
 
 
 def test_binary_cap_keeps_the_sign() -> None:
-    assert parse("-9Ei").value == -MAX_UNITS
-    assert str(parse("9Ei")) == str(MAX_UNITS)
+    assert parse("-9Ei").value == -BINARY_CAP
+    assert str(parse("9Ei")) == str(BINARY_CAP)
 
 
 # -- properties ------------------------------------------------------------------------------
@@ -408,7 +420,7 @@ def test_every_text_parses_exactly_or_is_refused(text: str) -> None:
     try:
         milli = quantity.milli()
     except QuantityError:
-        assert quantity.value.copy_abs() > MAX_UNITS
+        assert quantity.value.copy_abs() >= UNITS_LIMIT
         return
     assert milli == _away_from_zero(Fraction(quantity.value) * 1000)
     assert quantity.whole() == _away_from_zero(Fraction(quantity.value))

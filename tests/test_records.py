@@ -300,7 +300,7 @@ def test_labels_are_forgotten_when_no_record_holds_them() -> None:
 
 # -- unreadable fields -------------------------------------------------------------------------
 
-HUGE = "1e51"  # a quantity the API server stores, past the int64 range hvpa reads
+HUGE = "1e51"  # a quantity the API server stores, past the 1e38 hvpa reads
 
 
 def test_a_huge_request_is_kept_as_unreadable_on_the_wire_path() -> None:

@@ -6,8 +6,8 @@ converges; it never depends on which event queued it. The steps:
 1. gone: forget its series and debug entry; being deleted: nothing (the
    garbage collector removes the child VPA); invalid: the InvalidSpec
    condition and a Warning Event, no scaling.
-   An object it reads with a quantity that cannot be read (past the int64
-   range): `ScalingActive=False, reason=UnreadableInput` naming the field,
+   An object it reads with a quantity that cannot be read (1e38 or more):
+   `ScalingActive=False, reason=UnreadableInput` naming the field,
    a Warning Event, no scaling.
 2. The cache still shows an object this controller has just overwritten
    (the watch has not delivered the write yet): try again shortly instead of

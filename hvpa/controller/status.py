@@ -52,7 +52,7 @@ __all__ = [
 ]
 
 DRY_RUN: Final = "DryRun"
-# An object the decision reads holds a field hvpa cannot read (a quantity past int64).
+# An object the decision reads holds a field hvpa cannot read (a quantity of 1e38 or more).
 UNREADABLE_INPUT: Final = "UnreadableInput"
 # metav1.Condition.message is limited to 32768 bytes.
 _MAX_CONDITION_MESSAGE: Final = 32768

@@ -37,12 +37,17 @@ REQUEST = ("pods", 0, "spec", "containers", 0, "resources", "requests", "cpu")
 USAGE = ("podMetrics", 0, "containers", 0, "usage", "cpu")
 EXTERNAL_VALUE = ("externalMetrics", 0, "value")
 VPA_TARGET = ("vpa", "status", "recommendation", "containerRecommendations", 0, "target", "cpu")
+POD_CPU = "Pod shop/web-0 spec.containers[app].resources.requests.cpu"
+VPA_CPU = (
+    "VerticalPodAutoscaler shoot--dev/etcd-vpa "
+    "status.recommendation.containerRecommendations[etcd].target.cpu"
+)
 CASES = [
-    pytest.param(EXAMPLE, REQUEST, "1e51", "pods[0]", id="pod-request"),
+    pytest.param(EXAMPLE, REQUEST, "1e51", POD_CPU, id="pod-request"),
     pytest.param(EXAMPLE, USAGE, "9" * 400, "podMetrics[0]", id="pod-usage"),
     pytest.param(EXTERNAL, EXTERNAL_VALUE, "1e400", "externalMetrics[0].value", id="external"),
-    pytest.param(VERTICAL, VPA_TARGET, "1e51", "vpa", id="vpa-target"),
-    pytest.param(EXAMPLE, REQUEST, "1e2147483648", "pods[0]", id="exponent"),
+    pytest.param(VERTICAL, VPA_TARGET, "1e51", VPA_CPU, id="vpa-target"),
+    pytest.param(EXAMPLE, REQUEST, "1e2147483648", POD_CPU, id="exponent"),
 ]
 
 

@@ -1,5 +1,5 @@
-"""Quantities the API server stores but hvpa cannot use (past the int64 range of apimachinery's
-Value(), such as 1e51), in virtual time: the controller never fails a reconcile over them.
+"""Quantities the API server stores but hvpa cannot use (1e38 and more, such as 1e51: see
+hvpa.quantity), in virtual time: the controller never fails a reconcile over them.
 An External metric answer of 1e51 fails that metric (`FailedGetExternalMetric`, naming the
 value); a Deployment whose requests, or a VPA whose recommendation, holds one is not decided
 (`ScalingActive=False, reason=UnreadableInput` naming the object and field). Either way the
