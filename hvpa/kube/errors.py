@@ -85,11 +85,18 @@ class ResponseTooLarge(KubeError):
     is the bound that was hit, `what` the request ("GET /api/v1/pods").
     """
 
-    def __init__(self, what: str, *, limit_bytes: int, declared_bytes: int | None = None) -> None:
+    def __init__(
+        self,
+        what: str,
+        *,
+        limit_bytes: int,
+        declared_bytes: int | None = None,
+        part: str = "the response",
+    ) -> None:
         declared = f" (it declares {declared_bytes} bytes)" if declared_bytes is not None else ""
         super().__init__(
-            f"{what}: the response is larger than {limit_bytes} bytes{declared}, "
-            "the bound for this request; not read further"
+            f"{what}: {part} is larger than {limit_bytes} bytes{declared}, "
+            "the bound for it; not read further"
         )
         self.what = what
         self.limit_bytes = limit_bytes

@@ -6,7 +6,12 @@ The loop:
    mid-list, the list starts over; if it expires again, one unpaginated list
    is made, as client-go's pager does. The whole result goes to the sink in
    one `replace`, which is how objects deleted while we were not watching
-   are noticed.
+   are noticed. A list request is made once, without the client's retries:
+   a failure goes straight to this loop's backoff (4.), so a hung server
+   shows in `last_error` after one request timeout, not after the client's
+   retries of it. A page is read up to `max_list_page_bytes`; a page larger
+   than that is asked for again with half the `limit` (down to one object),
+   since a few huge objects should cost smaller pages, not the informer.
 2. Watch from the list's resourceVersion with bookmarks. Every event, and
    every bookmark, advances the resourceVersion to resume from. The server
    ends the watch after a random 5 to 10 minutes; a watch that sends no
@@ -21,9 +26,15 @@ The loop:
    the watch (or retries the list, if the list failed). 429 waits at least
    the server's Retry-After.
 
+A watch is read as it arrives, one line (one event) at a time, and a line
+longer than `max_event_bytes` is not buffered further: the watch ends with
+ResponseTooLarge and resumes after the backoff.
+
 Objects are decoded from the raw bytes with msgspec straight into the
-resource's wire struct; one that does not fit (or whose conversion to a
-record fails) is logged and skipped, and the stream goes on.
+resource's wire struct; one that does not fit, or whose conversion to a
+record meets a value it cannot read (a RecordError, a msgspec decoding
+error), is logged and skipped, and the stream goes on. Any other exception
+of a converter is a bug: it is raised, not taken for a bad object.
 """
 
 from __future__ import annotations
@@ -43,6 +54,7 @@ from hvpa.kube.errors import (
     Gone,
     KubeError,
     NotFound,
+    ResponseTooLarge,
     StatusWire,
     TooManyRequests,
     TransportError,
@@ -52,6 +64,7 @@ from hvpa.kube.resources import Resource
 from hvpa.kube.settings import WatchSettings
 from hvpa.kube.wire import MetaOnly, ObjectList, WatchEvent, WireObject, object_key
 from hvpa.logs import fields
+from hvpa.records import RecordError
 
 __all__ = ["Reflector", "ReflectorSink"]
 
@@ -220,7 +233,18 @@ class Reflector(Generic[W, R]):
                     self._path,
                     params=params,
                     timeout_seconds=self._settings.request_timeout_seconds,
+                    retry=False,
+                    max_response_bytes=self._settings.max_list_page_bytes,
                 )
+            except ResponseTooLarge as error:
+                if limit <= 1:
+                    raise
+                limit //= 2
+                _logger.info(
+                    "list page too large; asking for smaller pages",
+                    extra=fields(reflector=self.name, error=str(error), limit=limit),
+                )
+                continue
             except Gone as error:
                 if not token:
                     raise
@@ -283,7 +307,7 @@ class Reflector(Generic[W, R]):
     def _convert(self, wire: W, key: str) -> R | None:
         try:
             return self._resource.convert(wire)
-        except Exception as error:
+        except (RecordError, msgspec.DecodeError) as error:
             self.skipped += 1
             _logger.error(
                 "object skipped: cannot convert it to a record",
@@ -350,21 +374,41 @@ class Reflector(Generic[W, R]):
                         return
                     if not chunk:
                         break
-                    buffer += chunk
-                    start = 0
-                    while (end := buffer.find(b"\n", start)) >= 0:
-                        line = bytes(buffer[start:end])
-                        start = end + 1
-                        if line.strip():
-                            lines += 1
-                            self._handle(line)
-                    del buffer[:start]
+                    lines += self._take_lines(buffer, chunk)
         except TransportError:
             if lines:
                 return  # the server cut a healthy watch short: resume at once
             raise
         if not lines and loop.time() - started < settings.short_watch_seconds:
             raise _ShortWatch(f"watch of {self.name} closed at once with no events")
+
+    def _take_lines(self, buffer: bytearray, chunk: bytes) -> int:
+        """Handle every line `chunk` completes; keep the unfinished rest in `buffer`.
+
+        `buffer` holds no newline before the chunk is added, so only the chunk
+        is searched: a long line arriving in many chunks is scanned once. The
+        count of non-empty lines handled is returned.
+        """
+        limit = self._settings.max_event_bytes
+        start = 0
+        search_from = len(buffer)
+        buffer += chunk
+        handled = 0
+        while (end := buffer.find(b"\n", search_from)) >= 0:
+            if end - start > limit:
+                raise self._event_too_large(limit)
+            line = bytes(buffer[start:end])
+            start = search_from = end + 1
+            if line.strip():
+                handled += 1
+                self._handle(line)
+        del buffer[:start]
+        if len(buffer) > limit:
+            raise self._event_too_large(limit)
+        return handled
+
+    def _event_too_large(self, limit: int) -> ResponseTooLarge:
+        return ResponseTooLarge(f"watch of {self.name}", limit_bytes=limit, part="one event")
 
     def _handle(self, line: bytes) -> None:
         """Apply one watch event to the sink."""

@@ -47,6 +47,12 @@ class WatchSettings:
     forever) - bookmarks keep a healthy quiet watch above that. A watch that
     ends cleanly sooner than `short_watch_seconds` with no events counts as a
     failure, so a server that closes at once is not hammered.
+
+    Bounds on what one read may hold: `max_event_bytes` for one watch event
+    (one line; 16 MiB, above any single object an API server stores, see
+    `ClientSettings.max_response_bytes`), `max_list_page_bytes` for one list
+    page (64 MiB: 500 objects of 130 KiB each; a page past it is asked for
+    again with half the limit, so only one object larger than that fails).
     """
 
     page_size: int = 500
@@ -59,7 +65,13 @@ class WatchSettings:
     # An optional resource the server does not serve (its CRD is not installed)
     # is looked for again this often.
     unserved_recheck_seconds: float = 300.0
+    max_event_bytes: int = 16 * 1024 * 1024
+    max_list_page_bytes: int = 64 * 1024 * 1024
     backoff: BackoffSettings = field(default_factory=BackoffSettings)
+
+    def __post_init__(self) -> None:
+        if self.max_event_bytes < 1 or self.max_list_page_bytes < 1:
+            raise ValueError("the watch event and list page bounds must be at least one byte")
 
 
 @dataclass(frozen=True, slots=True)

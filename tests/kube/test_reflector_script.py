@@ -1,7 +1,9 @@
 """The reflector and informer against a scripted server, for what a faithful API
 server never sends: objects that do not decode or convert (skipped, logged, the
-stream goes on), unknown event types, silence (the inactivity timeout), and the
-exact requests made (pagination, resourceVersions, bookmarks, timeouts).
+stream goes on; a converter's bug is raised, not skipped), unknown event types,
+silence (the inactivity timeout), a list that hangs or fails (one request, then the
+reflector's own backoff), pages and events past their bounds, and the exact requests
+made (pagination, resourceVersions, bookmarks, timeouts).
 
 The informer's diffing on re-list is tested here too, through `replace`.
 """
@@ -67,7 +69,8 @@ class Api:
     """Answers list requests from `lists` and watch requests from `watches` (lines, then close)."""
 
     def __init__(self) -> None:
-        self.lists: list[web.Response] = []
+        self.list_times: list[float] = []
+        self.lists: list[web.Response | None] = []  # None: never answer
         self.watches: list[tuple[list[bytes], float]] = []  # lines, then silence before closing
         self.requests: list[dict[str, str]] = []
         self.exhausted = asyncio.Event()
@@ -75,7 +78,12 @@ class Api:
     async def handle(self, request: web.Request) -> web.StreamResponse:
         self.requests.append(dict(request.query))
         if request.query.get("watch") != "true":
-            return self.lists.pop(0)
+            self.list_times.append(asyncio.get_running_loop().time())
+            answer = self.lists.pop(0)
+            if answer is None:
+                await asyncio.sleep(3600)
+                raise AssertionError("a hung list was waited for an hour")
+            return answer
         if not self.watches:
             self.exhausted.set()
             await asyncio.sleep(3600)
@@ -106,7 +114,12 @@ async def api() -> AsyncIterator[tuple[Api, KubeClient, KubeMetrics]]:
 
     state = Api()
     app = web.Application()
-    app.router.add_get("/api/v1/pods", state.handle)
+
+    async def handle(request: web.Request) -> web.StreamResponse:
+        # Looked up per request, so a test may put its own handler in front.
+        return await state.handle(request)
+
+    app.router.add_get("/api/v1/pods", handle)
     server = TestServer(app)
     await server.start_server()
     metrics = KubeMetrics(CollectorRegistry())
@@ -385,3 +398,164 @@ async def test_a_list_answered_410_is_retried_after_a_backoff(
     await run_until_exhausted(state, informer)
     assert sorted(informer.store) == ["ns/a"]
     assert 0.8 + 1.6 <= loop.time() - start <= 1.6 + 3.2, "two backoffs, no hot loop"
+
+
+# ---------------------------------------------------------------------------
+# The list without the client's retries, and the bounds
+
+
+def server_error() -> web.Response:
+    body = {"kind": "Status", "status": "Failure", "reason": "InternalError", "code": 500}
+    return web.Response(status=500, body=orjson.dumps(body), content_type="application/json")
+
+
+async def test_a_hung_list_is_reported_after_one_request_timeout(
+    api: tuple[Api, KubeClient, KubeMetrics],
+) -> None:
+    state, client, _ = api
+    state.lists = [None, pod_list(10, [pod("a", 1)])]
+    informer = Informer(
+        client=client,
+        resource=PODS,
+        settings=WatchSettings(request_timeout_seconds=60),
+        rng=random.Random(5),
+    )
+    loop = asyncio.get_running_loop()
+    start = loop.time()
+    task = asyncio.create_task(informer.run())
+    try:
+        await asyncio.sleep(61)
+        # With the client's retries inside, the list would still be in its second try.
+        assert "/api/v1/pods: TimeoutError" in informer.reflector.last_error
+        assert not informer.has_synced
+        await asyncio.wait_for(state.exhausted.wait(), timeout=100)
+    finally:
+        task.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await task
+    assert sorted(informer.store) == ["ns/a"]
+    # The second list came after the reflector's backoff (0.8-1.6 s), not the client's.
+    assert 60.8 <= state.list_times[1] - start <= 61.6
+
+
+async def test_a_failed_list_is_not_retried_by_the_client(
+    api: tuple[Api, KubeClient, KubeMetrics],
+) -> None:
+    state, client, _ = api
+    state.lists = [server_error(), server_error(), pod_list(10, [pod("a", 1)])]
+    informer = Informer(client=client, resource=PODS, rng=random.Random(5))
+    await run_until_exhausted(state, informer)
+    assert sorted(informer.store) == ["ns/a"]
+    gaps = [b - a for a, b in zip(state.list_times, state.list_times[1:], strict=False)]
+    # The reflector's backoff: 0.8-1.6 s, then 1.6-3.2 s (the client's would start at 0.2 s).
+    assert len(gaps) == 2
+    assert 0.8 <= gaps[0] <= 1.6 and 1.6 <= gaps[1] <= 3.2
+
+
+async def test_a_page_past_its_bound_is_asked_for_again_in_halves(
+    api: tuple[Api, KubeClient, KubeMetrics],
+) -> None:
+    state, client, _ = api
+    big = [pod(f"p{i}", i, app="x" * 400) for i in range(4)]
+    one_pod = len(orjson.dumps(big[0]))
+    state.lists = [
+        pod_list(10, big, token="t"),  # limit 4: too large
+        pod_list(10, big[:2], token="t2"),  # limit 2: fits
+        pod_list(10, big[2:]),
+    ]
+    informer = Informer(
+        client=client,
+        resource=PODS,
+        # Room for two pods and the list's envelope, not for four.
+        settings=WatchSettings(page_size=4, max_list_page_bytes=2 * one_pod + 200),
+    )
+    await run_until_exhausted(state, informer)
+    assert sorted(informer.store) == [f"ns/p{i}" for i in range(4)]
+    lists = [q for q in state.requests if "watch" not in q]
+    assert [(q.get("limit"), q.get("continue")) for q in lists] == [
+        ("4", None),
+        ("2", None),
+        ("2", "t2"),
+    ]
+
+
+async def test_a_page_of_one_object_past_the_bound_fails_the_list(
+    api: tuple[Api, KubeClient, KubeMetrics],
+) -> None:
+    state, client, _ = api
+    state.lists = [pod_list(10, [pod("a", 1, app="x" * 4000)]), pod_list(10, [pod("a", 1)])]
+    informer = Informer(
+        client=client,
+        resource=PODS,
+        settings=WatchSettings(page_size=1, max_list_page_bytes=1000),
+        rng=random.Random(5),
+    )
+    await run_until_exhausted(state, informer)
+    assert "the response is larger than 1000 bytes" in informer.reflector.last_error
+    assert sorted(informer.store) == ["ns/a"]
+
+
+class EndlessLine:
+    """A watch whose one event never ends: the reader must give up at its bound."""
+
+    def __init__(self) -> None:
+        self.sent = 0
+
+    async def respond(self, request: web.Request) -> web.StreamResponse:
+        response = web.StreamResponse()
+        response.content_type = "application/json"
+        await response.prepare(request)
+        await response.write(b'{"type": "ADDED", "object": {"metadata": {"name": "')
+        while True:
+            await response.write(b"x" * 65536)
+            self.sent += 65536
+            await asyncio.sleep(0.001)
+
+
+async def test_a_watch_event_past_its_bound_ends_the_watch(
+    api: tuple[Api, KubeClient, KubeMetrics],
+) -> None:
+    state, client, _ = api
+    endless = EndlessLine()
+    state.lists = [pod_list(10, [])]
+    answered = state.handle
+
+    async def handle(request: web.Request) -> web.StreamResponse:
+        if request.query.get("watch") == "true" and endless.sent == 0:
+            state.requests.append(dict(request.query))
+            return await endless.respond(request)
+        return await answered(request)
+
+    state.handle = handle  # type: ignore[method-assign]
+    state.watches = [([event("ADDED", pod("a", 11))], 0.0)]
+    informer = Informer(
+        client=client,
+        resource=PODS,
+        settings=WatchSettings(max_event_bytes=1 << 20),
+        rng=random.Random(5),
+    )
+    await run_until_exhausted(state, informer)
+    assert "one event is larger than 1048576 bytes" in informer.reflector.last_error
+    assert sorted(informer.store) == ["ns/a"], "the next watch goes on from the same point"
+    watches = [q for q in state.requests if "watch" in q]
+    assert [q["resourceVersion"] for q in watches] == ["10", "10", "11"]
+    # The server writes ahead into socket buffers; it stopped soon after the bound.
+    assert endless.sent < 16 << 20
+
+
+async def test_a_converter_bug_is_raised_not_skipped(
+    api: tuple[Api, KubeClient, KubeMetrics],
+) -> None:
+    from dataclasses import replace
+
+    from hvpa.records import PodWire
+
+    def buggy(wire: PodWire) -> PodRecord:
+        raise ZeroDivisionError("a bug in the converter")
+
+    state, client, _ = api
+    state.lists = [pod_list(10, [pod("a", 1)])]
+    informer = Informer(client=client, resource=replace(PODS, convert=buggy))
+    with pytest.raises(ZeroDivisionError):
+        await asyncio.wait_for(informer.run(), timeout=60)
+    assert informer.reflector.skipped == 0
