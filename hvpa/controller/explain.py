@@ -34,6 +34,7 @@ from hvpa.engine.settings import Settings as EngineSettings
 from hvpa.kube.client import KubeClient, Params
 from hvpa.kube.errors import NotFound
 from hvpa.kube.resources import NODES, PODS, TARGETS, Resource
+from hvpa.kube.settings import WatchSettings
 from hvpa.kube.wire import ObjectList, WireObject
 from hvpa.records import ConfigMapRecord, TargetRecord
 
@@ -65,16 +66,31 @@ async def _list(
     *,
     optional: bool = False,
 ) -> list[R]:
-    """Every object of a LIST; `optional`: an API the server does not serve lists as empty."""
-    try:
-        body = await client.get(resource.path(namespace=namespace), params=params)
-    except NotFound:
-        if not optional:
-            raise
-        return []
+    """Every object of a LIST, page by page as the informers list (so each page's read
+    is bounded); `optional`: an API the server does not serve lists as empty."""
+    watch = WatchSettings()
     wire: Any = resource.wire_type
-    page: ObjectList[W] = msgspec.json.decode(body, type=ObjectList[wire])
-    return [resource.convert(item) for item in page.items or ()]
+    records: list[R] = []
+    token = ""
+    while True:
+        query = {**(params or {}), "limit": watch.page_size}
+        if token:
+            query["continue"] = token
+        try:
+            body = await client.get(
+                resource.path(namespace=namespace),
+                params=query,
+                max_response_bytes=watch.max_list_page_bytes,
+            )
+        except NotFound:
+            if not optional:
+                raise
+            return []
+        page: ObjectList[W] = msgspec.json.decode(body, type=ObjectList[wire])
+        records += [resource.convert(item) for item in page.items or ()]
+        token = page.metadata.continue_
+        if not token:
+            return records
 
 
 async def explain(

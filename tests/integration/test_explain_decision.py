@@ -48,6 +48,9 @@ async def test_explain_decides_and_writes_nothing(
     apiserver.clear_requests()
     decision = await explained(apiserver, clock)
     assert {r.method for r in apiserver.requests} == {"GET"}
+    # Object lists come in pages, as the informers list them (each page's read bounded).
+    lists = [r for r in apiserver.requests if r.verb == "list" and "metrics" not in r.api_group]
+    assert lists and all(r.query.get("limit") == "500" for r in lists)
     assert cluster.replicas("web") == 2
     shown = decision_to_dict(decision)
     assert shown["replicas"] == {"current": 2, "desired": 4}
