@@ -10,13 +10,15 @@ long-running task of hvpa (reflectors, workers, the elector) is started by a
   such error so the owner can exit non-zero (`join` re-raises it),
 - on `stop`, cancels every task, waits up to a timeout, and logs by name
   each task that refuses to stop (it swallowed the cancellation or is stuck
-  in a blocking call) instead of hanging the shutdown.
+  in a blocking call) instead of hanging the shutdown;
+- `cancel` does the cancelling part at once, from synchronous code (a
+  callback that must stop the work before anything else runs); `stop`
+  still waits for the tasks afterwards.
 """
 
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
 from collections.abc import Coroutine
 from types import TracebackType
@@ -37,7 +39,10 @@ class Tasks:
         self.name = name
         self._logger = logger or _logger
         self._tasks: set[asyncio.Task[Any]] = set()
-        self._failed: asyncio.Event | None = None
+        # Done when a task fails; made by `join`, on the running loop. A plain future, not
+        # a task waiting on an event: a helper task cancelled in join's own cancellation
+        # could swallow that cancellation, and join would wait on.
+        self._failed: asyncio.Future[None] | None = None
         self.error: BaseException | None = None
         self._stopping = False
 
@@ -76,23 +81,23 @@ class Tasks:
         )
         if self.error is None:
             self.error = error
-        if self._failed is not None:
-            self._failed.set()
+        if self._failed is not None and not self._failed.done():
+            self._failed.set_result(None)
 
     async def join(self) -> None:
         """Wait until a task fails (and re-raise its error) or every task has finished."""
         if self._failed is None:
-            self._failed = asyncio.Event()
+            self._failed = asyncio.get_running_loop().create_future()
         while self.error is None and self._tasks:
-            failed = asyncio.ensure_future(self._failed.wait())
-            try:
-                await asyncio.wait({failed, *self._tasks}, return_when=asyncio.FIRST_COMPLETED)
-            finally:
-                failed.cancel()
-                with contextlib.suppress(asyncio.CancelledError):
-                    await failed
+            await asyncio.wait({self._failed, *self._tasks}, return_when=asyncio.FIRST_COMPLETED)
         if self.error is not None:
             raise self.error
+
+    def cancel(self) -> None:
+        """Cancel every task now and start no more; each ends at its next await."""
+        self._stopping = True
+        for task in self._tasks:
+            task.cancel()
 
     async def stop(self, *, grace_seconds: float = 5.0) -> None:
         """Cancel every task and wait for them, at most `grace_seconds`.

@@ -65,3 +65,33 @@ async def test_context_manager_stops_tasks() -> None:
     async with Tasks(name="test") as tasks:
         task = tasks.start(asyncio.sleep(100), name="a")
     assert task.cancelled()
+
+
+async def test_cancel_cancels_at_once_from_synchronous_code() -> None:
+    tasks = Tasks(name="test")
+    started = tasks.start(asyncio.sleep(100), name="a")
+    await asyncio.sleep(1)
+    tasks.cancel()
+    with pytest.raises(RuntimeError, match="stopping"):
+        tasks.start(asyncio.sleep(1), name="late")
+    await asyncio.sleep(0)
+    assert started.cancelled()
+    assert asyncio.get_running_loop().time() == pytest.approx(1.0, abs=0.01)
+    await tasks.stop()
+
+
+@pytest.mark.parametrize("steps", range(6))
+async def test_join_cancelled_as_a_task_ends_is_cancelled(steps: int) -> None:
+    # One task ends normally while join is being cancelled: join must end too, whatever
+    # loop iteration the cancel lands in (it once swallowed the cancel and waited on).
+    tasks = Tasks(name="test")
+    tasks.start(asyncio.sleep(1), name="short")
+    tasks.start(asyncio.sleep(1000), name="long")
+    joiner = asyncio.ensure_future(tasks.join())
+    await asyncio.sleep(1)
+    for _ in range(steps):
+        await asyncio.sleep(0)
+    joiner.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await asyncio.wait_for(joiner, timeout=10)
+    await tasks.stop()
