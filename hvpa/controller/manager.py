@@ -440,8 +440,10 @@ class Manager:
         try:
             after = await self.reconciler.reconcile(key)
         except Conflict as conflict:
+            # Rate-limited, as client-go's AddRateLimited: a 409 met again and again
+            # backs off instead of spinning (the reconciler also waits for the watch).
             _logger.info("conflict; reconciling again", extra=fields(hvpa=key, error=str(conflict)))
-            self.queue.add(key)
+            self.queue.add_rate_limited(key)
             result, error = "requeue", str(conflict)
         except NotLeader as lost:
             _logger.warning(

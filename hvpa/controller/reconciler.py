@@ -10,9 +10,13 @@ converges; it never depends on which event queued it. The steps:
    `ScalingActive=False, reason=UnreadableInput` naming the field,
    a Warning Event, no scaling.
 2. The cache still shows an object this controller has just overwritten
-   (the watch has not delivered the write yet): try again shortly instead of
-   deciding on what is known to be stale ("expectations", as client-go's
-   ReplicaSet controller keeps them).
+   (the watch has not delivered the write yet), or one whose write the
+   server refused with 409 Conflict (the server holds a newer version):
+   try again shortly instead of deciding on what is known to be stale
+   ("expectations", as client-go's ReplicaSet controller keeps them), until
+   the watch delivers a newer version or `expectation_timeout_seconds`
+   pass. So a 409 costs one write per change the watch brings, not one
+   per retry: a cache that stays stale cannot turn into a conflict storm.
 3. The child VPA, when `vpa.deploy` (created or brought back to its template).
 4. The snapshot (`hvpa.controller.snapshot`), the metric reads
    (`hvpa.controller.metricsapi`; a failed read is a reading, not an
@@ -23,14 +27,16 @@ converges; it never depends on which event queued it. The steps:
    turned False (after the status that records them landed, so a retried
    reconcile does not announce them twice).
 
-Errors are raised to the worker, which retries with backoff (a 409 at once).
+Errors are raised to the worker, which retries with backoff (a 409 too:
+through the per-key rate limiter, then the stale check above holds it).
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Final
 
@@ -66,6 +72,7 @@ from hvpa.engine.conditions import ABLE_TO_SCALE, SCALING_ACTIVE, VERTICAL_SCALI
 from hvpa.engine.decide import decide
 from hvpa.engine.decision import Decision, Snapshot, format_resources
 from hvpa.engine.settings import Settings as EngineSettings
+from hvpa.kube.errors import Conflict
 from hvpa.logs import fields
 from hvpa.records import TargetRecord, UnreadableInput
 from hvpa.settings import ControllerSettings
@@ -161,6 +168,24 @@ class Reconciler:
         expectation.until = (
             asyncio.get_running_loop().time() + self._settings.expectation_timeout_seconds
         )
+
+    def _distrust(self, key: str, what: str, resource_version: str) -> None:
+        """The server refused a write of `what` based on `resource_version` (409): it holds a
+        newer version, so a cache that still shows this one is stale."""
+        expectation = self._expectations.setdefault(key, {}).setdefault(what, _Expectation())
+        expectation.superseded.add(resource_version)
+        expectation.until = (
+            asyncio.get_running_loop().time() + self._settings.expectation_timeout_seconds
+        )
+
+    @contextlib.contextmanager
+    def _stale_on_conflict(self, key: str, what: str, resource_version: str) -> Iterator[None]:
+        """Around a write based on `resource_version` of `what`: a 409 marks that version stale."""
+        try:
+            yield
+        except Conflict:
+            self._distrust(key, what, resource_version)
+            raise
 
     def _stale(self, key: str, seen: dict[str, str]) -> bool:
         expectations = self._expectations.get(key)
@@ -301,12 +326,13 @@ class Reconciler:
         if status == record.raw_status:
             return
         _logger.warning(summary, extra=fields(hvpa=record.key, problems="; ".join(problems)))
-        written = await self._applier.write_status(
-            namespace=record.namespace,
-            name=record.name,
-            resource_version=record.resource_version,
-            status=status,
-        )
+        with self._stale_on_conflict(record.key, "hvpa", record.resource_version):
+            written = await self._applier.write_status(
+                namespace=record.namespace,
+                name=record.name,
+                resource_version=record.resource_version,
+                status=status,
+            )
         self._expect(record.key, "hvpa", record.resource_version, written)
         await self._applier.record(
             RecordedEvent(
@@ -382,12 +408,13 @@ class Reconciler:
             return
         if self._defer_history(record, previous, status, now):
             return
-        written = await self._applier.write_status(
-            namespace=record.namespace,
-            name=record.name,
-            resource_version=record.resource_version,
-            status=plain(status),
-        )
+        with self._stale_on_conflict(key, "hvpa", record.resource_version):
+            written = await self._applier.write_status(
+                namespace=record.namespace,
+                name=record.name,
+                resource_version=record.resource_version,
+                status=plain(status),
+            )
         # Only now: a write that failed leaves the history in memory for the retry.
         self._unwritten_history.pop(key, None)
         self._expect(key, "hvpa", record.resource_version, written)
@@ -421,7 +448,8 @@ class Reconciler:
         resource_version = target.resource_version
         current, desired = decision.current_replicas, decision.desired_replicas
         if desired != current:
-            written = await self._applier.write_target_replicas(target, desired)
+            with self._stale_on_conflict(key, "target", resource_version):
+                written = await self._applier.write_target_replicas(target, desired)
             self._expect(key, "target", resource_version, written)
             resource_version = written or resource_version
             direction = "up" if desired > current else "down"
@@ -437,7 +465,8 @@ class Reconciler:
         changed = self._changed_containers(target, decision)
         if not changed:
             return
-        written = await self._applier.write_target_resources(target, resource_version, changed)
+        with self._stale_on_conflict(key, "target", resource_version):
+            written = await self._applier.write_target_resources(target, resource_version, changed)
         self._expect(key, "target", resource_version, written)
         for direction in self._vertical_directions(target, decision):
             self._observations.count_scaling(key, "vertical", direction)

@@ -238,7 +238,12 @@ async def test_a_failed_history_flush_keeps_the_unwritten_history(
         "web", replicas=2, requests={"cpu": "100m", "memory": "64Mi"}, load=Load(cpu_millicores=100)
     )
     apiserver.objects.create("hvpas", hvpa_manifest())
-    settings = ControllerSettings(sync_period_seconds=15, history_flush_seconds=60)
+    # The injected 409 leaves the Hvpa unchanged, so no newer version ever reaches the
+    # cache; the reconciler, which waits for one after a 409, trusts its cache again after
+    # this timeout (5 s, well inside a sync period, so no resync is missed).
+    settings = ControllerSettings(
+        sync_period_seconds=15, history_flush_seconds=60, expectation_timeout_seconds=5
+    )
     await start_controller(settings=settings)
     await eventually(lambda: "ScalingActive" in conditions(apiserver, "web"), within=30)
     apiserver.faults.conflict("hvpas", "web")  # the next status write, the first flush
