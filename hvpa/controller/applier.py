@@ -1,8 +1,11 @@
 """The one place the controller writes to the API server.
 
-Every write checks leadership first (`is_leader`, when leader election is
-on): the moment the lease is lost, writes stop, even in the middle of a
-reconcile (`NotLeader`). Every write is conditional on the resourceVersion
+Every write checks leadership (`is_leader`, when leader election is on)
+before each attempt - the first and every retry the client makes after a
+429 or a Retry-After, through the client's `guard` - so the moment the
+lease is lost, writes stop, even in the middle of a reconcile or of a
+Retry-After wait (`NotLeader`). (The manager also cancels the reconciles
+in flight at that moment.) Every write is conditional on the resourceVersion
 the decision was made from, so a decision taken on a stale cache cannot land:
 the server answers 409 and the reconcile runs again on fresh data.
 
@@ -29,6 +32,7 @@ the queue to retry with backoff.
 
 from __future__ import annotations
 
+import functools
 import logging
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
@@ -40,7 +44,7 @@ from hvpa.api import API_VERSION as HVPA_API_VERSION
 from hvpa.api import KIND as HVPA_KIND
 from hvpa.controller.events import EventCorrelator, RecordedEvent, WriteKind
 from hvpa.controller.resources import HVPAS, OWNED_VPAS, VpaObject
-from hvpa.kube.client import KubeClient, PatchType
+from hvpa.kube.client import Guard, KubeClient, PatchType
 from hvpa.kube.errors import AlreadyExists, KubeError, NotFound
 from hvpa.kube.resources import TARGETS, api_path
 from hvpa.kube.wire import MetaOnly
@@ -108,6 +112,10 @@ class Applier:
         if self._is_leader is not None and not self._is_leader():
             raise NotLeader(f"not the leader: {what} not written")
 
+    def _guard(self, what: str) -> Guard:
+        """The leadership check the client runs before every attempt of the write `what`."""
+        return functools.partial(self._check_leader, what)
+
     # -- the target ------------------------------------------------------------
 
     async def write_target_replicas(self, target: TargetRecord, replicas: int) -> str | None:
@@ -116,7 +124,6 @@ class Applier:
         if self.dry_run:
             _logger.info("dry run: not scaling", extra=fields(target=target.key, replicas=replicas))
             return None
-        self._check_leader(what)
         resource = TARGETS[target.kind]
         path = resource.path(namespace=target.namespace, name=target.name, subresource="scale")
         body = {
@@ -129,7 +136,7 @@ class Applier:
             },
             "spec": {"replicas": replicas},
         }
-        answer = _decode_meta(await self._client.update(path, body))
+        answer = _decode_meta(await self._client.update(path, body, guard=self._guard(what)))
         _logger.info(
             "scaled", extra=fields(target=target.key, replicas=replicas, was=target.spec_replicas)
         )
@@ -143,11 +150,13 @@ class Applier:
         if self.dry_run:
             _logger.info("dry run: not resizing", extra=fields(target=target.key, containers=names))
             return None
-        self._check_leader(f"{target.kind} {target.key} resources of {names}")
+        guard = self._guard(f"{target.kind} {target.key} resources of {names}")
         resource = TARGETS[target.kind]
         path = resource.path(namespace=target.namespace, name=target.name)
         patch = resources_patch(resource_version, containers)
-        answer = _decode_meta(await self._client.patch(path, patch, patch_type=PatchType.STRATEGIC))
+        answer = _decode_meta(
+            await self._client.patch(path, patch, patch_type=PatchType.STRATEGIC, guard=guard)
+        )
         _logger.info("resized", extra=fields(target=target.key, containers=names))
         return answer.metadata.resource_version
 
@@ -159,9 +168,11 @@ class Applier:
         if self.dry_run:
             _logger.info("dry run: not creating VPA", extra=fields(vpa=key))
             return
-        self._check_leader(f"VerticalPodAutoscaler {key}")
+        guard = self._guard(f"VerticalPodAutoscaler {key}")
         try:
-            await self._client.create(OWNED_VPAS.path(namespace=metadata["namespace"]), body)
+            await self._client.create(
+                OWNED_VPAS.path(namespace=metadata["namespace"]), body, guard=guard
+            )
         except AlreadyExists:
             # Created by an earlier attempt whose answer was lost; the watch brings it.
             _logger.info("VPA already exists", extra=fields(vpa=key))
@@ -173,9 +184,9 @@ class Applier:
         if self.dry_run:
             _logger.info("dry run: not updating VPA", extra=fields(vpa=key))
             return
-        self._check_leader(f"VerticalPodAutoscaler {key}")
+        guard = self._guard(f"VerticalPodAutoscaler {key}")
         path = OWNED_VPAS.path(namespace=vpa.namespace, name=vpa.name)
-        await self._client.patch(path, patch, patch_type=PatchType.MERGE)
+        await self._client.patch(path, patch, patch_type=PatchType.MERGE, guard=guard)
         _logger.info("updated VPA", extra=fields(vpa=key))
 
     async def delete_vpa(self, vpa: VpaObject) -> None:
@@ -184,7 +195,7 @@ class Applier:
         if self.dry_run:
             _logger.info("dry run: not deleting VPA", extra=fields(vpa=key))
             return
-        self._check_leader(f"deletion of VerticalPodAutoscaler {key}")
+        guard = self._guard(f"deletion of VerticalPodAutoscaler {key}")
         path = OWNED_VPAS.path(namespace=vpa.namespace, name=vpa.name)
         body = {
             "apiVersion": "v1",
@@ -192,7 +203,7 @@ class Applier:
             "preconditions": {"resourceVersion": vpa.resource_version},
         }
         try:
-            await self._client.delete(path, body=body)
+            await self._client.delete(path, body=body, guard=guard)
         except NotFound:
             return
         _logger.info("deleted VPA", extra=fields(vpa=key))
@@ -203,7 +214,7 @@ class Applier:
         self, *, namespace: str, name: str, resource_version: str, status: Mapping[str, Any]
     ) -> str:
         """PUT /status with the Hvpa's resourceVersion; the Hvpa's new resourceVersion."""
-        self._check_leader(f"status of Hvpa {namespace}/{name}")
+        guard = self._guard(f"status of Hvpa {namespace}/{name}")
         path = HVPAS.path(namespace=namespace, name=name, subresource="status")
         body = {
             "apiVersion": HVPA_API_VERSION,
@@ -211,7 +222,7 @@ class Applier:
             "metadata": {"name": name, "namespace": namespace, "resourceVersion": resource_version},
             "status": dict(status),
         }
-        answer = _decode_meta(await self._client.update(path, body))
+        answer = _decode_meta(await self._client.update(path, body, guard=guard))
         return answer.metadata.resource_version
 
     # -- Events --------------------------------------------------------------------
@@ -226,20 +237,23 @@ class Applier:
                 extra=fields(object=f"{involved.namespace}/{involved.name}", reason=event.reason),
             )
             return
-        self._check_leader(f"Event {event.reason} for {involved.namespace}/{involved.name}")
+        guard = self._guard(f"Event {event.reason} for {involved.namespace}/{involved.name}")
         collection = api_path(group="", version="v1", plural="events", namespace=write.namespace)
         try:
             if write.kind is WriteKind.PATCH:
                 try:
                     await self._client.patch(
-                        f"{collection}/{write.name}", write.body, patch_type=PatchType.STRATEGIC
+                        f"{collection}/{write.name}",
+                        write.body,
+                        patch_type=PatchType.STRATEGIC,
+                        guard=guard,
                     )
                 except NotFound:
                     self._correlator.lost(write)
                     await self.record(event)
                     return
             else:
-                await self._client.create(collection, write.body)
+                await self._client.create(collection, write.body, guard=guard)
         except KubeError as error:
             _logger.warning(
                 "event not written",

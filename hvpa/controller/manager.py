@@ -27,6 +27,15 @@ start, every Hvpa is queued, and a resync task queues every Hvpa again each
 lease is lost (the process should exit non-zero: a fresh start is the only
 way to be sure nothing of the old term writes).
 
+Losing the lease (the renew deadline passed, or another candidate holds
+it) stops the writing at that instant, as controller-runtime cancels its
+manager's context: the elector's `on_stopped_leading` shuts the queue and
+cancels every worker - a reconcile in the middle of a request, or asleep in
+a Retry-After wait, ends there - and every write's `guard` re-checks the
+lease before each attempt in any case. Then the rest shuts down and `run`
+raises LeadershipLost (its message says why); nothing is logged above info
+on the way, so the caller's one line is the whole story.
+
 Stopping: the queue shuts down, each worker finishes the reconcile it is in
 (up to `shutdown_grace_seconds`, then it is cancelled) and takes no more;
 then the elector is cancelled, which releases the lease so a standby takes
@@ -74,7 +83,7 @@ from hvpa.engine.settings import Settings as EngineSettings
 from hvpa.kube.client import KubeClient
 from hvpa.kube.errors import Conflict, KubeError
 from hvpa.kube.informer import EventHandler, Informer, wait_for_cache_sync
-from hvpa.kube.leader import LeaderElector
+from hvpa.kube.leader import LeaderElector, LeadershipLost
 from hvpa.kube.metrics import KubeMetrics
 from hvpa.kube.queue import QueueShutDown, WorkQueue
 from hvpa.kube.resources import NODES, PODS, TARGETS, Resource
@@ -126,6 +135,7 @@ class Manager:
         self._background = Tasks(name="informers", logger=_logger)
         self._workers = Tasks(name="workers", logger=_logger)
         self._elector_task: asyncio.Task[None] | None = None
+        self._lost: LeadershipLost | None = None
 
         self.queue: WorkQueue[str] = WorkQueue(
             name=settings.name, metrics=kube_metrics, settings=settings.queue
@@ -149,6 +159,7 @@ class Manager:
                 settings=leader_election,
                 clock=clock,
                 rng=self._rng,
+                on_stopped_leading=self._stop_writing,
             )
 
         # -- informers and the cache ---------------------------------------------
@@ -327,7 +338,9 @@ class Manager:
         for informer in self.informers:
             self._background.start(informer.run(), name=f"informer {informer.name}")
         if self.elector is not None:
-            self._elector_task = self._background.start(self.elector.run(), name="leader-election")
+            self._elector_task = self._background.start(
+                self._lead(self.elector), name="leader-election"
+            )
         try:
             if not await self._until(self._wait_synced()):
                 return
@@ -337,6 +350,26 @@ class Manager:
             await self._until(self._stop_requested.wait())
         finally:
             await self._shut_down()
+        if self._lost is not None:
+            raise self._lost
+
+    async def _lead(self, elector: LeaderElector) -> None:
+        """Run the elector; a lost lease stops the manager (an expected end, not a task failure)."""
+        try:
+            await elector.run()
+        except LeadershipLost as lost:
+            self._lost = lost
+            self._stop_requested.set()
+
+    def _stop_writing(self) -> None:
+        """The elector's on_stopped_leading: no reconcile goes on after the lease is gone.
+
+        Synchronous, so it runs at the instant of the loss, before any worker
+        gets the loop again: the queue hands out no more keys, and every worker
+        is cancelled wherever it waits (a request, a Retry-After sleep)."""
+        self._stopping = True
+        self.queue.shut_down()
+        self._workers.cancel()
 
     async def _wait_synced(self) -> None:
         await wait_for_cache_sync(self.informers)
@@ -446,9 +479,8 @@ class Manager:
             self.queue.add_rate_limited(key)
             result, error = "requeue", str(conflict)
         except NotLeader as lost:
-            _logger.warning(
-                "not the leader; nothing written", extra=fields(hvpa=key, error=str(lost))
-            )
+            # The lease is going or gone; the elector reports that once, with its reason.
+            _logger.info("not the leader; nothing written", extra=fields(hvpa=key, error=str(lost)))
             result, error = "error", str(lost)
         except KubeError as failed:
             _logger.warning("reconcile failed", extra=fields(hvpa=key, error=str(failed)))

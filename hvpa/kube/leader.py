@@ -13,8 +13,11 @@ Every candidate runs `LeaderElector.run()`. The rules:
   success share one deadline, `renew_deadline_seconds` after that success
   began, and each request is cut off at it - a hung request cannot keep us
   leader. Past the deadline (or on seeing another holder) leadership is
-  lost: `leading` clears and `on_stopped_leading` runs at once, then `run`
-  raises LeadershipLost, so the process can exit non-zero and start over.
+  lost: `leading` clears and `on_stopped_leading` runs at once (the place to
+  cancel whatever writes: controller-runtime cancels the manager's context
+  there), then `run` raises LeadershipLost with the reason, so the process
+  can exit non-zero and start over. The elector logs the loss at info only:
+  the one line a person needs is the owner's, from the exception.
 - `is_leader()` is the check before every write: it turns false the moment
   the deadline passes, even if the renew loop has not run yet.
 - On cancellation the leader steps down first, then (ReleaseOnCancel)
@@ -54,7 +57,15 @@ _VERSION: Final = "v1"
 
 
 class LeadershipLost(Exception):
-    """The lease could not be renewed in time, or another candidate holds it."""
+    """The lease could not be renewed in time, or another candidate holds it.
+
+    The message names the lease, this candidate and the reason; `reason` is
+    the reason alone.
+    """
+
+    def __init__(self, message: str, *, reason: str) -> None:
+        super().__init__(message)
+        self.reason = reason
 
 
 class LeaseSpec(msgspec.Struct, rename="camel", omit_defaults=True):
@@ -133,6 +144,7 @@ class LeaderElector:
         self._observed_at = 0.0  # loop time when the Lease was last seen to change
         self._renewed_at = 0.0  # loop time when the last successful write began
         self._reported_leader: str | None = None
+        self._last_failure = ""  # why the last acquire or renew attempt failed
 
     # -- reading -------------------------------------------------------------
 
@@ -173,16 +185,19 @@ class LeaderElector:
         try:
             await self._acquire()
             self._start_leading()
-            await self._renew()
+            reason = await self._renew()
         except asyncio.CancelledError:
             if self.leading.is_set():
                 self._stop_leading("cancelled")
                 if self._settings.release_on_cancel:
                     await self._release()
             raise
-        self._stop_leading("lost")
+        self._stop_leading(reason)
+        settings = self._settings
         raise LeadershipLost(
-            f"lease {self._settings.lease_namespace}/{self._settings.lease_name} lost by {self.identity}"
+            f"lease {settings.lease_namespace}/{settings.lease_name} lost by {self.identity}: "
+            f"{reason}",
+            reason=reason,
         )
 
     async def _acquire(self) -> None:
@@ -197,8 +212,8 @@ class LeaderElector:
                 settings.retry_period_seconds * (1 + self._rng.random() * settings.retry_jitter)
             )
 
-    async def _renew(self) -> None:
-        """Returns when leadership is lost."""
+    async def _renew(self) -> str:
+        """Returns, with the reason, when leadership is lost."""
         settings = self._settings
         loop = asyncio.get_running_loop()
         while True:
@@ -208,22 +223,14 @@ class LeaderElector:
             )
             while True:
                 if loop.time() >= deadline:
-                    _logger.error(
-                        "failed to renew the leader lease within the renew deadline",
-                        extra=fields(
-                            lease=self._object_path,
-                            renew_deadline_seconds=settings.renew_deadline_seconds,
-                        ),
+                    return (
+                        f"not renewed within the {settings.renew_deadline_seconds:g} s "
+                        f"renew deadline ({self._last_failure or 'no answer in time'})"
                     )
-                    return
                 if await self._attempt(deadline):
                     break
                 if self.leader != self.identity and self.leader:
-                    _logger.error(
-                        "the leader lease is held by another candidate",
-                        extra=fields(lease=self._object_path, holder=self.leader),
-                    )
-                    return
+                    return f"the lease is held by {self.leader}"
                 await asyncio.sleep(
                     max(0.0, min(settings.retry_period_seconds, deadline - loop.time()))
                 )
@@ -234,11 +241,14 @@ class LeaderElector:
             async with asyncio.timeout_at(deadline):
                 acquired = await self._try_acquire_or_renew()
         except TimeoutError:
-            _logger.warning(
+            self._last_failure = "the last request was abandoned at the deadline"
+            _logger.info(
                 "leader lease request abandoned at the deadline",
                 extra=fields(lease=self._object_path),
             )
             acquired = False
+        if acquired:
+            self._last_failure = ""
         self._report_transition()
         return acquired
 
@@ -326,6 +336,7 @@ class LeaderElector:
         self._observed_at = at
 
     def _log_failure(self, verb: str, error: Exception) -> None:
+        self._last_failure = f"last {verb}: {error}"
         _logger.info(
             "leader lease request failed",
             extra=fields(lease=self._object_path, verb=verb, error=str(error)),
@@ -354,7 +365,7 @@ class LeaderElector:
     def _stop_leading(self, why: str) -> None:
         self.leading.clear()
         self._gauge.set(0)
-        _logger.warning(
+        _logger.info(
             "stopped leading",
             extra=fields(lease=self._object_path, identity=self.identity, why=why),
         )

@@ -1,10 +1,11 @@
 """The applier, the one place that writes, against the in-repo API server: the shape of
 each write, preconditions that make a stale decision fail with 409, nothing written when
-not the leader, nothing written to targets or VPAs in a dry run, and Events patched on
+not the leader (the lease checked again before every retry), nothing written to targets or VPAs in a dry run, and Events patched on
 repeat and created again when the first has gone."""
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Callable
 from typing import Any
 
@@ -169,6 +170,42 @@ async def test_nothing_is_written_without_the_lease(apiserver: ApiServer, kube: 
         with pytest.raises(NotLeader):
             await attempt
     assert written(apiserver) == []
+
+
+@pytest.mark.looptime
+@pytest.mark.parametrize("write", ["scale", "resources", "vpa", "status", "event"])
+async def test_the_lease_is_checked_again_before_a_retry(
+    apiserver: ApiServer, kube: KubeClient, write: str
+) -> None:
+    """A write waiting in a 429's Retry-After while the lease is lost is never sent again."""
+    target = decode_target(deployment(apiserver))
+    apiserver.objects.create(
+        "hvpas",
+        {"metadata": {"name": "web"}, "spec": {"targetRef": {"kind": "Deployment", "name": "web"}}},
+    )
+    record = hvpa_record()
+    assert record.hvpa is not None
+    leading = [True]
+    writer = applier(kube, leader=lambda: leading[0])
+    apiserver.faults.fail(status=429, times=1, retry_after_seconds=20)
+    apiserver.clear_requests()
+    attempts = {
+        "scale": lambda: writer.write_target_replicas(target, 5),
+        "resources": lambda: writer.write_target_resources(
+            target, "1", [ContainerResources("app", False, {"cpu": "1"}, {})]
+        ),
+        "vpa": lambda: writer.create_vpa(vpa_body(record.hvpa, "uid", "apps/v1")),
+        "status": lambda: writer.write_status(
+            namespace="default", name="web", resource_version="1", status={}
+        ),
+        "event": lambda: writer.record(RecordedEvent(WEB, "Normal", "X", "y")),
+    }
+    attempt = asyncio.ensure_future(attempts[write]())
+    await asyncio.sleep(10)  # inside the Retry-After
+    leading[0] = False
+    with pytest.raises(NotLeader):
+        await attempt
+    assert [status for *_, status in written(apiserver)] == [429], "the retry was never sent"
 
 
 async def test_dry_run_writes_only_status_and_events(

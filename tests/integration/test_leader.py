@@ -3,17 +3,27 @@
 the standby keeps a warm cache and reports ready; when the leader dies without
 releasing the lease, the standby takes over within the lease duration plus two jittered
 retries and writes nothing the old leader already wrote; a leader stopped cleanly
-releases the lease, so the standby takes over at its next retry."""
+releases the lease, so the standby takes over at its next retry.
+
+Losing the lease stops the writing at the renew deadline: a write waiting in a 429's
+Retry-After is never sent, the workers end there, and the other instance takes over;
+`hvpa run` reports the loss in one log line, with the reason, and exits 1."""
 
 from __future__ import annotations
 
 import asyncio
+import logging
 from typing import Any
 
+import pytest
 from integration_cluster import Load, MiniCluster
 from integration_helpers import VIRTUAL_TIME, eventually, hvpa_manifest, writes
+from prometheus_client import CollectorRegistry
 
+from hvpa.commands.run import run_controller
+from hvpa.kube.leader import LeadershipLost
 from hvpa.kube.settings import LeaderElectionSettings
+from hvpa.settings import RunSettings, ServerSettings
 from hvpa.sim.apiserver import ApiServer
 
 pytestmark = VIRTUAL_TIME
@@ -86,3 +96,85 @@ async def test_a_stopped_leader_hands_over_at_once(
     assert lease.get("holderIdentity") in (None, "")
     took = await eventually(lambda: b.manager.leading(), within=30, step=0.1)
     assert took <= LEASE.retry_period_seconds * (1 + LEASE.retry_jitter) + 1
+
+
+async def lose_the_lease(apiserver: ApiServer) -> None:
+    """From now on every renewal fails (500), so the leader steps down at its renew deadline."""
+    apiserver.faults.fail(status=500, times=10_000, method="PUT", path="/leases/hvpa$")
+
+
+async def test_a_write_held_in_retry_after_never_lands_once_the_lease_is_lost(
+    apiserver: ApiServer, cluster: MiniCluster, start_controller: Any
+) -> None:
+    loop = asyncio.get_running_loop()
+    cluster.deployment(
+        "web", replicas=2, requests={"cpu": "100m", "memory": "64Mi"}, load=Load(cpu_millicores=100)
+    )
+    apiserver.objects.create("hvpas", hvpa_manifest())
+    a = await start_controller(identity="a", leader_election=LEASE)
+    await eventually(lambda: a.manager.leading(), within=10)
+    b = await start_controller(identity="b", leader_election=LEASE)
+    await eventually(lambda: bool(apiserver.objects.get("hvpas", "web").get("status")), within=30)
+
+    # A's scale-up meets 429 with a Retry-After that outlasts its lease: the renewals fail
+    # from now on, so A steps down 8 to 10 s from now, inside the 20 s wait (the issue: the
+    # retry went out 13 s after "stopped leading", while B held the lease).
+    held = apiserver.faults.fail(
+        status=429, times=1, method="PUT", path="/scale$", retry_after_seconds=20
+    )
+    cluster.loads["web"].cpu_millicores = 200  # 2 -> 4
+    await eventually(lambda: held.hits == 1, within=30, step=0.1)
+    held_at = loop.time()
+    await lose_the_lease(apiserver)
+    await eventually(
+        lambda: not a.manager.leading(), within=LEASE.renew_deadline_seconds + 0.1, step=0.1
+    )
+    # The workers stop at the deadline: A's run ends at once, not after the wait.
+    with pytest.raises(LeadershipLost, match="not renewed within the 10 s renew deadline"):
+        await asyncio.wait_for(a.task, timeout=1)
+    apiserver.faults.clear()
+
+    await eventually(lambda: b.manager.leading(), within=TAKEOVER, step=0.1)
+    await eventually(lambda: cluster.replicas("web") == 4, within=60)
+    await asyncio.sleep(max(0.0, held_at + 20 + 30 - loop.time()))  # well past A's Retry-After
+    attempts = writes(apiserver, resource="deployments", subresource="scale", succeeded=False)
+    assert [w.status for w in attempts] == [429, 200]
+    assert rescale_events(apiserver) == [("New size: 4 (was 2)", "b")], (
+        "the write that landed is B's"
+    )
+
+
+async def test_hvpa_run_reports_a_lost_lease_in_one_line_and_exits_1(
+    apiserver: ApiServer, caplog: pytest.LogCaptureFixture
+) -> None:
+    loop = asyncio.get_running_loop()
+    settings = RunSettings(
+        kubeconfig=str(apiserver.kubeconfig_path),
+        leader_elect=True,
+        leader_election=LEASE,
+        server=ServerSettings(metrics_bind_address="0", health_probe_bind_address="0"),
+    )
+    running = asyncio.create_task(
+        run_controller(settings, clock=lambda: 1e9 + loop.time(), registry=CollectorRegistry())
+    )
+    await eventually(
+        lambda: bool(
+            apiserver.objects.list("leases", namespace="kube-system")
+            and apiserver.objects.get("leases", "hvpa", namespace="kube-system")["spec"].get(
+                "holderIdentity"
+            )
+        ),
+        within=30,
+    )
+    caplog.clear()
+    await lose_the_lease(apiserver)
+    assert await asyncio.wait_for(running, timeout=30) == 1
+    loud = [r for r in caplog.records if r.levelno >= logging.WARNING]
+    assert [r.getMessage() for r in loud] == ["leader lease lost; exiting"]
+    (line,) = loud
+    assert line.exc_info is None, "no traceback"
+    assert line.__dict__["fields"]["error"].startswith("lease kube-system/hvpa lost by ")
+    assert (
+        "not renewed within the 10 s renew deadline (last update: 500"
+        in (line.__dict__["fields"]["error"])
+    )
