@@ -178,3 +178,64 @@ async def test_hvpa_run_reports_a_lost_lease_in_one_line_and_exits_1(
         "not renewed within the 10 s renew deadline (last update: 500"
         in (line.__dict__["fields"]["error"])
     )
+
+
+async def test_no_conflict_storm_after_a_failover(
+    apiserver: ApiServer, cluster: MiniCluster, start_controller: Any
+) -> None:
+    """The new leader's cache does not yet hold the old leader's last status writes (its
+    watch of Hvpas is slow): each status it writes meets 409. The issue saw 167 PUTs in
+    0.7 s; the bound is one per Hvpa until the watch brings the newer versions, since a
+    409 marks the cached version stale and is retried through the rate limiter."""
+    loop = asyncio.get_running_loop()
+    names = ("web", "api", "db")
+    for name in names:
+        cluster.deployment(
+            name,
+            replicas=2,
+            requests={"cpu": "100m", "memory": "64Mi"},
+            load=Load(cpu_millicores=100),
+        )
+        apiserver.objects.create("hvpas", hvpa_manifest(name, target=name))
+    a = await start_controller(
+        identity="a", leader_election=LeaderElectionSettings(release_on_cancel=False)
+    )
+    await eventually(lambda: a.manager.leading(), within=10)
+    b = await start_controller(identity="b", leader_election=LEASE)
+    await eventually(
+        lambda: all(apiserver.objects.get("hvpas", n).get("status") for n in names), within=30
+    )
+
+    # Both instances' Hvpa watches are held for 60 s; A scales every target meanwhile and
+    # records it in each status, which B's cache will not show until the hold ends.
+    stall = apiserver.faults.delay(60, method="GET", path="/hvpas$")
+    apiserver.faults.close_watches()
+    await eventually(lambda: stall.hits >= 2, within=5, step=0.1)
+    stall.remove()
+    stalled_at = loop.time()
+    for name in names:
+        cluster.loads[name].cpu_millicores = 200  # 2 -> 4
+    await eventually(
+        lambda: all(
+            apiserver.objects.get("hvpas", n)["status"].get("replicas") == 4 for n in names
+        ),
+        within=30,
+    )
+    a.task.cancel()  # killed: the lease is not released
+    await asyncio.sleep(0)
+    apiserver.clear_requests()  # from here on, every write is B's
+    await eventually(lambda: b.manager.leading(), within=TAKEOVER, step=0.1)
+    took_over = loop.time()
+    assert took_over + 5 < stalled_at + 60, "B's first seconds fall inside the hold"
+    await asyncio.sleep(5)
+    first_seconds = writes(apiserver, resource="hvpas", subresource="status", succeeded=False)
+    assert len(first_seconds) <= len(names), [w.status for w in first_seconds]
+    assert {w.status for w in first_seconds} <= {409}
+    assert writes(apiserver, resource="deployments", subresource="scale") == []
+    # Once the hold ends, B's cache catches up and nothing is left in conflict.
+    await asyncio.sleep(stalled_at + 60 + 30 - loop.time())
+    late = writes(apiserver, resource="hvpas", subresource="status", succeeded=False)
+    assert [w.status for w in late[len(first_seconds) :]] == [200] * (
+        len(late) - len(first_seconds)
+    )
+    assert b.manager.healthy()
