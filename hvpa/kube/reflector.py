@@ -64,7 +64,7 @@ from hvpa.kube.resources import Resource
 from hvpa.kube.settings import WatchSettings
 from hvpa.kube.wire import MetaOnly, ObjectList, WatchEvent, WireObject, object_key
 from hvpa.logs import fields
-from hvpa.records import RecordError
+from hvpa.records import DECODING_ERRORS
 
 __all__ = ["Reflector", "ReflectorSink"]
 
@@ -76,6 +76,11 @@ R_contra = TypeVar("R_contra", contravariant=True)
 
 # How many bytes of a skipped object's JSON go into the log line.
 _LOGGED_BYTES: Final = 200
+# Bytes that are not the JSON they should be: msgspec raises UnicodeDecodeError, not a
+# DecodeError, for a string that is not UTF-8.
+_UNDECODABLE: Final = (msgspec.DecodeError, UnicodeDecodeError)
+# An object that does not fit its wire struct (the rest of the stream still reads).
+_MISFIT: Final = (msgspec.ValidationError, UnicodeDecodeError)
 
 
 class ReflectorSink(Protocol[R_contra]):
@@ -280,15 +285,15 @@ class Reflector(Generic[W, R]):
             page = self._decode_list(body)
             objects: Iterable[Any] = page.items or ()
             metadata = page.metadata
-        except msgspec.ValidationError:
+        except _MISFIT:
             # Some object does not fit the wire struct: decode one by one, skip the misfits.
             try:
                 raw_page = self._decode_raw_list(body)
-            except msgspec.DecodeError as error:
+            except _UNDECODABLE as error:
                 raise _BrokenStream(f"list of {self.name}: {error}") from error
             objects = self._decode_each(raw_page.items or ())
             metadata = raw_page.metadata
-        except msgspec.DecodeError as error:
+        except _UNDECODABLE as error:
             raise _BrokenStream(f"list of {self.name}: {error}") from error
         for wire in objects:
             key = object_key(wire.metadata)
@@ -301,13 +306,13 @@ class Reflector(Generic[W, R]):
         for raw in raws:
             try:
                 yield self._decode_object(raw)
-            except msgspec.DecodeError as error:
+            except _UNDECODABLE as error:
                 self._skip(raw, error)
 
     def _convert(self, wire: W, key: str) -> R | None:
         try:
             return self._resource.convert(wire)
-        except (RecordError, msgspec.DecodeError) as error:
+        except DECODING_ERRORS as error:
             self.skipped += 1
             _logger.error(
                 "object skipped: cannot convert it to a record",
@@ -319,7 +324,7 @@ class Reflector(Generic[W, R]):
         self.skipped += 1
         try:
             key = object_key(self._decode_meta(raw).metadata)
-        except msgspec.DecodeError:
+        except _UNDECODABLE:
             key = ""
         _logger.error(
             "object skipped: cannot decode it",
@@ -414,10 +419,10 @@ class Reflector(Generic[W, R]):
         """Apply one watch event to the sink."""
         try:
             event = self._decode_event(line)
-        except msgspec.ValidationError as error:
+        except _MISFIT as error:
             self._handle_misfit(line, error)
             return
-        except msgspec.DecodeError as error:
+        except _UNDECODABLE as error:
             raise _BrokenStream(f"watch of {self.name}: {error}") from error
         kind = event.type
         if kind == "ERROR":
@@ -442,7 +447,7 @@ class Reflector(Generic[W, R]):
         """An event whose object does not fit the wire struct: an ERROR Status, or a bad object."""
         try:
             event = self._decode_meta_event(line)
-        except msgspec.DecodeError as broken:
+        except _UNDECODABLE as broken:
             raise _BrokenStream(f"watch of {self.name}: {broken}") from broken
         if event.type == "ERROR":
             self._raise_status(line)
@@ -465,6 +470,6 @@ class Reflector(Generic[W, R]):
     def _raise_status(self, line: bytes) -> None:
         try:
             status = self._decode_status_event(line).object
-        except msgspec.DecodeError as error:
+        except _UNDECODABLE as error:
             raise _BrokenStream(f"watch of {self.name}: ERROR event: {error}") from error
         raise error_from_status(status, code=status.code or 500)

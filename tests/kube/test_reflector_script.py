@@ -426,7 +426,9 @@ async def test_a_hung_list_is_reported_after_one_request_timeout(
     try:
         await asyncio.sleep(61)
         # With the client's retries inside, the list would still be in its second try.
-        assert "/api/v1/pods: TimeoutError" in informer.reflector.last_error
+        assert (
+            "/api/v1/pods: no answer within the client's timeout" in informer.reflector.last_error
+        )
         assert not informer.has_synced
         await asyncio.wait_for(state.exhausted.wait(), timeout=100)
     finally:
@@ -559,3 +561,25 @@ async def test_a_converter_bug_is_raised_not_skipped(
     with pytest.raises(ZeroDivisionError):
         await asyncio.wait_for(informer.run(), timeout=60)
     assert informer.reflector.skipped == 0
+
+
+async def test_an_object_that_is_not_utf8_is_skipped_and_the_watch_goes_on(
+    api: tuple[Api, KubeClient, KubeMetrics],
+) -> None:
+    """msgspec raises UnicodeDecodeError, not a DecodeError, for a string that is not UTF-8
+    (hvpa.records.DECODING_ERRORS): one such object, listed or watched, is skipped."""
+    state, client, _ = api
+    body = pod_list(10, [pod("listed", 2), pod("a", 1)]).body
+    assert isinstance(body, bytes)
+    # The first pod's phase, the watched one's too: their metadata still reads.
+    listed_bad = body.replace(b'"Running"', b'"Runn\xffing"', 1)
+    watched_bad = event("ADDED", pod("watched", 11)).replace(b'"Running"', b'"Runn\xffing"', 1)
+    state.lists = [web.Response(body=listed_bad, content_type="application/json")]
+    state.watches = [([watched_bad, event("ADDED", pod("b", 12))], 0.0)]
+    informer = Informer(client=client, resource=PODS, rng=random.Random(1))
+    recorder = Recorder()
+    informer.add_handler(recorder.handler())
+    await run_until_exhausted(state, informer)
+
+    assert recorder.events == [("add", "a", "1"), ("add", "b", "12")]
+    assert informer.reflector.skipped == 2
