@@ -150,7 +150,10 @@ def read_document(name: str, text: str | bytes) -> Any:
 def load_scenario(path: str) -> Scenario:
     """Read and parse one scenario file; `-` reads standard input."""
     if path == "-":
-        text: str | bytes = sys.stdin.read()
+        # Bytes, not text: a document that is not UTF-8 is then the parser's error to report
+        # (a ScenarioError), not a UnicodeDecodeError from reading the stream.
+        stream = getattr(sys.stdin, "buffer", None)
+        text: str | bytes = stream.read() if stream is not None else sys.stdin.read()
     else:
         try:
             text = Path(path).read_bytes()
@@ -266,7 +269,10 @@ def _settings(raw: Any) -> Settings:
         else:
             if not isinstance(value, int | float):
                 raise ScenarioError(f"settings.{key}: {value!r} is not a number")
-            values[field] = float(value)
+            try:
+                values[field] = float(value)
+            except OverflowError:
+                raise ScenarioError(f"settings.{key}: {value!r} is too large") from None
     try:
         return Settings(**values)
     except ValueError as error:
@@ -595,7 +601,10 @@ def parse_scenario(raw: Any, name: str = "scenario") -> Scenario:
         if not isinstance(raw.get(required), Mapping):
             raise ScenarioError(f"{required}: required (an object)")
     now = time.time() if raw.get("now") is None else _time(raw["now"], "now")
-    assert now is not None
+    if now is None:
+        raise ScenarioError(
+            "now: an empty string is not a time; leave `now` out for the current time"
+        )
     settings = _settings(raw.get("settings"))
 
     record = _hvpa(raw["hvpa"])

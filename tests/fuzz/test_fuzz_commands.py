@@ -51,7 +51,7 @@ MANIFESTS: Final = [
 # below: (exception type, file, function) of the frame that raises. An example that meets one
 # is rejected, so the search goes on for others; fixing the bug turns its xfail into a failure
 # (XPASS), the reminder to drop it here too.
-KNOWN_BUGS: Final = ((AssertionError, "hvpa/scenario.py", "parse_scenario"),)
+KNOWN_BUGS: Final[tuple[tuple[type[Exception], str, str], ...]] = ()
 
 
 def known_bug(error: Exception) -> bool:
@@ -185,24 +185,12 @@ def test_recommend_reads_any_text_on_stdin(data: str) -> None:
     assert code in (OK, BAD_INPUT)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    raises=AssertionError,
-    reason="hvpa/scenario.py (branch upstream): `now: ''` reads as no time and trips "
-    "parse_scenario's `assert now is not None` (found by HVPA_FUZZ=large)",
-)
 def test_recommend_refuses_an_empty_now(workdir: Path) -> None:
     scenario = {**SCENARIOS[0], "now": ""}
     code, _, err = run_cli(["recommend", "-f", str(write(workdir / "now", scenario, False))])
     assert code == BAD_INPUT and "now" in err
 
 
-@pytest.mark.xfail(
-    strict=True,
-    raises=UnicodeDecodeError,
-    reason="hvpa/scenario.py (branch upstream): load_scenario reads stdin as text, so bytes "
-    "that are not UTF-8 raise UnicodeDecodeError instead of a ScenarioError",
-)
 def test_recommend_reads_bytes_that_are_not_utf8_on_stdin() -> None:
     code, _, _ = run_cli(["recommend", "-f", "-"], stdin=b"\x80")
     assert code == BAD_INPUT
