@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import re
 from decimal import Decimal
 from typing import Final
@@ -36,6 +37,10 @@ def parse_duration(text: str | int | float) -> float:
     if isinstance(text, bool):
         raise DurationError(f"{text!r} is not a duration")
     if isinstance(text, int | float):
+        if isinstance(text, float) and not math.isfinite(text):
+            raise DurationError(f"{text!r} is not a duration")
+        if abs(Decimal(text)) > _MAX_SECONDS:
+            raise _out_of_range(str(text))
         return float(text)
     if not isinstance(text, str):
         raise DurationError(f"{text!r} is not a duration (expected e.g. 90s, 5m, 1h30m)")

@@ -44,6 +44,26 @@ def test_a_duration_past_gos_range_is_refused(text: str) -> None:
         parse_duration(text)
 
 
+@pytest.mark.parametrize(
+    "seconds",
+    [
+        pytest.param(10**400, id="an-int-too-large-for-a-float"),  # was OverflowError
+        pytest.param(9223372037, id="one-second-past"),
+        pytest.param(-9223372037, id="one-second-past-negative"),
+        pytest.param(1e300, id="a-float-past-the-range"),
+    ],
+)
+def test_a_bare_number_past_gos_range_is_refused(seconds: float) -> None:
+    with pytest.raises(DurationError, match="out of range"):
+        parse_duration(seconds)
+
+
+@pytest.mark.parametrize("seconds", [float("inf"), float("-inf"), float("nan")])
+def test_a_number_that_is_not_finite_is_refused(seconds: float) -> None:
+    with pytest.raises(DurationError, match="not a duration"):
+        parse_duration(seconds)
+
+
 def test_gos_longest_duration_parses() -> None:
     assert parse_duration("2562047h47m16.854775807s") == 9223372036.854775807
 
