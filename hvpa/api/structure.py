@@ -202,7 +202,7 @@ class Walk:
             return self._bad(
                 path, f"must be at most {QUANTITY_MAX_LENGTH} characters (got {len(raw)})"
             )
-        if isinstance(raw, str) and not is_quantity(raw):
+        if not is_quantity(raw):
             return self._bad(path, f'must be a quantity such as "250m" or "1Gi" (got {show(raw)})')
         return raw
 

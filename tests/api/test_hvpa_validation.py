@@ -416,6 +416,13 @@ ROWS = [
         id="min-change",
     ),
     pytest.param(
+        # An integer is a quantity too; one past what hvpa reads (1e38) was let through and
+        # failed the engine's arithmetic at decide time (found by tests/fuzz).
+        {"spec.strategy": "Mixed", "spec.mixed": {"cpuThreshold": 10**38, "prefer": "Vpa"}},
+        [f'spec.mixed.cpuThreshold: must be a quantity such as "250m" or "1Gi" (got {10**38})'],
+        id="min-change-integer-too-large",
+    ),
+    pytest.param(
         {"spec.vpa.limitsRequestsGapScaleParams": {"memory": {"value": "-1Gi"}}},
         ["spec.vpa.limitsRequestsGapScaleParams.memory.value: must not be negative"],
         id="limits-requests-gap",
