@@ -693,10 +693,12 @@ def test_object_per_pod_metric_replicas(
 @pytest.mark.parametrize(
     ("usage", "target", "expected"),
     [
-        # No current replicas: the ratio is infinite, the count is usage over target, and
-        # there is no per-replica average to report (0, where a division by zero would
-        # otherwise read as the int64 minimum).
-        pytest.param(20000, 5000, (4, 0), id="usage over zero replicas"),
+        # hvpa's own cases: no upstream test divides by zero current replicas. The ratio
+        # is infinite, so the count is the usage over the per-pod target, as upstream
+        # computes it; the reported average is the saturated quotient (20000 / 0 is +Inf,
+        # the int64 maximum; 0 / 0 is NaN, 0), where Go's conversion is
+        # implementation-defined (the int64 minimum on amd64).
+        pytest.param(20000, 5000, (4, MAX_INT64), id="usage over zero replicas"),
         pytest.param(0, 5000, (0, 0), id="no usage over zero replicas"),
         pytest.param(MAX_INT64, 5000, (MAX_INT32, MAX_INT64), id="usage at int64, zero replicas"),
     ],
@@ -707,6 +709,16 @@ def test_per_pod_averages_with_zero_status_replicas(
     calc = calculator(pods(0))
     assert calc.get_object_per_pod_metric_replicas(0, target, usage, DEFAULT) == expected
     assert calc.get_external_per_pod_metric_replicas(0, target, [usage], DEFAULT) == expected
+
+
+def test_negative_object_usage_over_zero_replicas_saturates_low() -> None:
+    """-20000 / 0 is -Inf: the average saturates at the int64 minimum, the count is ceil(-4) = -4.
+
+    hvpa's own case (an Object metric may be negative; an External per-pod sum that turns
+    negative is read as an overflow instead). min/max bring the count back later.
+    """
+    calc = calculator(pods(0))
+    assert calc.get_object_per_pod_metric_replicas(0, 5000, -20000, DEFAULT) == (-4, -(2**63))
 
 
 def test_per_pod_object_average_saturates_at_int64() -> None:
@@ -920,9 +932,10 @@ def test_tolerance_printed_as_upstream() -> None:
 
 
 # ---------------------------------------------------------------------------
-# groupPods (TestGroupPods). Upstream's rows through 1.35 gave their pods the
-# phase Succeeded, which groupPods then did not look at; since Succeeded pods
-# are ignored like Failed ones, the rows about readiness use Running pods.
+# groupPods: replica_calculator_test.go TestGroupPods, every row, with its pods
+# in phase Succeeded as upstream gives them (groupPods ignores only deleted and
+# Failed pods, so a Succeeded pod is grouped by its readiness and metrics like
+# a running one); the rows after them are hvpa's own boundary cases.
 
 
 M = PodMetric
@@ -933,28 +946,28 @@ M = PodMetric
     [
         pytest.param((), {}, "cpu", (0, set(), set(), set()), id="void"),
         pytest.param(
-            (pod("bentham", phase="Running", ready=None, start=None),),
+            (pod("bentham", phase="Succeeded", ready=None, start=None),),
             {"bentham": M(1, NOW, 60)},
             "memory",
             (1, set(), set(), set()),
             id="count in a ready pod - memory",
         ),
         pytest.param(
-            (pod("lucretius", phase="Running", ready=None, start=NOW),),
+            (pod("lucretius", phase="Succeeded", ready=None, start=NOW),),
             {"lucretius": M(1)},
             "cpu",
             (0, {"lucretius"}, set(), set()),
             id="unready a pod without ready condition - CPU",
         ),
         pytest.param(
-            (pod("bentham", phase="Running", start=NOW - 60, transition=NOW - 30),),
+            (pod("bentham", phase="Succeeded", start=NOW - 60, transition=NOW - 30),),
             {"bentham": M(1, NOW, 30)},
             "cpu",
             (1, set(), set(), set()),
             id="count in a ready pod with fresh metrics during initialization period - CPU",
         ),
         pytest.param(
-            (pod("bentham", phase="Running", start=NOW - 60, transition=NOW - 30),),
+            (pod("bentham", phase="Succeeded", start=NOW - 60, transition=NOW - 30),),
             {"bentham": M(1, NOW, 60)},
             "cpu",
             (0, {"bentham"}, set(), set()),
@@ -964,7 +977,7 @@ M = PodMetric
             (
                 pod(
                     "lucretius",
-                    phase="Running",
+                    phase="Succeeded",
                     ready="False",
                     start=NOW - 600,
                     transition=NOW - 594,
@@ -976,7 +989,7 @@ M = PodMetric
             id="unready an unready pod during initialization period - CPU",
         ),
         pytest.param(
-            (pod("bentham", phase="Running", start=NOW - 180, transition=NOW - 180),),
+            (pod("bentham", phase="Succeeded", start=NOW - 180, transition=NOW - 180),),
             {"bentham": M(1, NOW - 120, 60)},
             "cpu",
             (1, set(), set(), set()),
@@ -986,7 +999,7 @@ M = PodMetric
             (
                 pod(
                     "lucretius",
-                    phase="Running",
+                    phase="Succeeded",
                     ready="False",
                     start=NOW - 600,
                     transition=NOW - 540,
@@ -1001,7 +1014,7 @@ M = PodMetric
             (
                 pod(
                     "lucretius",
-                    phase="Running",
+                    phase="Succeeded",
                     ready="False",
                     start=NOW - 600,
                     transition=NOW - 590,
@@ -1013,7 +1026,7 @@ M = PodMetric
             id="unready pod that has never been ready after initialization period - CPU",
         ),
         pytest.param(
-            (pod("epicurus", phase="Running", ready=None, start=NOW - 180),),
+            (pod("epicurus", phase="Succeeded", ready=None, start=NOW - 180),),
             {},
             "cpu",
             (0, set(), {"epicurus"}, set()),
@@ -1021,9 +1034,9 @@ M = PodMetric
         ),
         pytest.param(
             (
-                pod("lucretius", phase="Running", ready=None, start=NOW),
-                pod("niccolo", phase="Running", start=NOW - 180, transition=NOW - 180),
-                pod("epicurus", phase="Running", ready=None, start=NOW - 180),
+                pod("lucretius", phase="Succeeded", ready=None, start=NOW),
+                pod("niccolo", phase="Succeeded", start=NOW - 180, transition=NOW - 180),
+                pod("epicurus", phase="Succeeded", ready=None, start=NOW - 180),
             ),
             {"lucretius": M(1), "niccolo": M(1)},
             "cpu",
@@ -1050,13 +1063,6 @@ M = PodMetric
             "cpu",
             (0, set(), set(), {"failed"}),
             id="ignore pods in a failed state",
-        ),
-        pytest.param(
-            (pod("done", phase="Succeeded", start=NOW - 600, transition=NOW - 600),),
-            {"done": M(1)},
-            "memory",
-            (0, set(), set(), {"done"}),
-            id="ignore pods in a succeeded state, as failed ones",
         ),
         pytest.param(
             (pod("starting", ready="True", start=NOW - 120, transition=NOW - 120),),

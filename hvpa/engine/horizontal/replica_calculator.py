@@ -1,6 +1,6 @@
 """The replica calculator: upstream's replica_calculator.go, one function per metric type.
 
-Follows Kubernetes 1.35's pkg/controller/podautoscaler/replica_calculator.go
+Follows Kubernetes 1.37.2's pkg/controller/podautoscaler/replica_calculator.go
 and metrics/utilization.go name for name, so a reader can hold the two side
 by side: `group_pods` sorts pods into ready, unready, missing and ignored
 once per metric; `Tolerances.is_within` is the one tolerance test; the
@@ -69,8 +69,9 @@ def group_pods(
 ) -> PodGroups:
     """groupPods: which pods count, which wait for a scale-up, which lack metrics.
 
-    Deleted pods and pods that have ended (Failed or Succeeded) are ignored;
-    Pending pods are unready. For CPU
+    Deleted pods and Failed pods are ignored; Pending pods are unready. A
+    Succeeded pod is grouped like a running one, as upstream groups it (its
+    metrics, if any are still reported, count). For CPU
     only, a pod is also unready while its samples cannot be trusted: it has
     no Ready condition or start time; or it is inside the initialization
     period and either unready or its sample does not yet cover a full window
@@ -82,7 +83,7 @@ def group_pods(
     missing: set[str] = set()
     ignored: set[str] = set()
     for pod in pods:
-        if pod.deleting or pod.phase in ("Failed", "Succeeded"):
+        if pod.deleting or pod.phase == "Failed":
             ignored.add(pod.name)
             continue
         if pod.phase == "Pending":
@@ -506,8 +507,12 @@ class ReplicaCalculator:
         """The per-pod (AverageValue) form of Object and External metrics.
 
         The replica count saturates at int32 and the reported average at
-        int64; with no current replicas there is no average to report, so it
-        is 0 (a division by zero would otherwise read as the int64 minimum).
+        int64. With no current replicas the average is the quotient by zero
+        converted as every other (hvpa/engine/gomath.py): a positive usage
+        reads as the int64 maximum and no usage as 0, where upstream's Go
+        conversion of an infinite or NaN quotient is implementation-defined
+        (the int64 minimum on amd64). The count is upstream's either way:
+        the usage over the per-pod target.
         """
         replicas = status_replicas
         usage_ratio = fdiv(float(usage), float(target_per_pod) * float(replicas))
@@ -524,8 +529,6 @@ class ReplicaCalculator:
             self.explain.add(f"usage ratio within tolerance {tolerances}: keep {replicas}")
         if float(usage) >= float(MAX_INT64):
             average = MAX_INT64
-        elif status_replicas == 0:
-            average = 0
         else:
             average = ceil_int64(fdiv(float(usage), float(status_replicas)))
         return replicas, average
@@ -547,7 +550,7 @@ class ReplicaCalculator:
         )
         with explain.indented():
             if groups.ignored:
-                explain.add(f"ignored (deleted, failed or succeeded): {names(groups.ignored)}")
+                explain.add(f"ignored (deleted or failed): {names(groups.ignored)}")
             if groups.unready:
                 why = (
                     "pending, unready or in the CPU initialization period"
