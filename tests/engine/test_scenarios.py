@@ -177,7 +177,8 @@ def _decide(scenario: dict[str, Any], path: Path, capsys: pytest.CaptureFixture[
 def test_scaled_to_zero_round_trip(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     """HPAScaleToZero across decisions: the status one decision writes is the next one's input.
 
-    TestScaleDownToZeroCMObject takes 5 pods to 0 (ScaledToZero=True); with
+    TestScaleDownCM/scale down to zero object metric with HPAScaleToZero
+    enabled takes 5 pods to 0 (ScaledToZero=True); with
     that status and the metric back at 40 against a target of 20, the next
     decision brings the target back (ceil(40 / 20) = 2 from zero) and sets
     ScaledToZero=False. The same target at zero without hvpa's status is

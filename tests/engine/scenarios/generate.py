@@ -1,14 +1,16 @@
 """Write the scenario files of this directory from upstream's HPA test cases.
 
-Each case below is one test of Kubernetes' horizontal_test.go or
-replica_calculator_test.go (1.35, with the 1.36-1.37 rules hvpa follows:
-HPAScaleToZero's ScaledToZero condition, Succeeded pods ignored, an
-unparsable selector), with its figures and its expected result; this
+Each case below is one test of Kubernetes 1.37.2's horizontal_test.go or
+replica_calculator_test.go (pkg/controller/podautoscaler), named in its
+source as `file Function/subtest`, with its figures and its expected
+result; a source that says "hvpa's own" or "an earlier release's case" is
+not in 1.37.2's files and says where its figures come from. This
 script renders it the way upstream's fake clients build the objects (pods
 test-pod-N with two containers, pod metrics, custom and external metrics),
 as real object shapes in an `hvpa recommend` scenario, and writes the
-expected result beside it. The expected values are upstream's, never
-hvpa's output. Regenerate after editing a case:
+expected result beside it. The expected values are upstream's (an
+"hvpa's own" case derives its values from upstream's arithmetic, as its
+source says), never hvpa's output. Regenerate after editing a case:
 
     .venv/bin/python tests/engine/scenarios/generate.py
 """
@@ -438,6 +440,7 @@ def _scaled_to_zero(case: Case) -> tuple[tuple[str, str, str], ...]:
 
 def resource_case(
     name: str,
+    source: str,
     current: int,
     target: int,
     requests: list[str],
@@ -454,7 +457,7 @@ def resource_case(
         result["container"] = container
     return Case(
         name=name,
-        source="replica_calculator_test.go TestReplicaCalcResourceScale / TestReplicaCalc*",
+        source=source,
         min_replicas=1,
         max_replicas=100,
         spec_replicas=current,
@@ -604,7 +607,7 @@ def both(*values: int) -> list[list[int]]:
 CASES: list[Case] = [
     Case(
         "scale-up",
-        "TestScaleUp",
+        "horizontal_test.go TestScaleCPU/scale up (and /scale up deployment)",
         2,
         6,
         3,
@@ -615,7 +618,7 @@ CASES: list[Case] = [
     ),
     Case(
         "scale-up-replica-set",
-        "TestScaleUpReplicaSet",
+        "horizontal_test.go TestScaleCPU/scale up replicaset",
         2,
         6,
         3,
@@ -627,7 +630,8 @@ CASES: list[Case] = [
     ),
     Case(
         "scale-up-stateful-set",
-        "TestScaleUp on a StatefulSet (the scale subresource is the same)",
+        "hvpa's own: horizontal_test.go TestScaleCPU/scale up on a StatefulSet (the scale "
+        "subresource is the same)",
         2,
         6,
         3,
@@ -639,7 +643,7 @@ CASES: list[Case] = [
     ),
     Case(
         "scale-up-container",
-        "TestScaleUpContainer",
+        "horizontal_test.go TestScaleContainerResource/scale up container resource",
         2,
         6,
         3,
@@ -649,7 +653,7 @@ CASES: list[Case] = [
     ),
     Case(
         "scale-up-unready-less-scale",
-        "TestScaleUpUnreadyLessScale",
+        "horizontal_test.go TestScaleCPU/scale up with unready pods results in less scale",
         2,
         6,
         3,
@@ -661,7 +665,7 @@ CASES: list[Case] = [
     ),
     Case(
         "scale-up-hot-cpu-less-scale",
-        "TestScaleUpHotCpuLessScale",
+        "horizontal_test.go TestScaleCPU/scale up with hot cpu pods results in less scale",
         2,
         6,
         3,
@@ -673,7 +677,8 @@ CASES: list[Case] = [
     ),
     Case(
         "scale-up-unready-no-scale",
-        "TestScaleUpUnreadyNoScale",
+        "horizontal_test.go TestScaleCPU/no scale up when all unready pods bring utilization "
+        "within target",
         2,
         6,
         3,
@@ -686,7 +691,7 @@ CASES: list[Case] = [
     ),
     Case(
         "scale-up-hot-cpu-no-scale",
-        "TestScaleUpHotCpuNoScale",
+        "horizontal_test.go TestScaleUpHotCpuNoScale",
         2,
         6,
         3,
@@ -700,7 +705,7 @@ CASES: list[Case] = [
     ),
     Case(
         "scale-up-ignores-failed-pods",
-        "TestScaleUpIgnoresFailedPods",
+        "horizontal_test.go TestScaleCPU/scale up ignores failed pods",
         2,
         6,
         2,
@@ -714,7 +719,7 @@ CASES: list[Case] = [
     ),
     Case(
         "scale-up-ignores-deletion-pods",
-        "TestScaleUpIgnoresDeletionPods",
+        "horizontal_test.go TestScaleCPU/scale up ignores deletion pods",
         2,
         6,
         2,
@@ -728,7 +733,7 @@ CASES: list[Case] = [
     ),
     Case(
         "scale-up-cm",
-        "TestScaleUpCM",
+        "horizontal_test.go TestScaleUpCM/scale up custom metric",
         2,
         6,
         3,
@@ -738,7 +743,8 @@ CASES: list[Case] = [
     ),
     Case(
         "scale-up-cm-unready-and-hot-cpu-no-less-scale",
-        "TestScaleUpCMUnreadyAndHotCpuNoLessScale",
+        "horizontal_test.go TestScaleUpCM/unready and hot cpu pods do not reduce scale for "
+        "custom metric",
         2,
         6,
         3,
@@ -750,7 +756,8 @@ CASES: list[Case] = [
     ),
     Case(
         "scale-up-cm-unready-and-cpu-hot",
-        "TestScaleUpCMUnreadyandCpuHot",
+        "horizontal_test.go TestScaleUpCMUnreadyandCpuHot (and TestScaleUpCM/unready and hot "
+        "cpu pods scale to max with scaling limited condition)",
         2,
         6,
         3,
@@ -763,7 +770,8 @@ CASES: list[Case] = [
     ),
     Case(
         "scale-up-hot-cpu-no-scale-would-scale-down",
-        "TestScaleUpHotCpuNoScaleWouldScaleDown",
+        "horizontal_test.go TestScaleUpHotCpuNoScaleWouldScaleDown (an earlier release's case, "
+        "not in 1.37.2)",
         2,
         6,
         3,
@@ -775,7 +783,7 @@ CASES: list[Case] = [
     ),
     Case(
         "scale-up-cm-object",
-        "TestScaleUpCMObject",
+        "horizontal_test.go TestScaleUpCMObject/scale up object metric with value target",
         2,
         6,
         3,
@@ -785,7 +793,8 @@ CASES: list[Case] = [
     ),
     Case(
         "scale-up-per-pod-cm-object",
-        "TestScaleUpPerPodCMObject",
+        "horizontal_test.go TestScaleUpCMObject/scale up per-pod object metric with average "
+        "value target",
         2,
         6,
         3,
@@ -795,7 +804,7 @@ CASES: list[Case] = [
     ),
     Case(
         "scale-up-cm-external",
-        "TestScaleUpCMExternal",
+        "horizontal_test.go TestScaleUpCM/scale up external metric with value target",
         2,
         6,
         3,
@@ -805,7 +814,8 @@ CASES: list[Case] = [
     ),
     Case(
         "scale-up-per-pod-cm-external",
-        "TestScaleUpPerPodCMExternal",
+        "horizontal_test.go TestScaleUpCM/scale up external metric with per-pod average value "
+        "target",
         2,
         6,
         3,
@@ -815,7 +825,7 @@ CASES: list[Case] = [
     ),
     Case(
         "scale-up-from-zero-cm-object",
-        "TestScaleUpFromZeroCMObject (the HPA took the target to zero: ScaledToZero=True)",
+        "horizontal_test.go TestScaleUpCMObject/scale up from zero with HPAScaleToZero enabled",
         0,
         6,
         0,
@@ -826,7 +836,8 @@ CASES: list[Case] = [
     ),
     Case(
         "scale-up-from-zero-ignores-tolerance-cm-object",
-        "TestScaleUpFromZeroIgnoresToleranceCMObject (the HPA took the target to zero)",
+        "horizontal_test.go TestScaleUpCMObject/scale up from zero ignores tolerance with "
+        "HPAScaleToZero enabled",
         0,
         6,
         0,
@@ -837,8 +848,8 @@ CASES: list[Case] = [
     ),
     Case(
         "zero-replicas-not-scaled-by-hvpa",
-        "HPAScaleToZero: a target at zero without ScaledToZero=True (scaled down by someone "
-        "else) is left alone",
+        "horizontal_test.go TestScaleToZeroBehavior/from zero without condition, "
+        "HPAScaleToZero enabled",
         0,
         6,
         0,
@@ -852,20 +863,66 @@ CASES: list[Case] = [
     ),
     Case(
         "zero-replicas-scaled-to-zero-min-raised",
-        "HPAScaleToZero: the HPA took the target to zero, then minReplicas rose to 2: back at "
-        "least to minReplicas though the metric asks for 1",
+        "horizontal_test.go TestScaleToZeroBehavior/minReplicas increased with ScaledToZero "
+        "condition, HPAScaleToZero enabled",
         2,
         6,
         0,
         2,
-        metrics=[object_metric("Value", "1")],
-        levels=[1000],
+        # 10 against a target of 15 from zero: ceil(0.667) = 1, raised to minReplicas 2.
+        metrics=[object_metric("Value", "15")],
+        levels=[10000],
         prior_conditions=(("ScaledToZero", "True", "ScaledToZero"),),
         conditions=ok(("ScalingLimited", "True", "TooFewReplicas")),
     ),
     Case(
+        "scale-to-zero-min-raised-without-object-metric",
+        "hvpa's own, read from horizontal.go shouldComputeMetricsForZeroReplicas: with "
+        "ScaledToZero=True and minReplicas above zero the metrics are computed even without an "
+        "Object or External metric; a CPU metric over zero pods cannot be read "
+        "(FailedGetResourceMetric), so the count stays at 0",
+        2,
+        6,
+        0,
+        0,
+        metrics=[cpu_metric(50)],
+        requests=[],
+        prior_conditions=(("ScaledToZero", "True", "ScaledToZero"),),
+        conditions=(
+            ("AbleToScale", "True", "SucceededGetScale"),
+            ("ScalingActive", "False", "FailedGetResourceMetric"),
+        ),
+    ),
+    Case(
+        "scale-to-zero-stale-condition-cleared",
+        "horizontal_test.go TestScaleToZeroBehavior/stale ScaledToZero condition cleared on "
+        "normal rescale, HPAScaleToZero enabled",
+        1,
+        6,
+        3,
+        5,
+        metrics=[cpu_metric(30)],
+        levels=[300, 500, 700],
+        prior_conditions=(("ScaledToZero", "True", "ScaledToZero"),),
+    ),
+    Case(
+        "scale-to-zero-manual-scale-to-zero",
+        "horizontal_test.go TestScaleToZeroBehavior/manual scale to zero disables HPA, "
+        "HPAScaleToZero enabled",
+        1,
+        6,
+        0,
+        0,
+        metrics=[cpu_metric(50)],
+        requests=[],
+        conditions=(
+            ("AbleToScale", "True", "SucceededGetScale"),
+            ("ScalingActive", "False", "ScalingDisabled"),
+        ),
+    ),
+    Case(
         "scale-down",
-        "TestScaleDown",
+        "horizontal_test.go TestScaleCPU/scale down",
         2,
         6,
         5,
@@ -877,7 +934,7 @@ CASES: list[Case] = [
     ),
     Case(
         "scale-down-container-resource",
-        "TestScaleDownContainerResource",
+        "horizontal_test.go TestScaleContainerResource/scale down container resource",
         2,
         6,
         5,
@@ -888,7 +945,8 @@ CASES: list[Case] = [
     ),
     Case(
         "scale-down-with-scaling-rules",
-        "TestScaleDownWithScalingRules",
+        "horizontal_test.go TestScaleDownWithScalingRules (an earlier release's case, not in "
+        "1.37.2)",
         2,
         6,
         5,
@@ -901,7 +959,7 @@ CASES: list[Case] = [
     ),
     Case(
         "scale-down-stabilize-initial-size",
-        "TestScaleDownStabilizeInitialSize",
+        "horizontal_test.go TestScaleDownStabilizeInitialSize",
         2,
         6,
         5,
@@ -913,7 +971,7 @@ CASES: list[Case] = [
     ),
     Case(
         "scale-down-cm",
-        "TestScaleDownCM",
+        "horizontal_test.go TestScaleDownCM/scale down pods metric",
         2,
         6,
         5,
@@ -924,7 +982,7 @@ CASES: list[Case] = [
     ),
     Case(
         "scale-down-cm-object",
-        "TestScaleDownCMObject",
+        "horizontal_test.go TestScaleDownCM/scale down object metric with value target",
         2,
         6,
         5,
@@ -935,7 +993,8 @@ CASES: list[Case] = [
     ),
     Case(
         "scale-down-to-zero-cm-object",
-        "TestScaleDownToZeroCMObject",
+        "horizontal_test.go TestScaleDownCM/scale down to zero object metric with "
+        "HPAScaleToZero enabled",
         0,
         6,
         5,
@@ -946,7 +1005,8 @@ CASES: list[Case] = [
     ),
     Case(
         "scale-down-per-pod-cm-object",
-        "TestScaleDownPerPodCMObject",
+        "horizontal_test.go TestScaleDownCM/scale down per-pod object metric with average "
+        "value target",
         2,
         6,
         5,
@@ -957,7 +1017,7 @@ CASES: list[Case] = [
     ),
     Case(
         "scale-down-cm-external",
-        "TestScaleDownCMExternal",
+        "horizontal_test.go TestScaleDownCM/scale down external metric with value target",
         2,
         6,
         5,
@@ -968,7 +1028,8 @@ CASES: list[Case] = [
     ),
     Case(
         "scale-down-to-zero-cm-external",
-        "TestScaleDownToZeroCMExternal",
+        "horizontal_test.go TestScaleDownCM/scale down to zero external metric with "
+        "HPAScaleToZero enabled",
         0,
         6,
         5,
@@ -979,7 +1040,8 @@ CASES: list[Case] = [
     ),
     Case(
         "scale-down-per-pod-cm-external",
-        "TestScaleDownPerPodCMExternal",
+        "horizontal_test.go TestScaleDownCM/scale down per-pod external metric with average "
+        "value target",
         2,
         6,
         5,
@@ -990,7 +1052,7 @@ CASES: list[Case] = [
     ),
     Case(
         "scale-down-include-unready-pods",
-        "TestScaleDownIncludeUnreadyPods",
+        "horizontal_test.go TestScaleCPU/scale down includes unready pods",
         2,
         6,
         5,
@@ -1003,7 +1065,7 @@ CASES: list[Case] = [
     ),
     Case(
         "scale-down-ignore-hot-cpu-pods",
-        "TestScaleDownIgnoreHotCpuPods",
+        "horizontal_test.go TestScaleCPU/scale down ignores hot cpu pods",
         2,
         6,
         5,
@@ -1016,7 +1078,7 @@ CASES: list[Case] = [
     ),
     Case(
         "scale-down-ignores-failed-pods",
-        "TestScaleDownIgnoresFailedPods",
+        "horizontal_test.go TestScaleCPU/scale down ignores failed pods",
         2,
         6,
         5,
@@ -1031,7 +1093,7 @@ CASES: list[Case] = [
     ),
     Case(
         "scale-down-ignores-deletion-pods",
-        "TestScaleDownIgnoresDeletionPods",
+        "horizontal_test.go TestScaleCPU/scale down ignores deletion pods",
         2,
         6,
         5,
@@ -1046,7 +1108,8 @@ CASES: list[Case] = [
     ),
     Case(
         "tolerance",
-        "TestTolerance",
+        "horizontal_test.go TestTolerance/CPU resource metric within tolerance (and "
+        "TestConfigurableTolerance/no scaling because of the large default tolerance)",
         1,
         5,
         3,
@@ -1057,8 +1120,34 @@ CASES: list[Case] = [
         conditions=ok(("AbleToScale", "True", "ReadyForNewScale")),
     ),
     Case(
+        "configurable-tolerance-scale-up-1-percent",
+        "horizontal_test.go TestConfigurableTolerance/scaling up because of a 1% configurable "
+        "tolerance",
+        1,
+        5,
+        3,
+        4,
+        metrics=[cpu_metric(100)],
+        levels=[1010, 1030, 1020],
+        requests=["0.9", "1.0", "1.1"],
+        scale_up={"tolerance": "0.01"},
+    ),
+    Case(
+        "configurable-tolerance-no-scale-down-90-percent",
+        "horizontal_test.go TestConfigurableTolerance/no scale-down because of a 90% configurable "
+        "tolerance",
+        1,
+        5,
+        3,
+        3,
+        metrics=[cpu_metric(100)],
+        levels=[300, 300, 300],
+        scale_down={"tolerance": "0.9"},
+        conditions=ok(("AbleToScale", "True", "ReadyForNewScale")),
+    ),
+    Case(
         "tolerance-cm",
-        "TestToleranceCM",
+        "horizontal_test.go TestTolerance/pods metric within tolerance",
         1,
         5,
         3,
@@ -1069,7 +1158,7 @@ CASES: list[Case] = [
     ),
     Case(
         "tolerance-cm-object",
-        "TestToleranceCMObject",
+        "horizontal_test.go TestTolerance/object metric with value target within tolerance",
         1,
         5,
         3,
@@ -1080,7 +1169,7 @@ CASES: list[Case] = [
     ),
     Case(
         "tolerance-cm-external",
-        "TestToleranceCMExternal",
+        "horizontal_test.go TestTolerance/external metric with value target within tolerance",
         2,
         6,
         4,
@@ -1091,7 +1180,8 @@ CASES: list[Case] = [
     ),
     Case(
         "tolerance-per-pod-cm-object",
-        "TestTolerancePerPodCMObject",
+        "horizontal_test.go TestTolerance/per-pod object metric with average value target "
+        "within tolerance",
         2,
         6,
         4,
@@ -1102,7 +1192,8 @@ CASES: list[Case] = [
     ),
     Case(
         "tolerance-per-pod-cm-external",
-        "TestTolerancePerPodCMExternal",
+        "horizontal_test.go TestTolerance/per-pod external metric with average value target "
+        "within tolerance",
         2,
         6,
         4,
@@ -1113,7 +1204,7 @@ CASES: list[Case] = [
     ),
     Case(
         "min-replicas",
-        "TestMinReplicas",
+        "horizontal_test.go TestReplicaLimits/scale down clamped to min replicas",
         2,
         5,
         3,
@@ -1126,7 +1217,7 @@ CASES: list[Case] = [
     ),
     Case(
         "min-replicas-desired-zero",
-        "TestMinReplicasDesiredZero",
+        "horizontal_test.go TestReplicaLimits/scale down clamped to min when desired is zero",
         2,
         5,
         3,
@@ -1139,7 +1230,7 @@ CASES: list[Case] = [
     ),
     Case(
         "zero-replicas",
-        "TestZeroReplicas",
+        "horizontal_test.go TestReplicaLimits/no scaling when spec replicas is zero",
         3,
         5,
         0,
@@ -1153,7 +1244,7 @@ CASES: list[Case] = [
     ),
     Case(
         "too-few-replicas",
-        "TestTooFewReplicas",
+        "horizontal_test.go TestReplicaLimits/scale up to min when below min replicas",
         3,
         5,
         2,
@@ -1164,7 +1255,7 @@ CASES: list[Case] = [
     ),
     Case(
         "too-many-replicas",
-        "TestTooManyReplicas",
+        "horizontal_test.go TestReplicaLimits/scale down to max when above max replicas",
         3,
         5,
         10,
@@ -1175,7 +1266,7 @@ CASES: list[Case] = [
     ),
     Case(
         "max-replicas",
-        "TestMaxReplicas",
+        "horizontal_test.go TestReplicaLimits/scale up clamped to max replicas",
         2,
         5,
         3,
@@ -1187,7 +1278,7 @@ CASES: list[Case] = [
     ),
     Case(
         "superfluous-metrics",
-        "TestSuperfluousMetrics",
+        "horizontal_test.go TestMetricsEdgeCases/superfluous metrics reported",
         2,
         6,
         4,
@@ -1199,7 +1290,7 @@ CASES: list[Case] = [
     ),
     Case(
         "missing-metrics",
-        "TestMissingMetrics",
+        "horizontal_test.go TestMetricsEdgeCases/missing metrics from some pods",
         2,
         6,
         4,
@@ -1211,7 +1302,7 @@ CASES: list[Case] = [
     ),
     Case(
         "empty-metrics",
-        "TestEmptyMetrics",
+        "horizontal_test.go TestMetricsEdgeCases/empty metrics from all pods",
         2,
         6,
         4,
@@ -1226,7 +1317,7 @@ CASES: list[Case] = [
     ),
     Case(
         "empty-cpu-request",
-        "TestEmptyCPURequest",
+        "horizontal_test.go TestMetricsEdgeCases/empty CPU requests",
         1,
         5,
         1,
@@ -1241,7 +1332,7 @@ CASES: list[Case] = [
     ),
     Case(
         "event-created",
-        "TestEventCreated",
+        "horizontal_test.go TestEventCreated (the decision; the Event is the controller's)",
         1,
         5,
         1,
@@ -1252,7 +1343,7 @@ CASES: list[Case] = [
     ),
     Case(
         "event-not-created",
-        "TestEventNotCreated",
+        "horizontal_test.go TestEventNotCreated (the decision; the Event is the controller's)",
         1,
         5,
         2,
@@ -1264,7 +1355,7 @@ CASES: list[Case] = [
     ),
     Case(
         "missing-reports",
-        "TestMissingReports",
+        "horizontal_test.go TestMetricsEdgeCases/missing reports from some pods scales down",
         1,
         5,
         4,
@@ -1276,7 +1367,7 @@ CASES: list[Case] = [
     ),
     Case(
         "upscale-cap",
-        "TestUpscaleCap",
+        "horizontal_test.go TestUpscaleCap",
         1,
         100,
         3,
@@ -1289,7 +1380,7 @@ CASES: list[Case] = [
     ),
     Case(
         "upscale-cap-greater-than-max-replicas",
-        "TestUpscaleCapGreaterThanMaxReplicas",
+        "horizontal_test.go TestUpscaleCapGreaterThanMaxReplicas",
         1,
         20,
         3,
@@ -1302,7 +1393,7 @@ CASES: list[Case] = [
     ),
     Case(
         "more-replicas-than-spec-no-scale",
-        "TestMoreReplicasThanSpecNoScale",
+        "horizontal_test.go TestMetricsEdgeCases/more replicas than spec no scale",
         1,
         8,
         4,
@@ -1315,7 +1406,7 @@ CASES: list[Case] = [
     ),
     Case(
         "condition-invalid-selector-missing",
-        "TestConditionInvalidSelectorMissing",
+        "horizontal_test.go TestConditionInvalidSelectorMissing",
         1,
         100,
         3,
@@ -1331,7 +1422,7 @@ CASES: list[Case] = [
     ),
     Case(
         "condition-failed-get-resource-metric",
-        "TestConditionFailedGetMetrics (FailedGetResourceMetric)",
+        "horizontal_test.go TestConditionFailedGetMetrics (FailedGetResourceMetric)",
         1,
         100,
         3,
@@ -1347,7 +1438,7 @@ CASES: list[Case] = [
     ),
     Case(
         "condition-failed-get-pods-metric",
-        "TestConditionFailedGetMetrics (FailedGetPodsMetric)",
+        "horizontal_test.go TestConditionFailedGetMetrics (FailedGetPodsMetric)",
         1,
         100,
         3,
@@ -1363,7 +1454,7 @@ CASES: list[Case] = [
     ),
     Case(
         "condition-failed-get-object-metric",
-        "TestConditionFailedGetMetrics (FailedGetObjectMetric)",
+        "horizontal_test.go TestConditionFailedGetMetrics (FailedGetObjectMetric)",
         1,
         100,
         3,
@@ -1379,7 +1470,7 @@ CASES: list[Case] = [
     ),
     Case(
         "condition-failed-get-external-metric",
-        "TestConditionFailedGetMetrics (FailedGetExternalMetric)",
+        "horizontal_test.go TestConditionFailedGetMetrics (FailedGetExternalMetric)",
         1,
         100,
         3,
@@ -1395,7 +1486,7 @@ CASES: list[Case] = [
     ),
     Case(
         "no-backoff-upscale-cm",
-        "TestNoBackoffUpscaleCM",
+        "horizontal_test.go TestNoBackoffUpscaleCM",
         1,
         5,
         3,
@@ -1405,7 +1496,7 @@ CASES: list[Case] = [
     ),
     Case(
         "no-backoff-upscale-cm-no-backoff-cpu",
-        "TestNoBackoffUpscaleCMNoBackoffCpu",
+        "horizontal_test.go TestNoBackoffUpscaleCMNoBackoffCpu",
         1,
         5,
         3,
@@ -1416,7 +1507,7 @@ CASES: list[Case] = [
     ),
     Case(
         "stabilize-downscale",
-        "TestStabilizeDownscale",
+        "horizontal_test.go TestStabilizeDownscale",
         1,
         5,
         4,
@@ -1429,7 +1520,8 @@ CASES: list[Case] = [
     ),
     Case(
         "computed-tolerance-alg-scales",
-        "TestComputedToleranceAlgImplementation (just outside the band)",
+        "horizontal_test.go TestComputedToleranceAlgImplementation (its first half, just "
+        "outside the band; minReplicas 1 where upstream's 0 would be refused by the API)",
         1,
         1000,
         10,
@@ -1441,7 +1533,8 @@ CASES: list[Case] = [
     ),
     Case(
         "computed-tolerance-alg-holds",
-        "TestComputedToleranceAlgImplementation (just inside the band)",
+        "horizontal_test.go TestComputedToleranceAlgImplementation (its second half, just "
+        "inside the band; minReplicas 1 as above)",
         1,
         1000,
         10,
@@ -1454,7 +1547,8 @@ CASES: list[Case] = [
     ),
     Case(
         "scale-up-rc-immediately",
-        "TestScaleUpRCImmediately",
+        "horizontal_test.go TestReplicaLimits/scale up to min immediately even with recent "
+        "scale time",
         2,
         6,
         1,
@@ -1466,7 +1560,8 @@ CASES: list[Case] = [
     ),
     Case(
         "scale-down-rc-immediately",
-        "TestScaleDownRCImmediately",
+        "horizontal_test.go TestReplicaLimits/scale down to max immediately even with recent "
+        "scale time",
         2,
         5,
         6,
@@ -1478,7 +1573,7 @@ CASES: list[Case] = [
     ),
     Case(
         "scale-up-one-metric-empty",
-        "TestScaleUpOneMetricEmpty",
+        "horizontal_test.go TestScaleUpOneMetricEmpty",
         2,
         6,
         3,
@@ -1489,7 +1584,7 @@ CASES: list[Case] = [
     ),
     Case(
         "no-scale-down-one-metric-empty",
-        "TestNoScaleDownOneMetricEmpty",
+        "horizontal_test.go TestNoScaleDownOneMetricEmpty",
         2,
         6,
         5,
@@ -1505,7 +1600,7 @@ CASES: list[Case] = [
     ),
     Case(
         "scale-up-one-metric-invalid",
-        "TestScaleUpOneMetricInvalid",
+        "horizontal_test.go TestScaleWithOneInvalidMetric/scale up with one invalid metric",
         2,
         6,
         3,
@@ -1513,10 +1608,14 @@ CASES: list[Case] = [
         metrics=[cpu_metric(30), {"type": "CheddarCheese"}],
         levels=[300, 400, 500],
         recommendations=[],
+        metric_results=[
+            {"type": "Resource", "name": "cpu", "desiredReplicas": 4, "currentUtilization": 40},
+            {"type": "CheddarCheese", "desiredReplicas": None},
+        ],
     ),
     Case(
-        "scale-up-both-metrics-empty",
-        "TestScaleUpBothMetricsEmpty (the one metric has an invalid type)",
+        "condition-invalid-source-type",
+        "horizontal_test.go TestConditionInvalidSourceType",
         2,
         6,
         3,
@@ -1531,7 +1630,7 @@ CASES: list[Case] = [
     ),
     Case(
         "no-scale-down-one-metric-invalid",
-        "TestNoScaleDownOneMetricInvalid",
+        "horizontal_test.go TestNoScaleDownOneMetricInvalid",
         2,
         6,
         5,
@@ -1546,7 +1645,9 @@ CASES: list[Case] = [
     ),
     Case(
         "condition-invalid-selector-unparsable",
-        "TestConditionInvalidSelectorUnparsable (a selector whose string form does not parse)",
+        "horizontal_test.go TestConditionInvalidSelectorUnparsable (upstream's Scale carries "
+        'the selector "cheddar cheese"; here the target\'s selector stringifies to one that '
+        "does not parse either)",
         1,
         100,
         3,
@@ -1562,7 +1663,8 @@ CASES: list[Case] = [
     ),
     Case(
         "multiple-hpas-scale-up-with-events",
-        "TestMultipleHPAs (one of them)",
+        "hvpa's own, on horizontal_test.go TestMultipleHPAs's fixture (upstream checks only "
+        "that every HPA is processed; 5 = ceil(500m / 1 core / 10 %) within the events' rate)",
         1,
         10,
         1,
@@ -1578,7 +1680,7 @@ CASES: list[Case] = [
     # (outside it the reconcile rescales to the bound before any behavior).
     behavior_case(
         "rules-within-range",
-        "TestScalingWithRules: prenormalized desired replicas within range",
+        "horizontal_test.go TestScalingWithRules/prenormalized desired replicas within range",
         5,
         7,
         (3, 8),
@@ -1588,7 +1690,7 @@ CASES: list[Case] = [
     ),
     behavior_case(
         "rules-below-min",
-        "TestScalingWithRules: prenormalized desired replicas < minReplicas",
+        "horizontal_test.go TestScalingWithRules/prenormalized desired replicas < minReplicas",
         3,
         1,
         (2, 8),
@@ -1598,7 +1700,8 @@ CASES: list[Case] = [
     ),
     behavior_case(
         "rules-min-zero",
-        "TestScalingWithRules: within range when minReplicas is 0",
+        "horizontal_test.go TestScalingWithRules/prenormalized desired replicas within range "
+        "when minReplicas is 0",
         1,
         0,
         (0, 10),
@@ -1608,7 +1711,8 @@ CASES: list[Case] = [
     ),
     behavior_case(
         "rules-above-max",
-        "TestScalingWithRules: desired replica count is more than the maximum replica count",
+        "horizontal_test.go TestScalingWithRules/desired replica count is more than the "
+        "maximum replica count",
         100,
         1000,
         (100, 150),
@@ -1618,7 +1722,8 @@ CASES: list[Case] = [
     ),
     behavior_case(
         "rules-up-limit-user-policy",
-        "TestScalingWithRules: scaleUpLimit < maxReplicas with user policies",
+        "horizontal_test.go TestScalingWithRules/scaleUpLimit is the limit because "
+        "scaleUpLimit < maxReplicas with user policies",
         3,
         1000,
         (1, 2000),
@@ -1628,7 +1733,9 @@ CASES: list[Case] = [
     ),
     behavior_case(
         "rules-down-limit-user-policy",
-        "TestScalingWithRules: scaleDownLimit > minReplicas with user defined policies",
+        "hvpa's own, the scale-down mirror of horizontal_test.go "
+        "TestScalingWithRules/scaleUpLimit is the limit because scaleUpLimit < maxReplicas "
+        "with user policies",
         1000,
         3,
         (3, 2000),
@@ -1638,7 +1745,7 @@ CASES: list[Case] = [
     ),
     behavior_case(
         "rules-up-default",
-        "TestScalingWithRules: scaleUp with default behavior",
+        "horizontal_test.go TestScalingWithRules/scaleUp with default behavior",
         10,
         50,
         ROOM,
@@ -1648,7 +1755,8 @@ CASES: list[Case] = [
     ),
     behavior_case(
         "rules-up-pods-over-percent",
-        "TestScalingWithRules: scaleUp with pods policy larger than percent policy",
+        "horizontal_test.go TestScalingWithRules/scaleUp with pods policy larger than percent "
+        "policy",
         10,
         500,
         ROOM,
@@ -1658,7 +1766,8 @@ CASES: list[Case] = [
     ),
     behavior_case(
         "rules-up-percent-over-pods",
-        "TestScalingWithRules: scaleUp with percent policy larger than pods policy",
+        "horizontal_test.go TestScalingWithRules/scaleUp with percent policy larger than pods "
+        "policy",
         10,
         500,
         ROOM,
@@ -1668,7 +1777,8 @@ CASES: list[Case] = [
     ),
     behavior_case(
         "rules-up-large-pods-policy",
-        "TestScalingWithRules: scaleUp with spec MaxReplicas limitation with large pod policy",
+        "horizontal_test.go TestScalingWithRules/scaleUp with spec MaxReplicas limitation with "
+        "large pod policy",
         10,
         50,
         ROOM,
@@ -1678,7 +1788,7 @@ CASES: list[Case] = [
     ),
     behavior_case(
         "rules-up-pods-limit",
-        "TestScalingWithRules: scaleUp with pod policy limitation",
+        "horizontal_test.go TestScalingWithRules/scaleUp with pod policy limitation",
         10,
         50,
         ROOM,
@@ -1688,7 +1798,7 @@ CASES: list[Case] = [
     ),
     behavior_case(
         "rules-up-percent-limit",
-        "TestScalingWithRules: scaleUp with percent policy limitation",
+        "horizontal_test.go TestScalingWithRules/scaleUp with percent policy limitation",
         10,
         50,
         ROOM,
@@ -1698,7 +1808,8 @@ CASES: list[Case] = [
     ),
     behavior_case(
         "rules-down-percent-over-pods",
-        "TestScalingWithRules: scaleDown with percent policy larger than pod policy",
+        "horizontal_test.go TestScalingWithRules/scaleDown with percent policy larger than pod "
+        "policy",
         100,
         2,
         ROOM,
@@ -1708,7 +1819,8 @@ CASES: list[Case] = [
     ),
     behavior_case(
         "rules-down-pods-over-percent",
-        "TestScalingWithRules: scaleDown with pod policy larger than percent policy",
+        "horizontal_test.go TestScalingWithRules/scaleDown with pod policy larger than percent "
+        "policy",
         100,
         2,
         ROOM,
@@ -1718,7 +1830,8 @@ CASES: list[Case] = [
     ),
     behavior_case(
         "rules-down-min-large-pods-policy",
-        "TestScalingWithRules: scaleDown with spec MinReplicas limitation with large pod policy",
+        "horizontal_test.go TestScalingWithRules/scaleDown with spec MinReplicas limitation "
+        "with large pod policy",
         10,
         0,
         ROOM,
@@ -1728,7 +1841,8 @@ CASES: list[Case] = [
     ),
     behavior_case(
         "rules-down-min-large-percent-policy",
-        "TestScalingWithRules: scaleDown with spec MinReplicas limitation with large percent policy",
+        "horizontal_test.go TestScalingWithRules/scaleDown with spec MinReplicas limitation "
+        "with large percent policy",
         10,
         2,
         (5, 1000),
@@ -1738,7 +1852,7 @@ CASES: list[Case] = [
     ),
     behavior_case(
         "rules-down-pods-limit",
-        "TestScalingWithRules: scaleDown with pod policy limitation",
+        "horizontal_test.go TestScalingWithRules/scaleDown with pod policy limitation",
         10,
         2,
         ROOM,
@@ -1748,7 +1862,7 @@ CASES: list[Case] = [
     ),
     behavior_case(
         "rules-down-percent-limit",
-        "TestScalingWithRules: scaleDown with percent policy limitation",
+        "horizontal_test.go TestScalingWithRules/scaleDown with percent policy limitation",
         10,
         5,
         ROOM,
@@ -1758,7 +1872,8 @@ CASES: list[Case] = [
     ),
     behavior_case(
         "rules-up-max-with-events",
-        "TestScalingWithRules: scaleUp with spec MaxReplicas limitation with large pod policy and events",
+        "horizontal_test.go TestScalingWithRules/scaleUp with spec MaxReplicas limitation with "
+        "large pod policy and events",
         100,
         500,
         (1, 200),
@@ -1768,7 +1883,8 @@ CASES: list[Case] = [
     ),
     behavior_case(
         "rules-up-many-recent-events",
-        "TestScalingWithRules: scaleUp with currentReplicas limitation with a lot of recent scale up events",
+        "horizontal_test.go TestScalingWithRules/scaleUp with currentReplicas limitation with "
+        "rate.PeriodSeconds with a lot of recent scale up events",
         100,
         500,
         ROOM,
@@ -1778,7 +1894,8 @@ CASES: list[Case] = [
     ),
     behavior_case(
         "rules-up-pods-with-events",
-        "TestScalingWithRules: scaleUp with pod policy and previous scale up events",
+        "horizontal_test.go TestScalingWithRules/scaleUp with pod policy and previous scale up "
+        "events",
         100,
         500,
         ROOM,
@@ -1788,7 +1905,8 @@ CASES: list[Case] = [
     ),
     behavior_case(
         "rules-up-percent-with-events",
-        "TestScalingWithRules: scaleUp with percent policy and previous scale up events",
+        "horizontal_test.go TestScalingWithRules/scaleUp with percent policy and previous "
+        "scale up events",
         100,
         500,
         ROOM,
@@ -1798,7 +1916,8 @@ CASES: list[Case] = [
     ),
     behavior_case(
         "rules-up-percent-with-up-and-down-events",
-        "TestScalingWithRules: scaleUp with percent policy and previous scale up and down events",
+        "horizontal_test.go TestScalingWithRules/scaleUp with percent policy and previous "
+        "scale up and down events",
         6,
         24,
         ROOM,
@@ -1808,7 +1927,7 @@ CASES: list[Case] = [
     ),
     behavior_case(
         "rules-down-default-with-events",
-        "TestScalingWithRules: scaleDown with default policy and previous events",
+        "horizontal_test.go TestScalingWithRules/scaleDown with default policy and previous events",
         10,
         5,
         ROOM,
@@ -1818,7 +1937,8 @@ CASES: list[Case] = [
     ),
     behavior_case(
         "rules-up-outdated-events-one-policy",
-        "TestScalingWithRules: check 'outdated' flag for events for one behavior for up",
+        "horizontal_test.go TestScalingWithRules/check 'outdated' flag for events for one "
+        "behavior for up",
         100,
         200,
         ROOM,
@@ -1828,7 +1948,8 @@ CASES: list[Case] = [
     ),
     behavior_case(
         "rules-down-outdated-events-two-policies",
-        "TestScalingWithRules: events outdated for two different policies for down",
+        "horizontal_test.go TestScalingWithRules/check that events were marked 'outdated' for "
+        "two different policies in the behavior for down",
         100,
         5,
         ROOM,
@@ -1840,7 +1961,8 @@ CASES: list[Case] = [
     # leave the stabilized count alone.
     behavior_case(
         "stabilize-simple-scale-down",
-        "TestNormalizeDesiredReplicasWithBehavior: simple scale down stabilization",
+        "horizontal_test.go TestNormalizeDesiredReplicasWithBehavior/simple scale down "
+        "stabilization",
         100,
         3,
         ROOM,
@@ -1852,7 +1974,7 @@ CASES: list[Case] = [
     ),
     behavior_case(
         "stabilize-simple-scale-up",
-        "TestNormalizeDesiredReplicasWithBehavior: simple scale up stabilization",
+        "horizontal_test.go TestNormalizeDesiredReplicasWithBehavior/simple scale up stabilization",
         1,
         7,
         ROOM,
@@ -1864,7 +1986,7 @@ CASES: list[Case] = [
     ),
     behavior_case(
         "stabilize-no-scale-down-stabilization",
-        "TestNormalizeDesiredReplicasWithBehavior: no scale down stabilization",
+        "horizontal_test.go TestNormalizeDesiredReplicasWithBehavior/no scale down stabilization",
         100,
         3,
         ROOM,
@@ -1875,7 +1997,7 @@ CASES: list[Case] = [
     ),
     behavior_case(
         "stabilize-no-scale-up-stabilization",
-        "TestNormalizeDesiredReplicasWithBehavior: no scale up stabilization",
+        "horizontal_test.go TestNormalizeDesiredReplicasWithBehavior/no scale up stabilization",
         1,
         3,
         ROOM,
@@ -1886,7 +2008,8 @@ CASES: list[Case] = [
     ),
     behavior_case(
         "stabilize-scale-down-reuse-obsolete",
-        "TestNormalizeDesiredReplicasWithBehavior: scale down stabilization, reuse one of obsolete recommendation element",
+        "horizontal_test.go TestNormalizeDesiredReplicasWithBehavior/scale down stabilization, "
+        "reuse one of obsolete recommendation element",
         100,
         3,
         ROOM,
@@ -1898,7 +2021,8 @@ CASES: list[Case] = [
     ),
     behavior_case(
         "stabilize-scale-up-reuse-obsolete",
-        "TestNormalizeDesiredReplicasWithBehavior: scale up stabilization, reuse one of obsolete recommendation element",
+        "horizontal_test.go TestNormalizeDesiredReplicasWithBehavior/scale up stabilization, "
+        "reuse one of obsolete recommendation element",
         1,
         100,
         ROOM,
@@ -1910,7 +2034,8 @@ CASES: list[Case] = [
     ),
     behavior_case(
         "stabilize-no-up-when-going-down",
-        "TestNormalizeDesiredReplicasWithBehavior: scale up and down stabilization, do not scale up when prenormalized rec goes down",
+        "horizontal_test.go TestNormalizeDesiredReplicasWithBehavior/scale up and down "
+        "stabilization, do not scale up when prenormalized rec goes down",
         2,
         1,
         ROOM,
@@ -1922,7 +2047,8 @@ CASES: list[Case] = [
     ),
     behavior_case(
         "stabilize-no-down-when-going-up",
-        "TestNormalizeDesiredReplicasWithBehavior: scale up and down stabilization, do not scale down when prenormalized rec goes up",
+        "horizontal_test.go TestNormalizeDesiredReplicasWithBehavior/scale up and down "
+        "stabilization, do not scale down when prenormalized rec goes up",
         2,
         3,
         ROOM,
@@ -1935,7 +2061,8 @@ CASES: list[Case] = [
     # TestPartialBehaviors: one direction given, the other left to the defaults.
     Case(
         "partial-behavior-no-scale-down-rules",
-        "TestPartialBehaviors: ensure no panic if scaleDown rules are missing",
+        "horizontal_test.go TestPartialBehaviors/ensure no panic if scaleDown rules are "
+        "missing (an earlier release's case, not in 1.37.2)",
         2,
         6,
         3,
@@ -1947,7 +2074,8 @@ CASES: list[Case] = [
     ),
     Case(
         "partial-behavior-no-scale-up-rules",
-        "TestPartialBehaviors: ensure no panic if scaleUp rules are missing",
+        "horizontal_test.go TestPartialBehaviors/ensure no panic if scaleUp rules are missing "
+        "(an earlier release's case, not in 1.37.2)",
         2,
         6,
         5,
@@ -1961,7 +2089,7 @@ CASES: list[Case] = [
     # replica_calculator_test.go: custom, object and external metrics.
     metric_case(
         "calc-scale-up-cm",
-        "TestReplicaCalcScaleUpCM",
+        "replica_calculator_test.go TestReplicaCalcPodMetric/scale up",
         3,
         4,
         pods_metric("15"),
@@ -1970,7 +2098,8 @@ CASES: list[Case] = [
     ),
     metric_case(
         "calc-scale-up-cm-unready-hot-cpu-no-less-scale",
-        "TestReplicaCalcScaleUpCMUnreadyHotCpuNoLessScale",
+        "replica_calculator_test.go TestReplicaCalcPodMetric/scale up: unready hot-CPU pod "
+        "scales less",
         3,
         6,
         pods_metric("15"),
@@ -1981,7 +2110,8 @@ CASES: list[Case] = [
     ),
     metric_case(
         "calc-scale-up-cm-unready-hot-cpu-scale-would-scale-down",
-        "TestReplicaCalcScaleUpCMUnreadyHotCpuScaleWouldScaleDown",
+        "replica_calculator_test.go TestReplicaCalcPodMetric/scale up: unready hot-CPU pods "
+        "avoid scale-down",
         3,
         7,
         pods_metric("15"),
@@ -1992,7 +2122,7 @@ CASES: list[Case] = [
     ),
     metric_case(
         "calc-scale-up-cm-object",
-        "TestReplicaCalcScaleUpCMObject",
+        "replica_calculator_test.go TestReplicaCalcObjectMetric/scale up",
         3,
         4,
         object_metric("Value", "15"),
@@ -2001,7 +2131,7 @@ CASES: list[Case] = [
     ),
     metric_case(
         "calc-scale-up-cm-per-pod-object",
-        "TestReplicaCalcScaleUpCMPerPodObject",
+        "replica_calculator_test.go TestReplicaCalcObjectPerPodMetric/scale up",
         3,
         4,
         object_metric("AverageValue", "5"),
@@ -2010,7 +2140,7 @@ CASES: list[Case] = [
     ),
     metric_case(
         "calc-scale-up-cm-object-ignores-unready-pods",
-        "TestReplicaCalcScaleUpCMObjectIgnoresUnreadyPods",
+        "replica_calculator_test.go TestReplicaCalcObjectMetric/scale up: ignores unready pods",
         3,
         5,
         object_metric("Value", "10"),
@@ -2020,7 +2150,8 @@ CASES: list[Case] = [
     ),
     metric_case(
         "calc-scale-up-cm-external-ignores-unready-pods",
-        "TestReplicaCalcScaleUpCMExternalIgnoresUnreadyPods",
+        "replica_calculator_test.go TestReplicaCalcExternalMetric/scale down: ignores unready "
+        "pods (would otherwise scale up)",
         3,
         2,
         external_metric("Value", "4400m", LABELS),
@@ -2030,7 +2161,7 @@ CASES: list[Case] = [
     ),
     metric_case(
         "calc-scale-up-per-pod-cm-external",
-        "TestReplicaCalcScaleUpPerPodCMExternal",
+        "replica_calculator_test.go TestReplicaCalcExternalPerPodMetric/scale up",
         3,
         4,
         external_metric("AverageValue", "2150m", LABELS),
@@ -2039,7 +2170,7 @@ CASES: list[Case] = [
     ),
     metric_case(
         "calc-scale-down-cm",
-        "TestReplicaCalcScaleDownCM",
+        "replica_calculator_test.go TestReplicaCalcPodMetric/scale down",
         5,
         3,
         pods_metric("20"),
@@ -2048,7 +2179,7 @@ CASES: list[Case] = [
     ),
     metric_case(
         "calc-scale-down-per-pod-cm-object",
-        "TestReplicaCalcScaleDownPerPodCMObject",
+        "replica_calculator_test.go TestReplicaCalcObjectPerPodMetric/scale down",
         5,
         3,
         object_metric("AverageValue", "2"),
@@ -2057,7 +2188,7 @@ CASES: list[Case] = [
     ),
     metric_case(
         "calc-scale-down-cm-object",
-        "TestReplicaCalcScaleDownCMObject",
+        "replica_calculator_test.go TestReplicaCalcObjectMetric/scale down",
         5,
         3,
         object_metric("Value", "20"),
@@ -2066,7 +2197,7 @@ CASES: list[Case] = [
     ),
     metric_case(
         "calc-scale-down-cm-external",
-        "TestReplicaCalcScaleDownCMExternal",
+        "replica_calculator_test.go TestReplicaCalcExternalMetric/scale down",
         5,
         3,
         external_metric("Value", "14334m", LABELS),
@@ -2075,7 +2206,7 @@ CASES: list[Case] = [
     ),
     metric_case(
         "calc-scale-down-per-pod-cm-external",
-        "TestReplicaCalcScaleDownPerPodCMExternal",
+        "replica_calculator_test.go TestReplicaCalcExternalPerPodMetric/scale down",
         5,
         3,
         external_metric("AverageValue", "2867m", LABELS),
@@ -2084,7 +2215,7 @@ CASES: list[Case] = [
     ),
     metric_case(
         "calc-tolerance-cm",
-        "TestReplicaCalcToleranceCM",
+        "replica_calculator_test.go TestReplicaCalcPodMetric/within default tolerance",
         3,
         3,
         pods_metric("20"),
@@ -2093,7 +2224,7 @@ CASES: list[Case] = [
     ),
     metric_case(
         "calc-tolerance-cm-object",
-        "TestReplicaCalcToleranceCMObject",
+        "replica_calculator_test.go TestReplicaCalcObjectMetric/within default tolerance",
         3,
         3,
         object_metric("Value", "20"),
@@ -2102,7 +2233,7 @@ CASES: list[Case] = [
     ),
     metric_case(
         "calc-tolerance-per-pod-cm-object",
-        "TestReplicaCalcTolerancePerPodCMObject",
+        "replica_calculator_test.go TestReplicaCalcObjectPerPodMetric/within default tolerance",
         4,
         4,
         object_metric("AverageValue", "5"),
@@ -2111,7 +2242,7 @@ CASES: list[Case] = [
     ),
     metric_case(
         "calc-tolerance-cm-external",
-        "TestReplicaCalcToleranceCMExternal",
+        "replica_calculator_test.go TestReplicaCalcExternalMetric/within default tolerance",
         3,
         3,
         external_metric("Value", "8888m", LABELS),
@@ -2120,7 +2251,7 @@ CASES: list[Case] = [
     ),
     metric_case(
         "calc-tolerance-per-pod-cm-external",
-        "TestReplicaCalcTolerancePerPodCMExternal",
+        "replica_calculator_test.go TestReplicaCalcExternalPerPodMetric/within default tolerance",
         3,
         3,
         external_metric("AverageValue", "2900m", LABELS),
@@ -2129,7 +2260,7 @@ CASES: list[Case] = [
     ),
     metric_case(
         "calc-configurable-tolerance-cm",
-        "TestReplicaCalcConfigurableToleranceCM",
+        "replica_calculator_test.go TestReplicaCalcPodMetric/outside configurable 1% tolerance",
         3,
         4,
         pods_metric("20"),
@@ -2139,7 +2270,7 @@ CASES: list[Case] = [
     ),
     metric_case(
         "calc-configurable-tolerance-cm-object",
-        "TestReplicaCalcConfigurableToleranceCMObject",
+        "replica_calculator_test.go TestReplicaCalcObjectMetric/outside configurable 1% tolerance",
         3,
         4,
         object_metric("Value", "20"),
@@ -2149,7 +2280,8 @@ CASES: list[Case] = [
     ),
     metric_case(
         "calc-configurable-tolerance-per-pod-cm-object",
-        "TestReplicaCalcConfigurableTolerancePerPodCMObject",
+        "replica_calculator_test.go TestReplicaCalcObjectPerPodMetric/outside configurable 1% "
+        "tolerance",
         4,
         5,
         object_metric("AverageValue", "5"),
@@ -2159,7 +2291,8 @@ CASES: list[Case] = [
     ),
     metric_case(
         "calc-configurable-tolerance-cm-external",
-        "TestReplicaCalcConfigurableToleranceCMExternal",
+        "replica_calculator_test.go TestReplicaCalcExternalMetric/outside configurable 1% "
+        "tolerance",
         3,
         4,
         external_metric("Value", "8800m", LABELS),
@@ -2169,7 +2302,8 @@ CASES: list[Case] = [
     ),
     metric_case(
         "calc-configurable-tolerance-per-pod-cm-external",
-        "TestReplicaCalcConfigurableTolerancePerPodCMExternal",
+        "replica_calculator_test.go TestReplicaCalcExternalPerPodMetric/outside configurable "
+        "1% tolerance",
         3,
         4,
         external_metric("AverageValue", "2800m", LABELS),
@@ -2179,7 +2313,7 @@ CASES: list[Case] = [
     ),
     metric_case(
         "calc-plain-missing-metrics-no-change-eq",
-        "TestPlainMetricReplicaCalcMissingMetricsNoChangeEq",
+        "replica_calculator_test.go TestReplicaCalcPodMetric/no change: missing metrics",
         5,
         5,
         pods_metric("20"),
@@ -2188,7 +2322,8 @@ CASES: list[Case] = [
     ),
     metric_case(
         "calc-rolling-update-with-max-surge-cm",
-        "TestReplicaCalcDuringRollingUpdateWithMaxSurgeCM",
+        "replica_calculator_test.go TestReplicaCalcPodMetric/rolling update with maxSurge: "
+        "extra pod missing metric",
         2,
         2,
         pods_metric("17"),
@@ -2197,9 +2332,18 @@ CASES: list[Case] = [
         phases=["Running", "Running", "Running"],
     ),
     # replica_calculator_test.go: the metric's own result.
-    resource_case("calc-scale-up", 3, 30, ["1"] * 3, both(300, 500, 700), (5, 50, "1")),
+    resource_case(
+        "calc-scale-up",
+        "replica_calculator_test.go TestReplicaCalcResourceScale/scale up",
+        3,
+        30,
+        ["1"] * 3,
+        both(300, 500, 700),
+        (5, 50, "1"),
+    ),
     resource_case(
         "calc-scale-up-container",
+        "replica_calculator_test.go TestReplicaCalcResourceScale/scale up: container metric",
         3,
         30,
         ["1"] * 3,
@@ -2209,6 +2353,7 @@ CASES: list[Case] = [
     ),
     resource_case(
         "calc-scale-up-unready-scales-less",
+        "replica_calculator_test.go TestReplicaCalcResourceScale/scale up: unready pod scales less",
         3,
         30,
         ["1"] * 3,
@@ -2218,6 +2363,7 @@ CASES: list[Case] = [
     ),
     resource_case(
         "calc-scale-up-hot-cpu-scales-less",
+        "replica_calculator_test.go TestReplicaCalcResourceScale/scale up: hot-CPU pod scales less",
         3,
         30,
         ["1"] * 3,
@@ -2227,6 +2373,7 @@ CASES: list[Case] = [
     ),
     resource_case(
         "calc-no-scale-unready-ignored",
+        "replica_calculator_test.go TestReplicaCalcResourceScale/no scale: unready pods ignored",
         3,
         30,
         ["1"] * 3,
@@ -2235,10 +2382,17 @@ CASES: list[Case] = [
         readiness=["True", "False", "False"],
     ),
     resource_case(
-        "calc-scale-down", 5, 50, ["1"] * 5, both(100, 300, 500, 250, 250), (3, 28, "560m")
+        "calc-scale-down",
+        "replica_calculator_test.go TestReplicaCalcResourceScale/scale down",
+        5,
+        50,
+        ["1"] * 5,
+        both(100, 300, 500, 250, 250),
+        (3, 28, "560m"),
     ),
     resource_case(
         "calc-scale-down-exclude-unready",
+        "replica_calculator_test.go TestReplicaCalcResourceScale/scale down: exclude unready pods",
         5,
         50,
         ["1"] * 5,
@@ -2248,6 +2402,8 @@ CASES: list[Case] = [
     ),
     resource_case(
         "calc-scale-down-exclude-unscheduled",
+        "replica_calculator_test.go TestReplicaCalcResourceScale/scale down: exclude "
+        "unscheduled pods",
         5,
         50,
         ["1"] * 5,
@@ -2257,20 +2413,58 @@ CASES: list[Case] = [
         phases=["Running"] + ["Pending"] * 4,
     ),
     resource_case(
-        "calc-tolerance", 3, 100, ["0.9", "1.0", "1.1"], both(1010, 1030, 1020), (3, 102, "2040m")
+        "calc-tolerance",
+        "replica_calculator_test.go TestReplicaCalcResourceTolerance/within default tolerance",
+        3,
+        100,
+        ["0.9", "1.0", "1.1"],
+        both(1010, 1030, 1020),
+        (3, 102, "2040m"),
     ),
-    resource_case("calc-missing-metrics", 4, 100, ["1"] * 4, both(400, 95), (3, 24, "495m")),
     resource_case(
-        "calc-missing-metrics-no-change-eq", 2, 100, ["1"] * 2, both(1000), (2, 100, "2")
+        "calc-missing-metrics",
+        "replica_calculator_test.go TestReplicaCalcResourceMissingMetrics/some pods missing "
+        "metrics scales down",
+        4,
+        100,
+        ["1"] * 4,
+        both(400, 95),
+        (3, 24, "495m"),
     ),
     resource_case(
-        "calc-missing-metrics-no-change-gt", 2, 100, ["1"] * 2, both(1900), (2, 190, "3800m")
+        "calc-missing-metrics-no-change-eq",
+        "replica_calculator_test.go TestReplicaCalcResourceMissingMetrics/no change: metric "
+        "equal to target",
+        2,
+        100,
+        ["1"] * 2,
+        both(1000),
+        (2, 100, "2"),
     ),
     resource_case(
-        "calc-missing-metrics-no-change-lt", 2, 100, ["1"] * 2, both(600), (2, 60, "1200m")
+        "calc-missing-metrics-no-change-gt",
+        "replica_calculator_test.go TestReplicaCalcResourceMissingMetrics/no change: metric "
+        "above target",
+        2,
+        100,
+        ["1"] * 2,
+        both(1900),
+        (2, 190, "3800m"),
+    ),
+    resource_case(
+        "calc-missing-metrics-no-change-lt",
+        "replica_calculator_test.go TestReplicaCalcResourceMissingMetrics/no change: metric "
+        "below target",
+        2,
+        100,
+        ["1"] * 2,
+        both(600),
+        (2, 60, "1200m"),
     ),
     resource_case(
         "calc-missing-metrics-unready-change",
+        "replica_calculator_test.go TestReplicaCalcResourceMissingMetrics/no change: unready "
+        "pod metric missing",
         3,
         50,
         ["1"] * 3,
@@ -2280,6 +2474,8 @@ CASES: list[Case] = [
     ),
     resource_case(
         "calc-missing-metrics-unready-scale-up",
+        "replica_calculator_test.go TestReplicaCalcResourceMissingMetrics/scale up: unready "
+        "pod metric missing",
         3,
         50,
         ["1"] * 3,
@@ -2289,6 +2485,8 @@ CASES: list[Case] = [
     ),
     resource_case(
         "calc-missing-metrics-unready-scale-down",
+        "replica_calculator_test.go TestReplicaCalcResourceMissingMetrics/scale down: unready "
+        "pod metric missing",
         4,
         50,
         ["1"] * 4,
@@ -2298,6 +2496,8 @@ CASES: list[Case] = [
     ),
     resource_case(
         "calc-missing-metrics-scale-down-target-over-100",
+        "replica_calculator_test.go TestReplicaCalcResourceMissingMetrics/scale down: target "
+        "over 100",
         4,
         300,
         ["1", "1", "2", "2"],
@@ -2306,7 +2506,14 @@ CASES: list[Case] = [
         readiness=["False", "True", "True", "True"],
     ),
     resource_case(
-        "calc-rolling-update-with-max-surge", 2, 50, ["1"] * 3, both(100, 100), (2, 10, "200m")
+        "calc-rolling-update-with-max-surge",
+        "replica_calculator_test.go TestReplicaCalcResourceMissingMetrics/rolling update with "
+        "maxSurge: extra pod missing metric",
+        2,
+        50,
+        ["1"] * 3,
+        both(100, 100),
+        (2, 10, "200m"),
     ),
 ]
 
