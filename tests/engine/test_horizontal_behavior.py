@@ -1,9 +1,11 @@
-"""Stabilization, scaling policies and scale events, from upstream's horizontal_test.go tables.
+"""Stabilization, scaling policies and scale events, from Kubernetes 1.37.2's horizontal_test.go tables.
 
 Covers normalizeDesiredReplicas (no behavior), stabilizeRecommendationWithBehaviors,
 convertDesiredReplicasWithBehaviorRate (TestScalingWithRules, every row),
 storeScaleEvent, the scale-up limit of the no-behavior path, and the
-defaults GenerateHPAScaleUpRules / GenerateHPAScaleDownRules fill in.
+defaults GenerateHPAScaleUpRules / GenerateHPAScaleDownRules fill in. The
+pytest ids of ported rows are upstream's subtest names; a row or test whose
+name is not upstream's is hvpa's own.
 """
 
 from __future__ import annotations
@@ -11,6 +13,8 @@ from __future__ import annotations
 import pytest
 
 from hvpa.api.autoscaling import HPAScalingPolicy, HPAScalingRules
+from hvpa.engine.conditions import Conditions
+from hvpa.engine.explain import Explanation
 from hvpa.engine.history import Recommendation, ScaleEvent
 from hvpa.engine.horizontal.behavior import (
     ScalingPolicy,
@@ -28,6 +32,7 @@ from hvpa.engine.horizontal.behavior import (
     stabilize_recommendation_with_behaviors,
     store_scale_event,
 )
+from hvpa.engine.horizontal.controller import HorizontalRecommendation, record_rescale
 
 NOW = 1_800_000_000.0
 
@@ -278,7 +283,7 @@ def test_stabilization_reason(current: int, desired: int, reason: str) -> None:
             (),
             0,
             "DesiredWithinRange",
-            id="within range when minReplicas is 0",
+            id="prenormalized desired replicas within range when minReplicas is 0",
         ),
         pytest.param(
             20,
@@ -317,7 +322,7 @@ def test_stabilization_reason(current: int, desired: int, reason: str) -> None:
             (),
             4,
             "ScaleUpLimit",
-            id="scaleUpLimit < maxReplicas with user policies",
+            id="scaleUpLimit is the limit because scaleUpLimit < maxReplicas with user policies",
         ),
         pytest.param(
             1000,
@@ -330,7 +335,7 @@ def test_stabilization_reason(current: int, desired: int, reason: str) -> None:
             (),
             980,
             "ScaleDownLimit",
-            id="scaleDownLimit > minReplicas with user defined policies",
+            id="hvpa's own: scaleDownLimit > minReplicas with user defined policies",
         ),
         pytest.param(
             10,
@@ -538,7 +543,8 @@ def test_stabilization_reason(current: int, desired: int, reason: str) -> None:
             (),
             100,
             "ScaleUpLimit",
-            id="scaleUp with currentReplicas limitation with a lot of recent scale up events",
+            id="scaleUp with currentReplicas limitation with rate.PeriodSeconds with a lot of recent "
+            "scale up events",
         ),
         pytest.param(
             100,
@@ -694,7 +700,7 @@ def test_stabilization_reason(current: int, desired: int, reason: str) -> None:
             uniform([10, 10, 10], 120),
             5,
             "DesiredWithinRange",
-            id="scaleDown with previous events still allowing more scale down",
+            id="scaleDown with with previous events still allowing more scale down",
         ),
         pytest.param(
             100,
@@ -720,7 +726,8 @@ def test_stabilization_reason(current: int, desired: int, reason: str) -> None:
             (),
             200,
             "DesiredWithinRange",
-            id="events not outdated for two different policies for up",
+            id="check that events were not marked 'outdated' for two different policies in the "
+            "behavior for up",
         ),
         pytest.param(
             100,
@@ -733,7 +740,8 @@ def test_stabilization_reason(current: int, desired: int, reason: str) -> None:
             (),
             200,
             "DesiredWithinRange",
-            id="events outdated for two different policies for up",
+            id="check that events were marked 'outdated' for two different policies in the "
+            "behavior for up",
         ),
         pytest.param(
             100,
@@ -759,7 +767,8 @@ def test_stabilization_reason(current: int, desired: int, reason: str) -> None:
             uniform([8, 12, 9, 11], 120),
             5,
             "DesiredWithinRange",
-            id="events not outdated for two different policies for down",
+            id="check that events were not marked 'outdated' for two different policies in the "
+            "behavior for down",
         ),
         pytest.param(
             100,
@@ -772,7 +781,8 @@ def test_stabilization_reason(current: int, desired: int, reason: str) -> None:
             uniform([8, 12, 9, 11], 120),
             5,
             "DesiredWithinRange",
-            id="events outdated for two different policies for down",
+            id="check that events were marked 'outdated' for two different policies in the "
+            "behavior for down",
         ),
     ],
 )
@@ -959,6 +969,43 @@ def test_store_scale_events(
     assert get_replicas_change_per_period(60, previous, NOW) == changed_in_period
     for resolved in (generate_scale_up_rules(scaling), generate_scale_down_rules(scaling, 300)):
         assert [e.replica_change for e in store_scale_event(previous, resolved, 5, NOW)] == stored
+
+
+@pytest.mark.parametrize(
+    "previous",
+    [
+        pytest.param((), id="empty entries with default behavior"),
+        pytest.param(
+            events((7, 61)), id="one outdated entry to be kept untouched without behavior"
+        ),
+    ],
+)
+def test_store_scale_events_without_behavior(previous: tuple[ScaleEvent, ...]) -> None:
+    """TestStoreScaleEvents's rows without behavior: no event is stored, the stored ones stay.
+
+    Upstream's storeScaleEvent returns at once without behavior; in hvpa the
+    rescale is recorded by record_rescale, which keeps events only for an Hvpa
+    with behavior. Both directions, as upstream checks both.
+    """
+    assert get_replicas_change_per_period(60, previous, NOW) == 0
+    recommendation = HorizontalRecommendation(
+        current_replicas=10,
+        min_replicas=1,
+        max_replicas=100,
+        desired_replicas=None,
+        unclamped=None,
+        metrics=(),
+        cluster_proportional=None,
+        rescale_reason=None,
+        recommendations=None,
+        scale_up_rules=None,
+        scale_down_rules=None,
+    )
+    for replicas in (15, 5):
+        kept = record_rescale(
+            recommendation, replicas, previous, previous, Conditions((), NOW), NOW, Explanation()
+        )
+        assert kept == (previous, previous)
 
 
 def test_pruning_keeps_what_a_window_can_count() -> None:

@@ -1,8 +1,12 @@
-"""The replica calculator, case by case from upstream's replica_calculator_test.go (Kubernetes 1.35).
+"""The replica calculator, case by case from upstream's replica_calculator_test.go (Kubernetes 1.37.2).
 
-Each table row keeps the name and figures of the Go case it comes from:
-utilization and usage ratios, missing and unready pods, hot CPU, failed and
-deleted pods, tolerance bands, overflow, and pod grouping.
+Each table row keeps the name (the pytest id is the Go subtest's name) and
+the figures of the Go case it comes from, under a comment or test naming
+the Go test function: utilization and usage ratios, missing and unready
+pods, hot CPU, failed and deleted pods, tolerance bands, overflow, pod
+grouping and requests. A row or test whose name is not upstream's is hvpa's
+own; docs/gardener-compatibility.md lists the upstream cases not ported and
+why.
 """
 
 from __future__ import annotations
@@ -76,8 +80,9 @@ def resource_replicas(
     )
 
 
-# TestReplicaCalcResourceScale: (replicas, utilization, raw value).
-RESOURCE_CASES = [
+# replica_calculator_test.go TestReplicaCalcResourceScale, every row: (replicas,
+# utilization %, raw average value in milli-units).
+RESOURCE_SCALE = [
     pytest.param(
         dict(current=3, target=30, requests=[1000] * 3, metric_levels=levels(300, 500, 700)),
         (5, 50, 2 * 500),
@@ -250,6 +255,18 @@ RESOURCE_CASES = [
             current=5,
             target=50,
             requests=[1000] * 5,
+            metric_levels=[[1000, 100], [1000, 300], [1000, 500], [1000, 250], [1000, 250]],
+            readiness=["True", "True", "True", "False", "False"],
+            container="container2",
+        ),
+        (2, 30, 300),
+        id="scale down: container metric excludes unready pods",
+    ),
+    pytest.param(
+        dict(
+            current=5,
+            target=50,
+            requests=[1000] * 5,
             metric_levels=levels(100),
             readiness=["True", "False", "False", "False", "False"],
             phases=["Running", "Pending", "Pending", "Pending", "Pending"],
@@ -285,6 +302,18 @@ RESOURCE_CASES = [
         dict(
             current=5,
             target=50,
+            requests=[1000] * 5,
+            metric_levels=[[1000, 100], [1000, 300], [1000, 500], [1000, 1000], [1000, 1000]],
+            start_times=[COOL, COOL, COOL, HOT, HOT],
+            container="container2",
+        ),
+        (2, 30, 300),
+        id="scale down: container metric ignores hot-CPU pods",
+    ),
+    pytest.param(
+        dict(
+            current=5,
+            target=50,
             requests=[1000] * 7,
             metric_levels=levels(100, 300, 500, 250, 250),
             readiness=["True"] * 5 + ["False"] * 2,
@@ -292,6 +321,19 @@ RESOURCE_CASES = [
         ),
         (3, 28, 2 * 280),
         id="scale down: failed pods ignored",
+    ),
+    pytest.param(
+        dict(
+            current=5,
+            target=50,
+            requests=[1000] * 7,
+            metric_levels=[[1000, 100], [1000, 300], [1000, 500], [1000, 250], [1000, 250]],
+            readiness=["True"] * 5 + ["False"] * 2,
+            phases=["Running"] * 5 + ["Failed"] * 2,
+            container="container2",
+        ),
+        (3, 28, 280),
+        id="scale down: container metric with failed pods ignored",
     ),
     pytest.param(
         dict(
@@ -320,6 +362,18 @@ RESOURCE_CASES = [
         (3, 28, 280),
         id="scale down: still-running pods being deleted are ignored",
     ),
+]
+
+
+@pytest.mark.parametrize(("case", "expected"), RESOURCE_SCALE)
+def test_replica_calc_resource_scale(
+    case: dict[str, object], expected: tuple[int, int, int]
+) -> None:
+    assert resource_replicas(**case) == expected  # type: ignore[arg-type]
+
+
+# replica_calculator_test.go TestReplicaCalcResourceTolerance, every row.
+RESOURCE_TOLERANCE = [
     pytest.param(
         dict(
             current=3,
@@ -328,115 +382,7 @@ RESOURCE_CASES = [
             metric_levels=levels(1010, 1030, 1020),
         ),
         (3, 102, 2 * 1020),
-        id="tolerance: 2% over the target stays",
-    ),
-    pytest.param(
-        dict(
-            current=4,
-            target=100,
-            requests=[1000] * 4,
-            metric_levels=levels(4000, 9500, 3000, 7000, 3200, 2000),
-        ),
-        (24, 587, 2 * 5875),
-        id="superfluous metrics of pods that do not exist are ignored",
-    ),
-    pytest.param(
-        dict(current=4, target=100, requests=[1000] * 4, metric_levels=levels(400, 95)),
-        (3, 24, 495),
-        id="missing metrics: scale-down counts them at 100%",
-    ),
-    pytest.param(
-        dict(current=2, target=100, requests=[1000] * 2, metric_levels=levels(1000)),
-        (2, 100, 2 * 1000),
-        id="missing metrics: no change at exactly the target",
-    ),
-    pytest.param(
-        dict(current=2, target=100, requests=[1000] * 2, metric_levels=levels(1900)),
-        (2, 190, 2 * 1900),
-        id="missing metrics: the missing pod at 0% would stay within tolerance on a scale-up",
-    ),
-    pytest.param(
-        dict(current=2, target=100, requests=[1000] * 2, metric_levels=levels(600)),
-        (2, 60, 2 * 600),
-        id="missing metrics: the missing pod at 100% would stay within tolerance on a scale-down",
-    ),
-    pytest.param(
-        dict(
-            current=3,
-            target=50,
-            requests=[1000] * 3,
-            metric_levels=levels(100, 450),
-            readiness=["False", "True", "True"],
-        ),
-        (3, 45, 2 * 450),
-        id="missing metrics and an unready pod: no change",
-    ),
-    pytest.param(
-        dict(
-            current=3,
-            target=50,
-            requests=[1000] * 3,
-            metric_levels=levels(100, 450),
-            start_times=[HOT, COOL, COOL],
-        ),
-        (3, 45, 2 * 450),
-        id="missing metrics and a hot-CPU pod: no change",
-    ),
-    pytest.param(
-        dict(
-            current=3,
-            target=50,
-            requests=[1000] * 3,
-            metric_levels=levels(100, 2000),
-            readiness=["False", "True", "True"],
-        ),
-        (4, 200, 2 * 2000),
-        id="missing metrics and an unready pod: scale up",
-    ),
-    pytest.param(
-        dict(
-            current=3,
-            target=50,
-            requests=[1000] * 3,
-            metric_levels=levels(100, 2000),
-            readiness=["False", "True", "True"],
-            start_times=[HOT, COOL, COOL],
-        ),
-        (4, 200, 2 * 2000),
-        id="missing metrics and a hot-CPU pod: scale up",
-    ),
-    pytest.param(
-        dict(
-            current=4,
-            target=50,
-            requests=[1000] * 4,
-            metric_levels=levels(100, 100, 100),
-            readiness=["False", "True", "True", "True"],
-        ),
-        (3, 10, 2 * 100),
-        id="missing metrics and an unready pod: scale down",
-    ),
-    pytest.param(
-        dict(
-            current=4,
-            target=300,
-            requests=[1000, 1000, 2000, 2000],
-            metric_levels=levels(200, 100, 100),
-            readiness=["False", "True", "True", "True"],
-        ),
-        (2, 6, 2 * 100),
-        id="missing metrics on a scale-down count at the target when it is above 100%",
-    ),
-    pytest.param(
-        dict(
-            current=2,
-            target=50,
-            requests=[1000] * 3,
-            metric_levels=levels(100, 100),
-            phases=["Running"] * 3,
-        ),
-        (2, 10, 2 * 100),
-        id="rolling update with max surge: the surge pod without metrics holds the count",
+        id="within default tolerance",
     ),
     pytest.param(
         dict(
@@ -447,7 +393,7 @@ RESOURCE_CASES = [
             tolerances=Tolerances(0.0, 0.0),
         ),
         (4, 101, 2 * 1010),
-        id="configurable tolerance: outside a 0% tolerance",
+        id="outside 0% tolerance",
     ),
     pytest.param(
         dict(
@@ -458,7 +404,7 @@ RESOURCE_CASES = [
             tolerances=Tolerances(0.1, 2.0),
         ),
         (3, 190, 2 * 1900),
-        id="configurable tolerance: within a 200% scale-up tolerance",
+        id="within 200% scale-up tolerance",
     ),
     pytest.param(
         dict(
@@ -469,7 +415,7 @@ RESOURCE_CASES = [
             tolerances=Tolerances(2.0, 0.08),
         ),
         (4, 109, 2 * 1090),
-        id="configurable tolerance: outside an 8% scale-up tolerance",
+        id="outside 8% scale-up tolerance (superfluous scale-down tolerance)",
     ),
     pytest.param(
         dict(
@@ -480,7 +426,7 @@ RESOURCE_CASES = [
             tolerances=Tolerances(0.36, 0.1),
         ),
         (3, 65, 2 * 650),
-        id="configurable tolerance: within a 36% scale-down tolerance",
+        id="within 36% scale-down tolerance",
     ),
     pytest.param(
         dict(
@@ -491,13 +437,136 @@ RESOURCE_CASES = [
             tolerances=Tolerances(0.34, 0.1),
         ),
         (2, 65, 2 * 650),
-        id="configurable tolerance: outside a 34% scale-down tolerance",
+        id="outside 34% scale-down tolerance",
     ),
 ]
 
 
-@pytest.mark.parametrize(("case", "expected"), RESOURCE_CASES)
-def test_resource_replicas(case: dict[str, object], expected: tuple[int, int, int]) -> None:
+@pytest.mark.parametrize(("case", "expected"), RESOURCE_TOLERANCE)
+def test_replica_calc_resource_tolerance(
+    case: dict[str, object], expected: tuple[int, int, int]
+) -> None:
+    assert resource_replicas(**case) == expected  # type: ignore[arg-type]
+
+
+# replica_calculator_test.go TestReplicaCalcResourceMissingMetrics, the rows with a
+# result (its three error rows are test_replica_calc_resource_missing_metrics_errors).
+RESOURCE_MISSING_METRICS = [
+    pytest.param(
+        dict(
+            current=4,
+            target=100,
+            requests=[1000] * 4,
+            metric_levels=levels(4000, 9500, 3000, 7000, 3200, 2000),
+        ),
+        (24, 587, 2 * 5875),
+        id="superfluous metrics counted",
+    ),
+    pytest.param(
+        dict(current=4, target=100, requests=[1000] * 4, metric_levels=levels(400, 95)),
+        (3, 24, 495),
+        id="some pods missing metrics scales down",
+    ),
+    pytest.param(
+        dict(current=2, target=100, requests=[1000] * 2, metric_levels=levels(1000)),
+        (2, 100, 2 * 1000),
+        id="no change: metric equal to target",
+    ),
+    pytest.param(
+        dict(current=2, target=100, requests=[1000] * 2, metric_levels=levels(1900)),
+        (2, 190, 2 * 1900),
+        id="no change: metric above target",
+    ),
+    pytest.param(
+        dict(current=2, target=100, requests=[1000] * 2, metric_levels=levels(600)),
+        (2, 60, 2 * 600),
+        id="no change: metric below target",
+    ),
+    pytest.param(
+        dict(
+            current=3,
+            target=50,
+            requests=[1000] * 3,
+            metric_levels=levels(100, 450),
+            readiness=["False", "True", "True"],
+        ),
+        (3, 45, 2 * 450),
+        id="no change: unready pod metric missing",
+    ),
+    pytest.param(
+        dict(
+            current=3,
+            target=50,
+            requests=[1000] * 3,
+            metric_levels=levels(100, 450),
+            start_times=[HOT, COOL, COOL],
+        ),
+        (3, 45, 2 * 450),
+        id="no change: hot-CPU pod metric missing",
+    ),
+    pytest.param(
+        dict(
+            current=3,
+            target=50,
+            requests=[1000] * 3,
+            metric_levels=levels(100, 2000),
+            readiness=["False", "True", "True"],
+        ),
+        (4, 200, 2 * 2000),
+        id="scale up: unready pod metric missing",
+    ),
+    pytest.param(
+        dict(
+            current=3,
+            target=50,
+            requests=[1000] * 3,
+            metric_levels=levels(100, 2000),
+            readiness=["False", "True", "True"],
+            start_times=[HOT, COOL, COOL],
+        ),
+        (4, 200, 2 * 2000),
+        id="scale up: hot-CPU pod metric missing",
+    ),
+    pytest.param(
+        dict(
+            current=4,
+            target=50,
+            requests=[1000] * 4,
+            metric_levels=levels(100, 100, 100),
+            readiness=["False", "True", "True", "True"],
+        ),
+        (3, 10, 2 * 100),
+        id="scale down: unready pod metric missing",
+    ),
+    pytest.param(
+        dict(
+            current=4,
+            target=300,
+            requests=[1000, 1000, 2000, 2000],
+            metric_levels=levels(200, 100, 100),
+            readiness=["False", "True", "True", "True"],
+        ),
+        (2, 6, 2 * 100),
+        id="scale down: target over 100",
+    ),
+    pytest.param(
+        dict(
+            current=2,
+            target=50,
+            requests=[1000] * 3,
+            metric_levels=levels(100, 100),
+            phases=["Running"] * 3,
+        ),
+        (2, 10, 2 * 100),
+        id="rolling update with maxSurge: extra pod missing metric",
+    ),
+]
+
+
+@pytest.mark.parametrize(("case", "expected"), RESOURCE_MISSING_METRICS)
+def test_replica_calc_resource_missing_metrics(
+    case: dict[str, object], expected: tuple[int, int, int]
+) -> None:
     assert resource_replicas(**case) == expected  # type: ignore[arg-type]
 
 
@@ -513,27 +582,34 @@ def test_resource_replicas(case: dict[str, object], expected: tuple[int, int, in
                 names=["an-older-pod-name"],
             ),
             "no metrics returned matched known pods",
-            id="disjoint metrics: only a pod that is gone has metrics",
+            id="disjoint pod and metric names",
         ),
         pytest.param(
             dict(current=1, target=100, requests=[], metric_levels=levels(200)),
             "missing request for cpu in container container1 of Pod test-pod-0",
-            id="empty CPU request",
+            id="missing CPU request on container",
         ),
         pytest.param(
             dict(current=0, target=100, requests=[], metric_levels=levels(200)),
             "no pods returned by selector while calculating replica count",
-            id="no pods",
+            id="hvpa's own: no pods",
         ),
     ],
 )
-def test_resource_replicas_errors(case: dict[str, object], message: str) -> None:
+def test_replica_calc_resource_missing_metrics_errors(
+    case: dict[str, object], message: str
+) -> None:
     with pytest.raises(MetricError) as error:
         resource_replicas(**case)  # type: ignore[arg-type]
     assert error.value.message == message
 
 
 def test_no_metrics_at_all_is_an_error_of_the_metrics_client() -> None:
+    """TestReplicaCalcResourceMissingMetrics/no metrics returned from metrics API.
+
+    Upstream's GetResourceReplicas wraps it as "unable to get metrics for resource cpu: ...";
+    here the metrics client's own message is checked where hvpa raises it.
+    """
     with pytest.raises(MetricError, match=r"^no metrics returned from resource metrics API$"):
         get_resource_metric(pod_metrics([]), "cpu", "")
 
@@ -583,7 +659,7 @@ def test_computed_tolerance_boundary() -> None:
 
 
 # ---------------------------------------------------------------------------
-# Pods metrics (custom metrics per pod)
+# Pods metrics (custom metrics per pod): replica_calculator_test.go TestReplicaCalcPodMetric
 
 
 @pytest.mark.parametrize(
@@ -597,7 +673,7 @@ def test_computed_tolerance_boundary() -> None:
             ["True", "True", "False"],
             [COOL, COOL, HOT],
             (6, 30000),
-            id="unready hot-CPU pods do not scale less for a custom metric",
+            id="scale up: unready hot-CPU pod scales less",
         ),
         pytest.param(
             3,
@@ -606,14 +682,14 @@ def test_computed_tolerance_boundary() -> None:
             ["False", "True", "False"],
             [HOT, COOL, HOT],
             (7, 31666),
-            id="unready pods count for a custom metric",
+            id="scale up: unready hot-CPU pods avoid scale-down",
         ),
         pytest.param(5, (12000,) * 5, 20000, None, None, (3, 12000), id="scale down"),
         pytest.param(
-            3, (20000, 21000, 21000), 20000, None, None, (3, 20666), id="within tolerance"
+            3, (20000, 21000, 21000), 20000, None, None, (3, 20666), id="within default tolerance"
         ),
         pytest.param(
-            5, (20000, 19000, 21000), 20000, None, None, (5, 20000), id="missing metrics, no change"
+            5, (20000, 19000, 21000), 20000, None, None, (5, 20000), id="no change: missing metrics"
         ),
     ],
 )
@@ -631,21 +707,25 @@ def test_pods_metric_replicas(
 
 
 def test_pods_metric_configurable_tolerance() -> None:
-    """TestReplicaCalcConfigurableToleranceCM: a 1% scale-up tolerance lets 3.3% through."""
+    """TestReplicaCalcPodMetric/outside configurable 1% tolerance: a 1% scale-up tolerance lets 3.3% through."""
     info = get_raw_metric(custom_metrics(20000, 21000, 21000))
     result = calculator(pods(3)).get_metric_replicas(3, 20000, Tolerances(0.1, 0.01), info)
     assert result == (4, 20666)
 
 
 def test_pods_metric_rolling_update_with_surge() -> None:
-    """TestReplicaCalcDuringRollingUpdateWithMaxSurgeCM: the surge pod without metrics holds the count."""
+    """TestReplicaCalcPodMetric/rolling update with maxSurge: extra pod missing metric.
+
+    The surge pod without metrics holds the count.
+    """
     info = get_raw_metric(custom_metrics(10000, 10000))
     pod_list = pods(2, phases=["Running"] * 3)
     assert calculator(pod_list).get_metric_replicas(2, 17000, DEFAULT, info) == (2, 10000)
 
 
 # ---------------------------------------------------------------------------
-# Object metrics
+# Object metrics: replica_calculator_test.go TestReplicaCalcObjectMetric and
+# TestReplicaCalcObjectPerPodMetric, every row; then hvpa's own large-number cases
 
 
 @pytest.mark.parametrize(
@@ -653,16 +733,37 @@ def test_pods_metric_rolling_update_with_surge() -> None:
     [
         pytest.param(3, 20000, 15000, None, DEFAULT, 4, id="scale up"),
         pytest.param(
-            3, 50000, 10000, ["False", "True", "False"], DEFAULT, 5, id="ignores unready pods"
+            3,
+            MAX_INT64,
+            1,
+            None,
+            DEFAULT,
+            MAX_INT32,
+            id="scale up: very large metric saturates replicas to MaxInt32",
+        ),
+        pytest.param(
+            3,
+            50000,
+            10000,
+            ["False", "True", "False"],
+            DEFAULT,
+            5,
+            id="scale up: ignores unready pods",
         ),
         pytest.param(5, 12000, 20000, None, DEFAULT, 3, id="scale down"),
-        pytest.param(3, 20666, 20000, None, DEFAULT, 3, id="within tolerance"),
-        pytest.param(3, 20666, 20000, None, Tolerances(0.1, 0.01), 4, id="outside a 1% tolerance"),
-        # replica_calculator_test.go TestReplicaCalcScaleUpOverflow: expectedReplicas math.MaxInt32.
-        pytest.param(3, MAX_INT64, 1, None, DEFAULT, MAX_INT32, id="overflow caps at int32"),
+        pytest.param(3, 20666, 20000, None, DEFAULT, 3, id="within default tolerance"),
+        pytest.param(
+            3,
+            20666,
+            20000,
+            None,
+            Tolerances(0.1, 0.01),
+            4,
+            id="outside configurable 1% tolerance",
+        ),
     ],
 )
-def test_object_metric_replicas(
+def test_replica_calc_object_metric(
     current: int,
     usage: int,
     target: int,
@@ -679,11 +780,18 @@ def test_object_metric_replicas(
     [
         pytest.param(3, 20000, 5000, DEFAULT, (4, 6667), id="scale up"),
         pytest.param(5, 6000, 2000, DEFAULT, (3, 1200), id="scale down"),
-        pytest.param(4, 20166, 5000, DEFAULT, (4, 5042), id="within tolerance"),
-        pytest.param(4, 20208, 5000, Tolerances(0.1, 0.01), (5, 5052), id="outside a 1% tolerance"),
+        pytest.param(4, 20166, 5000, DEFAULT, (4, 5042), id="within default tolerance"),
+        pytest.param(
+            4,
+            20208,
+            5000,
+            Tolerances(0.1, 0.01),
+            (5, 5052),
+            id="outside configurable 1% tolerance",
+        ),
     ],
 )
-def test_object_per_pod_metric_replicas(
+def test_replica_calc_object_per_pod_metric(
     current: int, usage: int, target: int, tolerances: Tolerances, expected: tuple[int, int]
 ) -> None:
     calc = calculator(pods(current))
@@ -824,14 +932,20 @@ def test_negative_pods_metric_lowers_the_average() -> None:
 
 
 def test_scale_from_zero_ignores_tolerance() -> None:
-    """From zero replicas the ratio alone decides, without tolerance (TestScaleUpFromZeroIgnoresToleranceCMObject)."""
+    """From zero replicas the ratio alone decides, without tolerance.
+
+    The calculator's part of horizontal_test.go TestScaleUpCMObject/scale up from zero
+    ignores tolerance with HPAScaleToZero enabled (1 against 1: 1) and /scale up from
+    zero with HPAScaleToZero enabled (20 against 15: 2).
+    """
     calc = calculator(pods(0))
     assert calc.get_object_metric_replicas(0, 1000, 1000, DEFAULT) == 1
     assert calc.get_object_metric_replicas(0, 15000, 20000, DEFAULT) == 2
 
 
 # ---------------------------------------------------------------------------
-# External metrics
+# External metrics: replica_calculator_test.go TestReplicaCalcExternalMetric and
+# TestReplicaCalcExternalPerPodMetric, every row (and hvpa's own, marked)
 
 
 @pytest.mark.parametrize(
@@ -844,12 +958,18 @@ def test_scale_from_zero_ignores_tolerance() -> None:
             ["False", "True", "False"],
             DEFAULT,
             (2, 8600),
-            id="ignores unready pods",
+            id="scale down: ignores unready pods (would otherwise scale up)",
         ),
         pytest.param(5, [8600], 14334, None, DEFAULT, (3, 8600), id="scale down"),
-        pytest.param(3, [8600], 8888, None, DEFAULT, (3, 8600), id="within tolerance"),
+        pytest.param(3, [8600], 8888, None, DEFAULT, (3, 8600), id="within default tolerance"),
         pytest.param(
-            3, [8900], 8800, None, Tolerances(0.1, 0.01), (4, 8900), id="outside a 1% tolerance"
+            3,
+            [8900],
+            8800,
+            None,
+            Tolerances(0.1, 0.01),
+            (4, 8900),
+            id="outside configurable 1% tolerance",
         ),
         pytest.param(
             3,
@@ -858,11 +978,11 @@ def test_scale_from_zero_ignores_tolerance() -> None:
             None,
             DEFAULT,
             (3, MAX_INT64),
-            id="usage overflow caps at int64",
+            id="usage overflow caps at MaxInt64",
         ),
     ],
 )
-def test_external_metric_replicas(
+def test_replica_calc_external_metric(
     current: int,
     values: list[int],
     target: int,
@@ -879,23 +999,41 @@ def test_external_metric_replicas(
     [
         pytest.param(3, [8600], 2150, DEFAULT, (4, 2867), id="scale up"),
         pytest.param(5, [8600], 2867, DEFAULT, (3, 1720), id="scale down"),
-        pytest.param(3, [8600], 2900, DEFAULT, (3, 2867), id="within tolerance"),
+        pytest.param(3, [8600], 2900, DEFAULT, (3, 2867), id="within default tolerance"),
         pytest.param(
-            3, [8600], 2800, Tolerances(0.1, 0.01), (4, 2867), id="outside a 1% tolerance"
+            3,
+            [8600],
+            2800,
+            Tolerances(0.1, 0.01),
+            (4, 2867),
+            id="outside configurable 1% tolerance",
         ),
-        # replica_calculator_test.go TestExternalPerPodMetricReplicaOverflow.
-        pytest.param(1, [MAX_INT64], 1, DEFAULT, (MAX_INT32, MAX_INT64), id="replica overflow"),
-        # replica_calculator_test.go TestExternalPerPodMetricUsageOverflow.
-        pytest.param(1, [MAX_INT64], MAX_INT64, DEFAULT, (1, MAX_INT64), id="usage overflow"),
-        # Two halves past MaxInt64: the running sum overflows, read as MaxInt64.
+        pytest.param(
+            1,
+            [MAX_INT64],
+            1,
+            DEFAULT,
+            (MAX_INT32, MAX_INT64),
+            id="replica count overflow saturates to MaxInt32",
+        ),
+        pytest.param(
+            1,
+            [MAX_INT64],
+            MAX_INT64,
+            DEFAULT,
+            (1, MAX_INT64),
+            id="usage overflow with huge target leaves replicas unchanged",
+        ),
+        # hvpa's own: two halves past MaxInt64, the running sum overflows, read as MaxInt64.
         pytest.param(
             3, [MAX_INT64 // 2 + 1] * 2, 1, DEFAULT, (MAX_INT32, MAX_INT64), id="sum overflow"
         ),
-        # A negative running sum is upstream's overflow test, so it reads as MaxInt64 too.
+        # hvpa's own: a negative running sum is upstream's overflow test, so it reads as
+        # MaxInt64 too.
         pytest.param(3, [-5], 1000, DEFAULT, (MAX_INT32, MAX_INT64), id="negative sum"),
     ],
 )
-def test_external_per_pod_metric_replicas(
+def test_replica_calc_external_per_pod_metric(
     current: int, values: list[int], target: int, tolerances: Tolerances, expected: tuple[int, int]
 ) -> None:
     calc = calculator(pods(current))
@@ -1117,8 +1255,9 @@ def test_group_pods(
 
 
 # ---------------------------------------------------------------------------
-# calculateRequests (TestCalculateRequests, with PodLevelResources on as it is in
-# hvpa; upstream's rows with the feature off are the rows without pod-level requests)
+# calculateRequests: TestCalculateRequests with PodLevelResources on, as it always is
+# in hvpa. Its row "Sum container requests if pod-level feature is disabled" needs
+# the feature off; its figures are those of the "enabled, but not set" row below.
 
 
 def _request(name: str, cpu: int | None, sidecar: bool = False) -> ContainerSpec:
@@ -1126,6 +1265,11 @@ def _request(name: str, cpu: int | None, sidecar: bool = False) -> ContainerSpec
 
 
 POD_LEVEL = Resources(cpu=800)
+
+
+def test_calculate_requests_void() -> None:
+    """TestCalculateRequests/void: no pods, no requests."""
+    assert calculate_requests([], "", "cpu") == {}
 
 
 @pytest.mark.parametrize(
@@ -1177,7 +1321,8 @@ POD_LEVEL = Resources(cpu=800)
             None,
             id="pod with restartable init containers",
         ),
-        # Pod-level requests set for memory only: CPU comes from the containers that request it.
+        # hvpa's own: pod-level requests set for memory only, CPU comes from the containers
+        # that request it.
         pytest.param(
             [_request("container1", None), _request("container2", 50)],
             "",
@@ -1229,13 +1374,14 @@ def test_utilization_against_pod_level_requests() -> None:
             [_request("container1", None), _request("container2", 50)],
             "",
             "missing request for cpu in container container1 of Pod test-pod",
-            id="a container without a request",
+            id="Fail if at least one of the containers is missing requests and pod-level "
+            "feature/requests are not set",
         ),
         pytest.param(
             [_request("container1", 100)],
             "non-existent-container",
             "container non-existent-container not found in Pod test-pod",
-            id="a container that does not exist",
+            id="TestCalculatePodRequestsFromContainers_NonExistentContainer",
         ),
     ],
 )
