@@ -1,8 +1,8 @@
 """Cluster-proportional replicas: CPA's parameter parsing, cluster status and arithmetic.
 
-Tables from kubernetes-sigs/cluster-proportional-autoscaler (v1.10)'s
-linear_controller_test.go, ladder_controller_test.go, k8sclient_test.go and
-plugin_test.go. Where CPA's test expects an error, hvpa's expectation is an
+Tables from kubernetes-sigs/cluster-proportional-autoscaler (v1.10.3)'s
+linear_controller_test.go, ladder_controller_test.go, k8sclient_test.go,
+plugin_test.go and autoscaler_test.go. Where CPA's test expects an error, hvpa's expectation is an
 invalid spec naming the parameter (field and problem), in words that never
 repeat a value from the parameters.
 """
@@ -123,6 +123,13 @@ def test_linear_parses(text: str, expected: LinearParams) -> None:
             "linear",
             "not valid JSON",
             id="TestControllerParser: wrong input for preventSinglePointFailure",
+        ),
+        pytest.param(
+            '{"coresPerReplica": 2, "nodesPerReplica": 1, "min": 1, "max": 100, '
+            '"includeUnschedulableNodes": invalid,}',
+            "linear",
+            "not valid JSON",
+            id="TestControllerParser: wrong input for includeUnschedulableNodes",
         ),
         pytest.param(
             '{"coresPerReplica": "2"}',
@@ -504,6 +511,29 @@ def test_linear_rules(params: LinearParams, status: ClusterStatus, expected: int
     assert linear_replicas(params, status) == expected
 
 
+@pytest.mark.parametrize(
+    ("schedulable_cores", "schedulable_nodes", "cores", "nodes", "expected"),
+    [
+        (0, 0, 0, 0, 1),
+        (1, 1, 1, 1, 1),
+        (2, 2, 2, 2, 2),
+        (4, 4, 4, 4, 2),
+        (2, 2, 4, 4, 2),
+        (8, 8, 8, 8, 4),
+        (6, 6, 8, 8, 4),
+        (21, 21, 210, 210, 100),
+    ],
+)
+def test_linear_scale_from_unschedulable_nodes(
+    schedulable_cores: int, schedulable_nodes: int, cores: int, nodes: int, expected: int
+) -> None:
+    """linear_controller_test.go TestScaleFromUnschedulableNodes: with includeUnschedulableNodes
+    the totals count, whatever is schedulable (2 cores and 2 nodes per replica, 1 to 100)."""
+    params = LinearParams(2, 2, 1, 100, True, True)
+    status = ClusterStatus(nodes, schedulable_nodes, cores, schedulable_cores)
+    assert linear_replicas(params, status) == expected
+
+
 # ---------------------------------------------------------------------------
 # Arithmetic: ladder (TestControllerScaler, FromZero, ScaleFromUnschedulableNodes)
 
@@ -551,6 +581,74 @@ def test_ladder_unschedulable_nodes(status: ClusterStatus, include: bool, expect
         include_unschedulable_nodes=include,
     )
     assert ladder_replicas(params, status) == expected
+
+
+SHUFFLED = [
+    [2, 2], [3, 3], [512, 5], [1024, 7], [20480, 50], [4096, 15], [2048, 10], [8192, 20],
+    [65535, 100], [16384, 40], [12288, 30], [1, 1], [24576, 60], [32768, 80], [28672, 70],
+]  # fmt: skip
+SORTED = (
+    (1, 1), (2, 2), (3, 3), (512, 5), (1024, 7), (2048, 10), (4096, 15), (8192, 20),
+    (12288, 30), (16384, 40), (20480, 50), (24576, 60), (28672, 70), (32768, 80), (65535, 100),
+)  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    "steps",
+    [
+        pytest.param(SHUFFLED, id="shuffled"),
+        pytest.param([list(step) for step in reversed(SORTED)], id="reversed"),
+    ],
+)
+def test_ladder_sorter(steps: list[list[int]]) -> None:
+    """ladder_controller_test.go TestControllerSorter: the steps end up ordered by threshold.
+
+    CPA sorts them when it syncs the ConfigMap; hvpa sorts them when it parses.
+    """
+    parsed = parse_configmap_data({"ladder": json.dumps({"coresToReplicas": steps})})
+    assert parsed == LadderParams(SORTED)
+
+
+LADDER_TEST_RUN = {
+    "coresToReplicas": [list(step) for step in SORTED],
+    "nodesToReplicas": [[1, 1], [2, 2]],
+}
+LADDER_TEST_RUN_CHANGED = {
+    "coresToReplicas": [[3, 4] if step == (3, 3) else list(step) for step in SORTED[:-1]]
+    + [[65535, 200]],
+    "nodesToReplicas": [[1, 1], [2, 2]],
+}
+LINEAR_TEST_RUN = {"coresPerReplica": 100, "nodesPerReplica": 10, "min": 1, "max": 100}
+
+
+@pytest.mark.parametrize(
+    ("data", "nodes", "cores", "expected"),
+    [
+        pytest.param({"ladder": LADDER_TEST_RUN}, 0, 0, 1, id="no node and no core: 1"),
+        pytest.param({"ladder": LADDER_TEST_RUN}, 1, 800, 5, id="800 cores and 1 node: 5"),
+        pytest.param({"ladder": LADDER_TEST_RUN}, 3, 1, 2, id="1 core and 3 nodes: 2"),
+        pytest.param({"ladder": LADDER_TEST_RUN}, 50000, 200000, 100, id="200000 cores: 100"),
+        pytest.param({"ladder": LADDER_TEST_RUN_CHANGED}, 50000, 200000, 200, id="changed: 200"),
+        pytest.param({"ladder": LADDER_TEST_RUN_CHANGED}, 100, 500, 4, id="changed, 500: 4"),
+        pytest.param({"ladder": LADDER_TEST_RUN_CHANGED}, 400, 2000, 7, id="changed, 2000: 7"),
+        pytest.param({"linear": LINEAR_TEST_RUN}, 400, 2000, 40, id="linear, 400 nodes: 40"),
+        pytest.param({"linear": LINEAR_TEST_RUN}, 100, 1600, 16, id="linear, 1600 cores: 16"),
+        pytest.param({"linear": LINEAR_TEST_RUN}, 20000, 100000, 100, id="linear, capped: 100"),
+    ],
+)
+def test_polling_loop_steps(data: dict[str, Any], nodes: int, cores: int, expected: int) -> None:
+    """autoscaler_test.go TestRun: each step of CPA's polling loop, as one decision's arithmetic.
+
+    CPA's mock reports every node and core as schedulable. The ConfigMap edits
+    and the switch from ladder to linear are a new content for hvpa, parsed
+    and used at the next decision.
+    """
+    params = parse_configmap_data({mode: json.dumps(value) for mode, value in data.items()})
+    status = ClusterStatus(nodes, nodes, cores, cores)
+    if isinstance(params, LinearParams):
+        assert linear_replicas(params, status) == expected
+    else:
+        assert ladder_replicas(params, status) == expected
 
 
 def test_ladder_without_steps_asks_for_zero() -> None:

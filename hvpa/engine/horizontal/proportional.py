@@ -1,6 +1,6 @@
 """Cluster-proportional replicas: cluster-proportional-autoscaler's linear and ladder arithmetic.
 
-Follows kubernetes-sigs/cluster-proportional-autoscaler (v1.10): the cluster
+Follows kubernetes-sigs/cluster-proportional-autoscaler (v1.10.3): the cluster
 status counts the nodes the node selector selects (k8sclient), all of them
 and the schedulable ones (not cordoned and Ready=True), and their
 allocatable CPU summed and then rounded up to whole cores; the linear
