@@ -1,6 +1,6 @@
 """The horizontal recommendation: upstream's reconcileAutoscaler, without the I/O.
 
-Kubernetes pkg/controller/podautoscaler/horizontal.go (through 1.37), step
+Kubernetes pkg/controller/podautoscaler/horizontal.go (v1.37.2), step
 by step: the scale is read (AbleToScale=SucceededGetScale); a new Hvpa's
 history is seeded with the current count (recordInitialRecommendation); a
 target at zero replicas is scaled only if hvpa took it there itself
