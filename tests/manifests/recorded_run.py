@@ -18,8 +18,9 @@ write the controller makes:
   `configMapRef`, scaled through `statefulsets/scale`;
 - `batch` (a bare ReplicaSet): cluster-proportional from inline parameters,
   scaled through `replicasets/scale`;
-- `broken`: an Hvpa the CRD accepts but validation refuses (InvalidSpec, an
-  Event, repeated on every resync);
+- `broken`: an Hvpa hvpa's validation refuses (InvalidSpec, an Event,
+  repeated on every resync); the CRD's rules refuse it too, so it is stored
+  as one written before them would be (`validate=False`);
 - `legacy`: an HPA for another Deployment, which conflict detection reads;
 - Prometheus scrapes the leader's /metrics and reads its /debug/state as the
   manifests serve them: HTTPS, with a bearer token the controller has the API
@@ -288,7 +289,12 @@ async def _record() -> RecordedRun:
             server.objects.create("namespaces", {"metadata": {"name": namespace}})
         cluster = Cluster(server, settings=ClusterSettings(nodes=3), clock=clock)
         for resource, body in _scenario_objects():
-            server.objects.create(resource, body, namespace=body["metadata"].get("namespace"))
+            server.objects.create(
+                resource,
+                body,
+                namespace=body["metadata"].get("namespace"),
+                validate=body["metadata"]["name"] != "broken",
+            )
         loads = {
             "Deployment/web": _rising(after_seconds=120.0),
             "Deployment/api": _constant(1600.0, 1.0 * GIB),

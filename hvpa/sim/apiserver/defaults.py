@@ -18,6 +18,7 @@ from functools import lru_cache
 from typing import Any, Final
 
 from hvpa.quantity import QuantityError, parse
+from hvpa.sim.apiserver.crds import CRD_GROUP, default_crd
 from hvpa.sim.apiserver.errors import BadRequest
 from hvpa.sim.apiserver.resources import ResourceType
 
@@ -45,7 +46,8 @@ def prepare_create_status(rtype: ResourceType, obj: dict[str, Any]) -> None:
     elif key == ("", "nodes"):
         return  # the kubelet registers nodes with their status
     elif rtype.custom:
-        obj.pop("status", None)
+        if rtype.status:
+            obj.pop("status", None)
     elif rtype.status:
         obj["status"] = {}
 
@@ -232,6 +234,7 @@ def _default_hpa(obj: dict[str, Any]) -> None:
 
 
 _DEFAULTERS: Final[dict[tuple[str, str], Callable[[dict[str, Any]], None]]] = {
+    (CRD_GROUP, "customresourcedefinitions"): default_crd,
     ("", "pods"): _default_pod,
     ("", "nodes"): _default_node,
     ("", "namespaces"): _default_namespace,

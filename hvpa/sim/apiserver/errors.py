@@ -10,12 +10,15 @@ callers of `server.objects`, who catch them by class.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar, Final
+
+from hvpa.sim.apiserver.gotext import go_json, go_quote, go_value
 
 if TYPE_CHECKING:
     from hvpa.sim.apiserver.resources import ResourceType
 
 __all__ = [
+    "OMIT",
     "AlreadyExists",
     "ApiError",
     "BadRequest",
@@ -129,24 +132,47 @@ class UnsupportedMediaType(ApiError):
     code, reason = 415, "UnsupportedMediaType"
 
 
+class _Omit:
+    def __repr__(self) -> str:
+        return "<omitted>"
+
+
+# A bad value left out of a message, as apimachinery's field.OmitValueType marks it.
+OMIT: Final = _Omit()
+
+
 @dataclass(frozen=True, slots=True)
 class FieldError:
-    """One validation failure, worded like apimachinery's field.Error."""
+    """One validation failure, worded like apimachinery's field.Error (ErrorBody).
+
+    `field` is the path as the real server prints it; the schema validator's
+    errors that name no field carry `<nil>`, as the real server's do."""
 
     field: str
-    type: (
-        str  # FieldValueRequired | FieldValueInvalid | FieldValueForbidden | FieldValueNotSupported
-    )
+    type: str  # one of _WORDS' keys
     detail: str
     value: Any = None
 
     _WORDS: ClassVar[dict[str, str]] = {
         "FieldValueRequired": "Required value",
         "FieldValueInvalid": "Invalid value",
+        "FieldValueTypeInvalid": "Invalid value",
         "FieldValueForbidden": "Forbidden",
         "FieldValueNotSupported": "Unsupported value",
         "FieldValueDuplicate": "Duplicate value",
+        "FieldValueTooLong": "Too long",
+        "FieldValueTooMany": "Too many",
     }
+    # Types whose message shows the bad value (the others never do).
+    _SHOWN: ClassVar[frozenset[str]] = frozenset(
+        {
+            "FieldValueInvalid",
+            "FieldValueTypeInvalid",
+            "FieldValueNotSupported",
+            "FieldValueDuplicate",
+            "FieldValueTooMany",
+        }
+    )
 
     @classmethod
     def required(cls, field: str, detail: str = "") -> FieldError:
@@ -160,24 +186,47 @@ class FieldError:
     def forbidden(cls, field: str, detail: str) -> FieldError:
         return cls(field, "FieldValueForbidden", detail)
 
+    @classmethod
+    def type_invalid(cls, field: str, value: Any, detail: str) -> FieldError:
+        return cls(field, "FieldValueTypeInvalid", detail, value)
+
+    @classmethod
+    def not_supported(cls, field: str, value: Any, supported: list[str]) -> FieldError:
+        detail = "supported values: " + ", ".join(go_quote(v) for v in supported)
+        return cls(field, "FieldValueNotSupported", detail if supported else "", value)
+
+    @classmethod
+    def duplicate(cls, field: str, value: Any) -> FieldError:
+        return cls(field, "FieldValueDuplicate", "", value)
+
+    @classmethod
+    def too_long(cls, field: str, limit: int) -> FieldError:
+        unit = "byte" if limit == 1 else "bytes"
+        return cls(field, "FieldValueTooLong", f"may not be more than {limit} {unit}", OMIT)
+
+    @classmethod
+    def too_many(cls, field: str, count: int, limit: int) -> FieldError:
+        unit = "item" if limit == 1 else "items"
+        return cls(field, "FieldValueTooMany", f"must have at most {limit} {unit}", count)
+
     def body(self) -> str:
         """The message without the field path, as `causes[].message` carries it."""
         words = self._WORDS[self.type]
-        if self.type == "FieldValueInvalid":
-            shown = f'"{self.value}"' if isinstance(self.value, str) else _go_value(self.value)
-            words = f"{words}: {shown}"
+        if self.type in self._SHOWN and self.value is not OMIT:
+            words = f"{words}: {_shown(self.value)}"
         return f"{words}: {self.detail}" if self.detail else words
 
     def __str__(self) -> str:
         return f"{self.field}: {self.body()}"
 
 
-def _go_value(value: Any) -> str:
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if value is None:
-        return "null"
-    return str(value)
+def _shown(value: Any) -> str:
+    """ErrorBody's rendering: scalars with %v, strings with %q, the rest as JSON."""
+    if isinstance(value, bool | int | float) and not isinstance(value, _Omit):
+        return go_value(value)
+    if isinstance(value, str):
+        return go_quote(value)
+    return go_json(value)
 
 
 class Invalid(ApiError):

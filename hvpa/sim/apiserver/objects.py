@@ -40,13 +40,21 @@ class Objects:
         *,
         namespace: str | None = None,
         keep_status: bool = False,
+        validate: bool = True,
     ) -> dict[str, Any]:
         """Create `obj`. `keep_status` keeps the status given (the server would reset it):
-        the simulator plays controllers that write status right after creating."""
+        the simulator plays controllers that write status right after creating.
+        `validate=False` stores what its CRD's schema and rules would refuse (pruned and
+        defaulted all the same), as an object written before they were tightened would
+        be: how a test puts an invalid Hvpa in front of the controller."""
         rtype = self.resource(resource)
         body = dict(obj)
         entry = self._registry.create(
-            rtype, self._namespace(rtype, namespace, body), body, keep_status=keep_status
+            rtype,
+            self._namespace(rtype, namespace, body),
+            body,
+            keep_status=keep_status,
+            validate=validate,
         )
         return entry.load()
 

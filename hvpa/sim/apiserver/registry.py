@@ -28,6 +28,7 @@ import orjson
 
 from hvpa.labels import LabelSelector
 from hvpa.records import format_time
+from hvpa.sim.apiserver.crds import CRD_GROUP, crd_status, resource_type_of
 from hvpa.sim.apiserver.defaults import apply_defaults, prepare_create_status
 from hvpa.sim.apiserver.errors import (
     AlreadyExists,
@@ -52,7 +53,8 @@ from hvpa.sim.apiserver.storage import (
     Storage,
     decode_continue,
 )
-from hvpa.sim.apiserver.validation import validate, validate_name
+from hvpa.sim.apiserver.validation import validate as validate_object
+from hvpa.sim.apiserver.validation import validate_name, validate_status
 
 __all__ = ["LIST_OPTIONS", "Registry", "parse_resource_version"]
 
@@ -211,7 +213,10 @@ class Registry:
         *,
         keep_status: bool = False,
         dry_run: bool = False,
+        validate: bool = True,
     ) -> Entry:
+        """`validate=False` (in-process callers only) skips a custom resource's schema and
+        rules: objects.py says why."""
         obj = self._decode(rtype, body)
         metadata = obj["metadata"]
         namespace = self._own_namespace(rtype, namespace, metadata)
@@ -230,7 +235,8 @@ class Registry:
             if name
             else [FieldError.required("metadata.name", "name or generateName is required")]
         )
-        errors += validate(rtype, obj, None)
+        if validate or rtype.schema is None:
+            errors += validate_object(rtype, obj, None)
         if errors:
             raise Invalid.of(rtype, name, errors)
         if namespace is not None:
@@ -243,7 +249,10 @@ class Registry:
             raise InternalError("resourceVersion should not be set on objects to be created")
         metadata["uid"] = str(uuid.UUID(int=self._rng.getrandbits(128), version=4))
         metadata["creationTimestamp"] = self.now()
-        return self._store(rtype, key, obj, dry_run=dry_run)
+        entry = self._store(rtype, key, obj, dry_run=dry_run)
+        if _is_crd(rtype) and not dry_run:
+            entry = self._serve_crd(entry)
+        return entry
 
     def _generate_name(self, rtype: ResourceType, namespace: str | None, prefix: str) -> str:
         entries = self.storage.store(rtype).entries
@@ -332,6 +341,9 @@ class Registry:
             if rtype.plural == "pods" and rtype.group == "" and isinstance(new.get("status"), dict):
                 new["status"].setdefault("qosClass", (old.get("status") or {}).get("qosClass"))
             apply_defaults(rtype, new)
+            errors = validate_status(rtype, new, old)
+            if errors:
+                raise Invalid.of(rtype, name, errors)
         else:
             new = obj
             if rtype.status and not trusted:
@@ -351,7 +363,7 @@ class Registry:
                 metadata.pop(field, None)
             apply_defaults(rtype, new)
             if not trusted:
-                errors = validate(rtype, new, old)
+                errors = validate_object(rtype, new, old)
                 if errors:
                     raise Invalid.of(rtype, name, errors)
             if rtype.generation and _spec_changed(rtype, new, old):
@@ -364,7 +376,11 @@ class Registry:
         new_meta = new["metadata"]
         finished = new_meta.get("deletionTimestamp") and not new_meta.get("finalizers")
         if finished and not dry_run and not _graceful_pending(rtype, new_meta):
+            if _is_crd(rtype):
+                self._unserve_crd(name)
             self._remove(rtype, store.entries[current.key])
+        elif _is_crd(rtype) and not dry_run and subresource != "status":
+            entry = self._serve_crd(entry)
         return entry
 
     # ================================================================ patch
@@ -522,6 +538,8 @@ class Registry:
             return current, True
         if rtype.group == "" and rtype.plural == "namespaces":
             self._empty_namespace(name)
+        if _is_crd(rtype):
+            self._unserve_crd(name)
         self._remove(rtype, current)
         return current, True
 
@@ -553,6 +571,42 @@ class Registry:
         rv = self.storage.next_resource_version()
         self.storage.store(rtype).remove(current.with_resource_version(rtype, rv))
 
+    # ================================================================ CRDs
+
+    def _serve_crd(self, entry: Entry) -> Entry:
+        """What the CRD controllers do after a CRD is written: serve its resource (in
+        place of the one it served before: the objects stay when the URL does), and
+        write the status that says so (accepted names, Established)."""
+        crd = entry.load()
+        rtype = resource_type_of(crd)
+        before = self.table.of_crd(crd["metadata"]["name"])
+        if before is not None and before.plural == rtype.plural and before.version == rtype.version:
+            self.table.add(rtype)
+            self.storage.add_store(rtype, replacing=before)
+        else:
+            if before is not None:
+                self._stop_serving(before)
+            self.table.add(rtype)
+            self.storage.add_store(rtype)
+        status = crd_status(crd, self.now())
+        if crd.get("status") == status:
+            return entry
+        crd["status"] = status
+        crds = self.resource("customresourcedefinitions")
+        return self._store(crds, entry.key, crd, dry_run=False)
+
+    def _unserve_crd(self, name: str) -> None:
+        """A CRD deleted takes its objects with it (each a deletion watchers see)."""
+        rtype = self.table.of_crd(name)
+        if rtype is not None:
+            self._stop_serving(rtype)
+
+    def _stop_serving(self, rtype: ResourceType) -> None:
+        for entry in list(self.storage.store(rtype).current(None)):
+            self._remove(rtype, entry)
+        self.table.remove(rtype)
+        self.storage.remove_store(rtype)
+
     # ================================================================ shared
 
     def _store(self, rtype: ResourceType, key: str, obj: dict[str, Any], *, dry_run: bool) -> Entry:
@@ -577,11 +631,15 @@ class Registry:
             raise BadRequest(
                 f"the kind in the data ({kind}) does not match the expected kind ({rtype.kind})"
             )
-        obj = _private_copy(body)
+        obj = _private_copy(body, keep_nulls=rtype.schema is not None)
         metadata = obj.setdefault("metadata", {})
         if not isinstance(metadata, dict):
             raise BadRequest("metadata must be an object")
         obj["apiVersion"], obj["kind"] = rtype.api_version, rtype.kind
+        if rtype.schema is not None:
+            obj["metadata"] = _without_nulls(metadata)
+            rtype.schema.prune(obj)
+            rtype.schema.apply_defaults(obj)
         return obj
 
     @staticmethod
@@ -634,15 +692,16 @@ def _strategic_unsupported() -> UnsupportedMediaType:
     )
 
 
-def _private_copy(body: dict[str, Any]) -> dict[str, Any]:
-    """A copy the registry owns (callers keep theirs), without nulls: nulls decode to
-    nothing in typed objects and are pruned from custom ones."""
+def _private_copy(body: dict[str, Any], *, keep_nulls: bool = False) -> dict[str, Any]:
+    """A copy the registry owns (callers keep theirs). Without nulls, which decode to
+    nothing in typed objects; a custom resource keeps them for its schema to settle
+    (a nullable field keeps its null, another gets its default or goes)."""
     try:
         raw = orjson.dumps(body)
     except TypeError as error:
         raise BadRequest(f"the object is not JSON: {error}") from error
     copied: dict[str, Any] = orjson.loads(raw)
-    return _without_nulls(copied) if b"null" in raw else copied
+    return _without_nulls(copied) if b"null" in raw and not keep_nulls else copied
 
 
 def _without_nulls(value: Any) -> Any:
@@ -651,6 +710,10 @@ def _without_nulls(value: Any) -> Any:
     if isinstance(value, list):
         return [_without_nulls(item) for item in value]
     return value
+
+
+def _is_crd(rtype: ResourceType) -> bool:
+    return rtype.group == CRD_GROUP and rtype.plural == "customresourcedefinitions"
 
 
 def _spec_changed(rtype: ResourceType, new: dict[str, Any], old: dict[str, Any]) -> bool:
@@ -694,7 +757,7 @@ def _scale_of(rtype: ResourceType, entry: Entry) -> dict[str, Any]:
         raise NotFound(f"the server could not find the requested resource ({rtype.plural}/scale)")
     obj = entry.load()
     metadata = obj["metadata"]
-    selector_value = _get_path(obj, paths.selector)
+    selector_value = _get_path(obj, paths.selector) if paths.selector else None
     if paths.selector_is_string:
         selector = selector_value if isinstance(selector_value, str) else ""
     else:

@@ -5,15 +5,21 @@ strategy (create-on-update for Leases and Events, unconditional updates
 refused for Leases and custom resources, the deleted object returned only
 for Pods and Namespaces, which kinds count generations, which carry /status
 and /scale), so that a client meets the same answers here as on a cluster.
+The built-in kinds are listed here; custom resources join the table when
+their CRD is written (crds.py), with the CRD's schema and printer columns.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
+import re
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
-from typing import Final
+from typing import TYPE_CHECKING, Any, Final
 
-__all__ = ["RESOURCES", "ResourceTable", "ResourceType", "ScalePaths"]
+if TYPE_CHECKING:
+    from hvpa.sim.apiserver.structural import Schema
+
+__all__ = ["RESOURCES", "PrinterColumn", "ResourceTable", "ResourceType", "ScalePaths"]
 
 _ALL_VERBS: Final = (
     "create",
@@ -37,6 +43,18 @@ class ScalePaths:
     status_replicas: tuple[str, ...] = ("status", "replicas")
     selector: tuple[str, ...] = ("spec", "selector")
     selector_is_string: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class PrinterColumn:
+    """One of a CRD's additionalPrinterColumns."""
+
+    name: str
+    type: str
+    json_path: str
+    description: str = ""
+    format: str = ""
+    priority: int = 0
 
 
 @dataclass(frozen=True, slots=True, eq=False)
@@ -65,6 +83,12 @@ class ResourceType:
     field_labels: frozenset[str] = field(default_factory=frozenset)
     # Not stored: answered from the metrics the simulator sets.
     metrics: bool = False
+    # Served from a CRD (crds.py): its list kind, compiled and raw schema, printer columns, name.
+    list_kind_name: str = ""
+    schema: Schema | None = field(default=None, repr=False)
+    raw_schema: Mapping[str, Any] | None = field(default=None, repr=False)
+    columns: tuple[PrinterColumn, ...] = ()
+    crd_name: str = ""
     # field_labels split at dots, computed once: field values are read on every write.
     field_paths: tuple[tuple[str, tuple[str, ...]], ...] = field(init=False, repr=False)
 
@@ -83,7 +107,7 @@ class ResourceType:
 
     @property
     def list_kind(self) -> str:
-        return f"{self.kind}List"
+        return self.list_kind_name or f"{self.kind}List"
 
     @property
     def subresources(self) -> tuple[str, ...]:
@@ -242,31 +266,16 @@ RESOURCES: Final[tuple[ResourceType, ...]] = (
         generation=True,
     ),
     ResourceType(
-        "autoscaling.k8s.io",
+        "apiextensions.k8s.io",
         "v1",
-        "verticalpodautoscalers",
-        "verticalpodautoscaler",
-        "VerticalPodAutoscaler",
-        short_names=("vpa",),
+        "customresourcedefinitions",
+        "customresourcedefinition",
+        "CustomResourceDefinition",
+        namespaced=False,
+        short_names=("crd", "crds"),
+        categories=("api-extensions",),
         status=True,
-        custom=True,
         generation=True,
-        unconditional_update=False,
-    ),
-    ResourceType(
-        "autoscaling.k8s.io",
-        "v1alpha1",
-        "hvpas",
-        "hvpa",
-        "Hvpa",
-        status=True,
-        scale=ScalePaths(
-            selector=("status", "targetSelector"),
-            selector_is_string=True,
-        ),
-        custom=True,
-        generation=True,
-        unconditional_update=False,
     ),
     ResourceType(
         "metrics.k8s.io", "v1beta1", "pods", "", "PodMetrics", verbs=_READ_VERBS, metrics=True
@@ -284,13 +293,36 @@ RESOURCES: Final[tuple[ResourceType, ...]] = (
 )
 
 
+_VERSION_RE: Final = re.compile(r"^v(\d+)(?:(alpha|beta)(\d+))?$")
+
+
+def version_priority(version: str) -> tuple[int, int, int, str]:
+    """A sort key putting the version a client should prefer first (apimachinery's
+    CompareKubeAwareVersionStrings): GA, then beta, then alpha, higher numbers first;
+    versions not of that form last, alphabetically."""
+    match = _VERSION_RE.match(version)
+    if match is None:
+        return (3, 0, 0, version)
+    major, stage, minor = match.groups()
+    rank = {None: 0, "beta": 1, "alpha": 2}[stage]
+    return (rank, -int(major), -int(minor or 0), "")
+
+
 class ResourceTable:
-    """Lookups by URL (group, version, plural) and by the names people type."""
+    """Lookups by URL (group, version, plural) and by the names people type.
+
+    Built-in resources are fixed; a CRD adds its resource (`add`) and takes
+    it away again (`remove`). Built-ins come first, so their names win."""
 
     def __init__(self, resources: Iterable[ResourceType] = RESOURCES) -> None:
-        self._all = tuple(resources)
-        self._by_url = {(r.group, r.version, r.plural): r for r in self._all}
+        self._all: list[ResourceType] = list(resources)
+        self._by_url: dict[tuple[str, str, str], ResourceType] = {}
         self._by_name: dict[str, ResourceType] = {}
+        self._index()
+
+    def _index(self) -> None:
+        self._by_url = {(r.group, r.version, r.plural): r for r in self._all}
+        self._by_name = {}
         for rtype in reversed(self._all):  # earlier entries win: `events` is core/v1
             for alias in (rtype.plural, rtype.singular, rtype.kind.lower(), *rtype.short_names):
                 if alias and not rtype.metrics:
@@ -298,8 +330,23 @@ class ResourceTable:
             self._by_name[rtype.group_resource] = rtype
             self._by_name[f"{rtype.plural}.{rtype.version}.{rtype.group}"] = rtype
 
+    def add(self, rtype: ResourceType) -> ResourceType | None:
+        """Serve `rtype`, in place of the one at its URL if any; returns that one."""
+        key = (rtype.group, rtype.version, rtype.plural)
+        replaced = self._by_url.get(key)
+        if replaced is not None:
+            self._all[self._all.index(replaced)] = rtype
+        else:
+            self._all.append(rtype)
+        self._index()
+        return replaced
+
+    def remove(self, rtype: ResourceType) -> None:
+        self._all.remove(rtype)
+        self._index()
+
     def __iter__(self) -> Iterator[ResourceType]:
-        return iter(self._all)
+        return iter(tuple(self._all))
 
     def at(self, group: str, version: str, plural: str) -> ResourceType | None:
         return self._by_url.get((group, version, plural))
@@ -308,14 +355,19 @@ class ResourceTable:
         """`pods`, `po`, `deployments.apps`, `events.events.k8s.io`, `hvpa`."""
         return self._by_name.get(name)
 
+    def of_crd(self, crd_name: str) -> ResourceType | None:
+        """The resource a CRD of that name serves, if any."""
+        return next((r for r in self._all if r.crd_name == crd_name), None)
+
     def groups(self) -> dict[str, list[str]]:
-        """Group name to its versions, preferred first, in serving order."""
+        """Group name to its versions, preferred first (Kubernetes' version priority:
+        v2 before v1 before v1beta2 before v1alpha1), groups in serving order."""
         out: dict[str, list[str]] = {}
         for rtype in self._all:
             versions = out.setdefault(rtype.group, [])
             if rtype.version not in versions:
                 versions.append(rtype.version)
-        return out
+        return {group: sorted(versions, key=version_priority) for group, versions in out.items()}
 
     def in_version(self, group: str, version: str) -> list[ResourceType]:
         return [r for r in self._all if r.group == group and r.version == version]

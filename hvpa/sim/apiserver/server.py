@@ -23,13 +23,14 @@ import shutil
 import socket
 import tempfile
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from types import TracebackType
-from typing import Final
+from typing import Any, Final
 
 from aiohttp import web
 
+from hvpa.sim.apiserver.default_crds import default_crds
 from hvpa.sim.apiserver.discovery import Discovery
 from hvpa.sim.apiserver.faults import Faults
 from hvpa.sim.apiserver.handlers import HttpApi
@@ -66,11 +67,14 @@ class ApiServer:
         token: str = "hvpa-sim-token",
         kubeconfig_path: str | Path | None = None,
         namespaces: Iterable[str] = DEFAULT_NAMESPACES,
+        crds: Iterable[Mapping[str, Any]] | None = None,
         shutdown_timeout_seconds: float = 1.0,
     ) -> None:
         """`history_limit` is the events kept per resource (the watch cache's size):
         older watches and continue tokens get 410. Without timeoutSeconds a watch
-        lasts between one and two `min_request_timeout_seconds`, as upstream."""
+        lasts between one and two `min_request_timeout_seconds`, as upstream.
+        `crds` are installed at start (default: the Hvpa and VerticalPodAutoscaler
+        CRDs, default_crds.py); more can be created like any object."""
         self._host = host
         self._requested_port = port
         self._token = token
@@ -105,6 +109,8 @@ class ApiServer:
         self._tempdir: Path | None = None
         for name in namespaces:
             self.objects.create("namespaces", {"metadata": {"name": name}})
+        for crd in default_crds() if crds is None else crds:
+            self.objects.create("customresourcedefinitions", crd)
 
     # ------------------------------------------------------------------ lifecycle
 

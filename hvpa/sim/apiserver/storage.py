@@ -167,6 +167,8 @@ class Store:
         self._history_limit = history_limit
         self._waiters: set[asyncio.Future[None]] = set()
         self._overlay: _Overlay | None = None
+        # Set when the resource stops being served (its CRD is gone): open watches end.
+        self.closed = False
 
     # ----------------------------------------------------------- writes
 
@@ -194,6 +196,14 @@ class Store:
                 if not waiter.done():
                     waiter.set_result(None)
         return event
+
+    def close(self) -> None:
+        """The resource is no longer served: wake every watcher so its stream ends."""
+        self.closed = True
+        waiters, self._waiters = self._waiters, set()
+        for waiter in waiters:
+            if not waiter.done():
+                waiter.set_result(None)
 
     def compact_through(self, rv: int) -> None:
         """Forget the events at or before `rv`: reads at older versions now get 410."""
@@ -351,10 +361,26 @@ class Storage:
 
     def __init__(self, table: ResourceTable, *, history_limit: int) -> None:
         self.resource_version = 0
+        self._history_limit = history_limit
         self._stores = {rtype: Store(rtype, history_limit) for rtype in table if not rtype.metrics}
 
     def store(self, rtype: ResourceType) -> Store:
         return self._stores[rtype]
+
+    def add_store(self, rtype: ResourceType, *, replacing: ResourceType | None = None) -> Store:
+        """A store for a newly served resource; `replacing` hands over its objects, history
+        and open watches (a CRD updated in place serves the same objects)."""
+        store = self._stores.pop(replacing, None) if replacing is not None else None
+        if store is None:
+            store = Store(rtype, self._history_limit)
+        store.rtype = rtype
+        self._stores[rtype] = store
+        return store
+
+    def remove_store(self, rtype: ResourceType) -> None:
+        store = self._stores.pop(rtype, None)
+        if store is not None:
+            store.close()
 
     def stores(self) -> Iterator[Store]:
         return iter(self._stores.values())

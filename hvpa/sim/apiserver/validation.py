@@ -1,9 +1,13 @@
 """Validation that answers 422 Invalid where the real server would.
 
-Kept to the rules a controller can trip over: names and labels, workload
-selectors (required, matching the template, immutable), container resources
-(requests above limits), and the Pod spec's immutability (a pod's resources
-cannot be patched in place; the controller must change the pod template).
+Built-in kinds keep to the rules a controller can trip over: names and
+labels, workload selectors (required, matching the template, immutable),
+container resources (requests above limits), and the Pod spec's
+immutability (a pod's resources cannot be patched in place; the controller
+must change the pod template). A custom resource is validated as the
+apiextensions server validates it: against its CRD's schema
+(structural.py), its /scale paths, then its CEL rules (celvalidation.py)
+unless an error already makes them moot; a CRD by crds.py's rules.
 """
 
 from __future__ import annotations
@@ -13,10 +17,14 @@ from typing import Any, Final
 
 from hvpa.labels import LabelSelector, SelectorError
 from hvpa.quantity import parse
+from hvpa.sim.apiserver.celvalidation import cel_errors
+from hvpa.sim.apiserver.crds import CRD_GROUP, validate_crd
 from hvpa.sim.apiserver.errors import FieldError
+from hvpa.sim.apiserver.gotext import go_value
 from hvpa.sim.apiserver.resources import ResourceType
+from hvpa.sim.apiserver.structural import MISSING
 
-__all__ = ["validate", "validate_name"]
+__all__ = ["validate", "validate_name", "validate_status"]
 
 _LABEL: Final = r"[a-z0-9]([-a-z0-9]*[a-z0-9])?"
 _SUBDOMAIN_RE: Final = re.compile(rf"^{_LABEL}(\.{_LABEL})*$")
@@ -40,6 +48,21 @@ _POD_UPDATE_MESSAGE: Final = (
     "(allow it to be set to 1 if it was previously negative)"
 )
 _WORKLOADS: Final = frozenset({"deployments", "statefulsets", "replicasets"})
+# Errors after which the apiextensions server does not evaluate CEL rules (hasBlockingErr).
+_BLOCKING: Final = frozenset(
+    {
+        "FieldValueNotSupported",
+        "FieldValueRequired",
+        "FieldValueTooLong",
+        "FieldValueTooMany",
+        "FieldValueTypeInvalid",
+    }
+)
+_RULES_NOT_CHECKED: Final = (
+    "some validation rules were not checked because the object was invalid; "
+    "correct the existing errors to complete validation"
+)
+_MAX_INT32: Final = 2**31 - 1
 
 
 def validate_name(rtype: ResourceType, name: str) -> list[FieldError]:
@@ -57,6 +80,10 @@ def validate(
 ) -> list[FieldError]:
     """All errors for a create (`old` None) or an update of the main resource."""
     errors = _validate_metadata(obj.get("metadata") or {})
+    if rtype.schema is not None:
+        return _validate_custom(rtype, obj, old) + errors
+    if rtype.group == CRD_GROUP and rtype.plural == "customresourcedefinitions":
+        return errors + validate_crd(obj)
     spec = obj.get("spec")
     if rtype.group == "apps" and rtype.plural in _WORKLOADS:
         errors += _validate_workload(spec if isinstance(spec, dict) else {}, old)
@@ -68,6 +95,132 @@ def validate(
     elif rtype.group == "autoscaling" and rtype.plural == "horizontalpodautoscalers":
         errors += _validate_hpa(spec if isinstance(spec, dict) else {})
     return errors
+
+
+def validate_status(
+    rtype: ResourceType, obj: dict[str, Any], old: dict[str, Any]
+) -> list[FieldError]:
+    """A /status write of a custom resource: the status against the schema's status part
+    (messages name fields from there: `replicas in body ...`), and the /scale status paths."""
+    schema = rtype.schema
+    if schema is None:
+        return []
+    errors: list[FieldError] = []
+    status_schema = schema.properties.get("status")
+    if status_schema is not None and "status" in obj:
+        errors += status_schema.validate(
+            obj["status"], old.get("status", MISSING), field_prefix="status"
+        )
+    errors += _scale_status_errors(rtype, obj)
+    return errors + _rule_errors(rtype, obj, old, errors)
+
+
+def _validate_custom(
+    rtype: ResourceType, obj: dict[str, Any], old: dict[str, Any] | None
+) -> list[FieldError]:
+    """Schema, /scale paths, then the CEL rules; updates ratchet (unchanged parts pass)."""
+    assert rtype.schema is not None
+    errors = rtype.schema.validate(obj, MISSING if old is None else old)
+    errors += _scale_spec_errors(rtype, obj) + _scale_status_errors(rtype, obj)
+    return errors + _rule_errors(rtype, obj, old, errors)
+
+
+def _rule_errors(
+    rtype: ResourceType, obj: dict[str, Any], old: dict[str, Any] | None, errors: list[FieldError]
+) -> list[FieldError]:
+    """The CEL step: skipped, with a note saying so, once an error makes the object unfit."""
+    assert rtype.schema is not None
+    if not rtype.schema.has_rules:
+        return []
+    if any(error.type in _BLOCKING for error in errors):
+        return [FieldError.invalid("<nil>", None, _RULES_NOT_CHECKED)]
+    return cel_errors(rtype.schema, obj, MISSING if old is None else old)
+
+
+def _scale_spec_errors(rtype: ResourceType, obj: dict[str, Any]) -> list[FieldError]:
+    if rtype.scale is None or not rtype.custom:
+        return []
+    return _replicas_errors(obj, rtype.scale.spec_replicas)
+
+
+def _scale_status_errors(rtype: ResourceType, obj: dict[str, Any]) -> list[FieldError]:
+    """The status replicas must read as an integer and the selector as a string."""
+    if rtype.scale is None or not rtype.custom:
+        return []
+    errors = _replicas_errors(obj, rtype.scale.status_replicas)
+    if rtype.scale.selector:
+        _, problem = _nested(obj, rtype.scale.selector, str, "string")
+        if problem:
+            errors.append(FieldError.invalid(_json_path(rtype.scale.selector), "", problem))
+    return errors
+
+
+def _replicas_errors(obj: dict[str, Any], path: tuple[str, ...]) -> list[FieldError]:
+    """unstructured.NestedInt64 at a /scale path, then the bounds a Scale can carry."""
+    where = _json_path(path)
+    value, problem = _nested(obj, path, int, "int64")
+    if problem:
+        return [FieldError.invalid(where, 0, problem)]
+    if value is None:
+        return []
+    if value < 0:
+        return [FieldError.invalid(where, value, "should be a non-negative integer")]
+    if value > _MAX_INT32:
+        return [FieldError.invalid(where, value, f"should be less than or equal to {_MAX_INT32}")]
+    return []
+
+
+def _nested(
+    obj: dict[str, Any], path: tuple[str, ...], kind: type, kind_name: str
+) -> tuple[Any, str]:
+    """The value at `path` (None if absent), or the accessor error unstructured reports."""
+    node: Any = obj
+    for part in path:
+        if not isinstance(node, dict):
+            return None, _accessor_error(path, node, "map[string]interface{}")
+        if part not in node:
+            return None, ""
+        node = node[part]
+    if node is None:
+        return None, ""
+    if not isinstance(node, kind) or isinstance(node, bool):
+        return None, _accessor_error(path, node, kind_name)
+    return node, ""
+
+
+def _accessor_error(path: tuple[str, ...], value: Any, expected: str) -> str:
+    return (
+        f"{_json_path(path)} accessor error: {_go_v(value)} is of the type "
+        f"{_go_type(value)}, expected {expected}"
+    )
+
+
+def _json_path(path: tuple[str, ...]) -> str:
+    return "." + ".".join(path)
+
+
+def _go_type(value: Any) -> str:
+    """%T of a value decoded into unstructured content."""
+    if isinstance(value, bool):
+        return "bool"
+    if isinstance(value, int):
+        return "int64"
+    if isinstance(value, float):
+        return "float64"
+    if isinstance(value, str):
+        return "string"
+    if isinstance(value, list):
+        return "[]interface {}"
+    return "map[string]interface {}"
+
+
+def _go_v(value: Any) -> str:
+    """%v of unstructured content: maps as map[k:v] with sorted keys, slices as [a b]."""
+    if isinstance(value, dict):
+        return "map[" + " ".join(f"{k}:{_go_v(v)}" for k, v in sorted(value.items())) + "]"
+    if isinstance(value, list):
+        return "[" + " ".join(_go_v(v) for v in value) + "]"
+    return go_value(value)
 
 
 def _validate_metadata(metadata: dict[str, Any]) -> list[FieldError]:

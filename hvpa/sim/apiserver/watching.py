@@ -11,7 +11,9 @@ What the real server does and this one does too:
   `bookmark_interval_seconds` and at the end of timeoutSeconds when asked for;
   with sendInitialEvents, a bookmark annotated k8s.io/initial-events-end;
 - a watcher so slow that history moved past it is closed, and the client
-  re-watches (the watch cache terminates slow watchers).
+  re-watches (the watch cache terminates slow watchers);
+- a custom resource's watches end when its CRD is deleted, after the
+  deletions of its objects.
 Events are serialized once per change and shared by every watcher; a watcher
 writes whatever accumulated since it last woke in one chunk.
 """
@@ -127,6 +129,8 @@ class Watch:
                 for offset in range(0, len(lines), _CHUNK_LINES):
                     await write(b"".join(lines[offset : offset + _CHUNK_LINES]))
                 continue
+            if store.closed:  # its CRD is gone: the deletions were the last events
+                return
             # A timer may fire a hair before its time (asyncio runs timers due within the
             # clock's resolution, and virtual clocks round); comparing exactly would re-arm
             # the same timer forever and, in virtual time, stop the clock.

@@ -8,6 +8,7 @@ from typing import Any
 import aiohttp
 import pytest
 from apiserver_http import FAKE_NOW, Http, WatchStream
+from apiserver_objects import WIDGET_CRD
 from kubernetes_asyncio import client, config
 
 from hvpa.sim.apiserver import ApiServer
@@ -17,6 +18,13 @@ from hvpa.sim.apiserver import ApiServer
 async def server() -> AsyncIterator[ApiServer]:
     async with ApiServer(seed=7, clock=lambda: FAKE_NOW) as running:
         yield running
+
+
+@pytest.fixture
+def widgets(server: ApiServer) -> str:
+    """The Widget CRD installed (apiserver_objects.WIDGET_CRD); the widgets' URL."""
+    server.objects.create("customresourcedefinitions", WIDGET_CRD)
+    return "/apis/example.com/v1/namespaces/default/widgets"
 
 
 @pytest.fixture

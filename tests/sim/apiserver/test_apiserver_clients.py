@@ -6,7 +6,7 @@ from __future__ import annotations
 from datetime import UTC, datetime
 
 import pytest
-from apiserver_objects import deployment
+from apiserver_objects import deployment, widget
 from kubernetes_asyncio import client, watch
 from kubernetes_asyncio.client.exceptions import ApiException
 
@@ -74,7 +74,37 @@ async def test_apps_patch_and_scale(kube: client.ApiClient) -> None:
     assert status.status == "Success"
 
 
-async def test_custom_objects_hvpa_with_status_and_scale(kube: client.ApiClient) -> None:
+async def test_custom_objects_with_status_and_scale(kube: client.ApiClient, widgets: str) -> None:
+    custom = client.CustomObjectsApi(kube)
+    group, version, plural = "example.com", "v1", "widgets"
+    created = await custom.create_namespaced_custom_object(
+        group, version, "default", plural, widget("web", size=1)
+    )
+    assert created["metadata"]["generation"] == 1
+    status = await custom.patch_namespaced_custom_object_status(
+        group,
+        version,
+        "default",
+        plural,
+        "web",
+        {"status": {"replicas": 1, "selector": "app=web"}},
+        _content_type=MERGE,
+    )
+    assert status["status"]["selector"] == "app=web"
+    scale = await custom.get_namespaced_custom_object_scale(
+        group, version, "default", plural, "web"
+    )
+    assert scale["status"] == {"replicas": 1, "selector": "app=web"}
+    await custom.patch_namespaced_custom_object_scale(
+        group, version, "default", plural, "web", {"spec": {"replicas": 3}}, _content_type=MERGE
+    )
+    listed = await custom.list_namespaced_custom_object(group, version, "default", plural)
+    assert listed["kind"] == "WidgetList"
+    assert listed["items"][0]["kind"] == "Widget"  # custom resource lists keep each item's kind
+    assert listed["items"][0]["spec"]["size"] == 3
+
+
+async def test_custom_objects_hvpa(kube: client.ApiClient) -> None:
     custom = client.CustomObjectsApi(kube)
     body = {
         "apiVersion": f"{GROUP}/{VERSION}",
@@ -86,28 +116,9 @@ async def test_custom_objects_hvpa_with_status_and_scale(kube: client.ApiClient)
         },
     }
     created = await custom.create_namespaced_custom_object(GROUP, VERSION, "default", PLURAL, body)
-    assert created["metadata"]["generation"] == 1
-    status = await custom.patch_namespaced_custom_object_status(
-        GROUP,
-        VERSION,
-        "default",
-        PLURAL,
-        "web",
-        {"status": {"replicas": 1, "targetSelector": "app=web"}},
-        _content_type=MERGE,
-    )
-    assert status["status"]["targetSelector"] == "app=web"
-    scale = await custom.get_namespaced_custom_object_scale(
-        GROUP, VERSION, "default", PLURAL, "web"
-    )
-    assert scale["status"] == {"replicas": 1, "selector": "app=web"}
-    await custom.patch_namespaced_custom_object_scale(
-        GROUP, VERSION, "default", PLURAL, "web", {"spec": {"replicas": 3}}, _content_type=MERGE
-    )
+    assert created["spec"]["targetRef"]["name"] == "web"
     listed = await custom.list_namespaced_custom_object(GROUP, VERSION, "default", PLURAL)
     assert listed["kind"] == "HvpaList"
-    assert listed["items"][0]["kind"] == "Hvpa"  # custom resource lists keep each item's kind
-    assert listed["items"][0]["spec"]["replicas"] == 3
 
 
 async def test_coordination_leases(kube: client.ApiClient) -> None:

@@ -59,7 +59,7 @@ async def test_resource_lists_name_subresources_verbs_and_short_names(http: Http
     assert core["nodes"]["namespaced"] is False
     assert core["pods/binding"]["verbs"] == ["create"]
     hvpas = by_name((await http.get("/apis/autoscaling.k8s.io/v1alpha1")).body)
-    assert set(hvpas) == {"hvpas", "hvpas/status", "hvpas/scale"}
+    assert set(hvpas) == {"hvpas", "hvpas/status"}
     metrics = by_name((await http.get("/apis/metrics.k8s.io/v1beta1")).body)
     assert metrics["pods"]["verbs"] == ["get", "list"]
 

@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 from apiserver_http import Http
-from apiserver_objects import deployment
+from apiserver_objects import deployment, widget
 
 from hvpa.sim.apiserver.errors import ApiError, BadRequest, Invalid
 from hvpa.sim.apiserver.patching import PatchType, apply_patch
@@ -338,11 +338,12 @@ async def test_strategic_patch_of_template_resources_over_http(http: Http) -> No
         pytest.param("text/plain", 415, id="unknown"),
     ],
 )
-async def test_unsupported_patch_types(http: Http, content_type: str, code: int) -> None:
-    hvpas = "/apis/autoscaling.k8s.io/v1alpha1/namespaces/default/hvpas"
-    await http.post(hvpas, {"metadata": {"name": "h"}, "spec": {"replicas": 1}})
+async def test_unsupported_patch_types(
+    http: Http, widgets: str, content_type: str, code: int
+) -> None:
+    await http.post(widgets, widget("h"))
     reply = await http.call(
-        "PATCH", f"{hvpas}/h", {"spec": {"replicas": 2}}, content_type=content_type
+        "PATCH", f"{widgets}/h", {"spec": {"size": 2}}, content_type=content_type
     )
     assert reply.status == code
     assert reply.body["reason"] == "UnsupportedMediaType"

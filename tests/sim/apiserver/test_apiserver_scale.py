@@ -7,10 +7,9 @@ from typing import Any
 
 import pytest
 from apiserver_http import Http
-from apiserver_objects import deployment
+from apiserver_objects import deployment, widget
 
 APPS = "/apis/apps/v1/namespaces/default"
-HVPAS = "/apis/autoscaling.k8s.io/v1alpha1/namespaces/default/hvpas"
 
 
 def workload(kind: str) -> dict[str, Any]:
@@ -48,15 +47,22 @@ async def test_scale_round_trip(http: Http, plural: str, kind: str) -> None:
     assert obj["metadata"]["generation"] == 3
 
 
-async def test_hvpa_scale_uses_its_own_paths(http: Http) -> None:
-    await http.post(HVPAS, {"metadata": {"name": "h"}, "spec": {"replicas": 2}})
-    await http.patch(f"{HVPAS}/h/status", {"status": {"replicas": 3, "targetSelector": "app=web"}})
-    scale = (await http.get(f"{HVPAS}/h/scale")).body
+async def test_a_custom_resource_scales_at_its_crds_paths(http: Http, widgets: str) -> None:
+    """The Widget CRD's /scale reads spec.size, status.replicas and status.selector."""
+    await http.post(widgets, widget("h", size=2))
+    await http.patch(f"{widgets}/h/status", {"status": {"replicas": 3, "selector": "app=web"}})
+    scale = (await http.get(f"{widgets}/h/scale")).body
     assert scale["spec"] == {"replicas": 2}
     assert scale["status"] == {"replicas": 3, "selector": "app=web"}
-    reply = await http.patch(f"{HVPAS}/h/scale", {"spec": {"replicas": 4}})
+    reply = await http.patch(f"{widgets}/h/scale", {"spec": {"replicas": 4}})
     assert reply.status == 200
-    assert (await http.get(f"{HVPAS}/h")).body["spec"]["replicas"] == 4
+    assert (await http.get(f"{widgets}/h")).body["spec"]["size"] == 4
+
+
+async def test_hvpas_have_no_scale(http: Http) -> None:
+    """hvpa's CRD declares no /scale: an Hvpa is an autoscaler, not a workload."""
+    hvpas = "/apis/autoscaling.k8s.io/v1alpha1/namespaces/default/hvpas"
+    assert (await http.get(f"{hvpas}/h/scale")).status == 404
 
 
 @pytest.mark.parametrize(

@@ -1,0 +1,147 @@
+"""x-kubernetes-validations: a CRD's CEL rules, evaluated when cel-python is installed.
+
+The real server evaluates every rule of the schema node a value sits at,
+with `self` bound to the value (and `oldSelf` to the old one on updates),
+and reports a failure at that node's path (plus the rule's `fieldPath`),
+with the rule's `reason` (FieldValueInvalid unless it says otherwise) and
+its `message`, its `messageExpression`'s value, or "failed rule: RULE".
+Parts of the object equal to the old object's are not evaluated again
+(ratcheting), and a rule with `oldSelf` runs only on updates.
+
+cel-python is a development dependency (the CRD's own tests evaluate the
+rules with it), not a runtime one: without it no rule is evaluated, and an
+object a rule would refuse is accepted. It is not the server's CEL (cel-go
+with Kubernetes' function libraries): a rule it cannot compile or evaluate
+is skipped rather than failed, so the in-repo server never refuses what
+the real one accepts because of a missing function.
+"""
+
+from __future__ import annotations
+
+import logging
+from functools import lru_cache
+from typing import Any, Final
+
+from hvpa.sim.apiserver.errors import OMIT, FieldError
+from hvpa.sim.apiserver.structural import MISSING, Rule, Schema, list_map_key
+
+__all__ = ["cel_available", "cel_errors"]
+
+logger = logging.getLogger(__name__)
+
+_DEFAULT_REASON: Final = "FieldValueInvalid"
+_REASONS: Final = frozenset(
+    {"FieldValueInvalid", "FieldValueForbidden", "FieldValueRequired", "FieldValueDuplicate"}
+)
+
+
+@lru_cache(maxsize=1)
+def _celpy() -> Any:
+    """cel-python, imported on first use (a fifth of a second), or None when not installed."""
+    try:
+        import celpy
+    except ImportError:
+        return None
+    return celpy
+
+
+def cel_available() -> bool:
+    return _celpy() is not None
+
+
+def cel_errors(
+    schema: Schema, value: Any, old: Any = MISSING, *, path: str = ""
+) -> list[FieldError]:
+    """The failures of every rule under `schema` for `value` (`old`: an update's old object)."""
+    if value is None or not schema.has_rules or _celpy() is None:
+        return []
+    found: list[FieldError] = []
+    _walk(schema, value, old, path, found)
+    return found
+
+
+def _walk(schema: Schema, value: Any, old: Any, path: str, found: list[FieldError]) -> None:
+    if not schema.has_rules or value is None:
+        return
+    if old is not MISSING and old == value and type(old) is type(value):
+        return
+    for rule in schema.rules:
+        error = _check(rule, value, old, path)
+        if error is not None:
+            found.append(error)
+    if isinstance(value, dict):
+        olds = old if isinstance(old, dict) else {}
+        for key, item in value.items():
+            child = schema.child(key)
+            if child is not None:
+                where = f"{path}.{key}" if path else key
+                _walk(child, item, olds.get(key, MISSING), where, found)
+    elif isinstance(value, list) and schema.items is not None:
+        olds_by_key = _old_items(schema, old)
+        for index, item in enumerate(value):
+            previous = MISSING
+            if olds_by_key is not None and isinstance(item, dict):
+                previous = olds_by_key.get(list_map_key(item, schema.map_keys), MISSING)
+            _walk(schema.items, item, previous, f"{path}[{index}]", found)
+
+
+def _old_items(schema: Schema, old: Any) -> dict[tuple[Any, ...], Any] | None:
+    """Old items of a map list by key: the only list items ratcheting can correlate."""
+    if schema.list_type != "map" or not isinstance(old, list):
+        return None
+    return {list_map_key(item, schema.map_keys): item for item in old if isinstance(item, dict)}
+
+
+def _check(rule: Rule, value: Any, old: Any, path: str) -> FieldError | None:
+    transition = "oldSelf" in rule.rule
+    if transition and old is MISSING:
+        return None
+    celpy = _celpy()
+    activation = {"self": celpy.json_to_cel(value)}
+    if transition:
+        activation["oldSelf"] = celpy.json_to_cel(old)
+    result = _evaluate(rule.rule, activation)
+    if result is not False:
+        return None
+    message = rule.message
+    if rule.message_expression:
+        expressed = _evaluate(rule.message_expression, activation)
+        if isinstance(expressed, str) and expressed.strip():
+            message = expressed
+    if not message:
+        message = f"failed rule: {rule.rule}"
+    reason = rule.reason if rule.reason in _REASONS else _DEFAULT_REASON
+    where = f"{path}{rule.field_path}" if rule.field_path else path
+    return FieldError(where.lstrip(".") or "<nil>", reason, message, OMIT)
+
+
+def _evaluate(expression: str, activation: dict[str, Any]) -> Any:
+    """The expression's value as a Python bool or str; None when cel-python cannot tell."""
+    program = _program(expression)
+    if program is None:
+        return None
+    try:
+        result = program.evaluate(activation)
+    except Exception as error:  # cel-python raises its own errors and plain ones alike
+        logger.debug(
+            "CEL rule not evaluated", extra={"fields": {"rule": expression, "error": str(error)}}
+        )
+        return None
+    if isinstance(result, bool | _celpy().celtypes.BoolType):
+        return bool(result)
+    if isinstance(result, str):
+        return str(result)
+    return None
+
+
+@lru_cache(maxsize=4096)
+def _program(expression: str) -> Any:
+    """A compiled program, shared by every server in the process (compiling is the slow part)."""
+    environment = _celpy().Environment()
+    try:
+        return environment.program(environment.compile(expression))
+    except Exception as error:  # a parse error, or a function cel-python does not know
+        logger.debug(
+            "CEL rule not compiled", extra={"fields": {"rule": expression, "error": str(error)}}
+        )
+        return None
