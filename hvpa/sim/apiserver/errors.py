@@ -29,6 +29,7 @@ __all__ = [
     "InternalError",
     "Invalid",
     "MethodNotAllowed",
+    "NotAcceptable",
     "NotFound",
     "Timeout",
     "TooManyRequests",
@@ -94,6 +95,10 @@ class NotFound(ApiError):
 
 class MethodNotAllowed(ApiError):
     code, reason = 405, "MethodNotAllowed"
+
+
+class NotAcceptable(ApiError):
+    code, reason = 406, "NotAcceptable"
 
 
 class AlreadyExists(ApiError):
@@ -219,6 +224,10 @@ class FieldError:
     def __str__(self) -> str:
         return f"{self.field}: {self.body()}"
 
+    def cause(self) -> dict[str, str]:
+        """The StatusCause an Invalid carries for this error."""
+        return {"reason": self.type, "message": self.body(), "field": self.field}
+
 
 def _shown(value: Any) -> str:
     """ErrorBody's rendering: scalars with %v, strings with %q, the rest as JSON."""
@@ -244,10 +253,7 @@ class Invalid(ApiError):
         if rtype.group:
             details["group"] = rtype.group
         details["kind"] = rtype.kind
-        details["causes"] = [
-            {"reason": error.type, "message": error.body(), "field": error.field}
-            for error in errors
-        ]
+        details["causes"] = [error.cause() for error in errors]
         return cls(f'{group_kind} "{name}" is invalid: {summary}', details=details)
 
 

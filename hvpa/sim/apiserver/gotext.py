@@ -15,7 +15,7 @@ from typing import Any, Final
 
 import orjson
 
-__all__ = ["go_json", "go_quote", "go_value"]
+__all__ = ["go_json", "go_quote", "go_v", "go_value"]
 
 _HTML_ESCAPES: Final = {"<": "\\u003c", ">": "\\u003e", "&": "\\u0026"}
 
@@ -70,3 +70,13 @@ def go_value(value: Any) -> str:
     if isinstance(value, str):
         return value
     return go_json(value)
+
+
+def go_v(value: Any) -> str:
+    """`%v` of decoded JSON as Go holds it (unstructured content): maps as `map[k:v]` with
+    sorted keys, slices as `[a b]`, scalars as go_value prints them."""
+    if isinstance(value, dict):
+        return "map[" + " ".join(f"{k}:{go_v(v)}" for k, v in sorted(value.items())) + "]"
+    if isinstance(value, list):
+        return "[" + " ".join(go_v(v) for v in value) + "]"
+    return go_value(value)

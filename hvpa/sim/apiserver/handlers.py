@@ -12,7 +12,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import random
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, Final
 
@@ -27,10 +27,14 @@ from hvpa.sim.apiserver.errors import (
     InternalError,
     Invalid,
     MethodNotAllowed,
+    NotAcceptable,
     NotFound,
+    UnsupportedMediaType,
 )
 from hvpa.sim.apiserver.faults import Faults
+from hvpa.sim.apiserver.gotext import go_v
 from hvpa.sim.apiserver.metrics import Metrics
+from hvpa.sim.apiserver.openapi import OpenApi
 from hvpa.sim.apiserver.patching import PatchType
 from hvpa.sim.apiserver.registry import LIST_OPTIONS, Registry, parse_resource_version
 from hvpa.sim.apiserver.requestlog import (
@@ -43,6 +47,7 @@ from hvpa.sim.apiserver.resources import ResourceType
 from hvpa.sim.apiserver.reviews import Reviews
 from hvpa.sim.apiserver.selectors import parse_label_selector
 from hvpa.sim.apiserver.storage import Entry, ListPage
+from hvpa.sim.apiserver.tables import TablePrinter, table_printer
 from hvpa.sim.apiserver.watching import Watch, Watches, WatchRequest
 
 __all__ = ["HttpApi"]
@@ -50,6 +55,17 @@ __all__ = ["HttpApi"]
 logger = logging.getLogger(__name__)
 
 _JSON: Final = "application/json"
+_PROTOBUF: Final = "protobuf"
+_FIELD_VALIDATION: Final = ("", "Ignore", "Strict", "Warn")
+# What a 422 about a write's query parameters names, by method (upstream's *Options kinds).
+_WRITE_OPTIONS: Final = {
+    method: ResourceType("meta.k8s.io", "v1", kind.lower(), "", kind)
+    for method, kind in (
+        ("POST", "CreateOptions"),
+        ("PUT", "UpdateOptions"),
+        ("PATCH", "PatchOptions"),
+    )
+}
 # The review APIs (create only, never stored) and the Reviews method that answers each.
 _REVIEWS: Final[Mapping[tuple[str, str, tuple[str, ...]], str]] = {
     ("authentication.k8s.io", "v1", ("tokenreviews",)): "token_review",
@@ -79,6 +95,7 @@ class HttpApi:
         log: RequestLog,
         reviews: Reviews,
         rng: random.Random,
+        openapi: OpenApi,
         bookmark_interval_seconds: float,
         min_request_timeout_seconds: float,
     ) -> None:
@@ -90,6 +107,7 @@ class HttpApi:
         self._log = log
         self._reviews = reviews
         self._rng = rng
+        self._openapi = openapi
         self._bookmark_interval = bookmark_interval_seconds
         self._min_request_timeout = min_request_timeout_seconds
 
@@ -132,6 +150,8 @@ class HttpApi:
             return _json(self._discovery.version())
         if head in ("healthz", "livez", "readyz") and len(parts) == 1:
             return web.Response(text="ok", content_type="text/plain")
+        if head == "openapi" and request.method == "GET":
+            return self._openapi_document(request, parts[1:])
         if head == "api":
             if len(parts) == 1:
                 return _json(self._discovery.api_versions(request.host))
@@ -201,6 +221,21 @@ class HttpApi:
             raise NotFound(_NOT_FOUND, details={})
         return _Target(rtype, namespace, name, subresource, watch)
 
+    def _openapi_document(self, request: web.Request, rest: list[str]) -> web.Response:
+        """/openapi/v2 (JSON only), /openapi/v3 and /openapi/v3/api/v1, /openapi/v3/apis/G/V."""
+        if rest == ["v2"]:
+            accept = request.headers.get("Accept", "")
+            if _PROTOBUF in accept and _JSON not in accept and "*/*" not in accept:
+                raise NotAcceptable("only the following media types are accepted: application/json")
+            return _raw_json(self._openapi.v2().body)
+        if rest == ["v3"]:
+            return _json(self._openapi.v3_root())
+        if rest[:1] == ["v3"]:
+            document = self._openapi.v3("/".join(rest[1:]))
+            if document is not None:
+                return _raw_json(document.body)
+        raise NotFound(_NOT_FOUND, details={})
+
     # ================================================================ resources
 
     async def _resource(
@@ -218,7 +253,9 @@ class HttpApi:
                 return self._list(request, rtype, namespace)
             if method == "POST":
                 body = await _body(request)
-                return _entry(registry.create(rtype, namespace, body, dry_run=dry_run), 201)
+                warnings = self._unknown_fields(request, rtype, body, None)
+                made = registry.create(rtype, namespace, body, dry_run=dry_run)
+                return _warned(_entry(made, 201), warnings)
             if method == "DELETE" and "deletecollection" in rtype.verbs:
                 return await self._delete_collection(request, rtype, namespace, dry_run)
             raise _not_allowed()
@@ -259,20 +296,25 @@ class HttpApi:
         if method == "GET":
             entry = registry.get(rtype, namespace, name)
             if _wants_table(request):
-                return _json(_table(rtype, [entry], None, request.query.get("includeObject")))
+                return self._table(request, rtype, [entry], {"resourceVersion": str(entry.rv)})
             return _entry(entry)
         if method == "PUT":
             body = await _body(request)
+            warnings = self._unknown_fields(request, rtype, body, None)
             entry, created = registry.update(
                 rtype, namespace, name, body, subresource=sub, dry_run=dry_run
             )
-            return _entry(entry, 201 if created else 200)
+            return _warned(_entry(entry, 201 if created else 200), warnings)
         if method == "PATCH":
             patch_type = PatchType.from_content_type(request.content_type)
             body = await _body(request)
+            registry.get(rtype, namespace, name)  # a missing object is a 404 first
+            warnings = self._unknown_fields(request, rtype, body, patch_type)
             entry = registry.patch(
                 rtype, namespace, name, body, patch_type, subresource=sub, dry_run=dry_run
             )
+            if warnings:
+                return _warned(_entry(entry), warnings)
             return _entry(entry)
         if method == "DELETE" and sub is None:
             options = await _body(request, optional=True) or {}
@@ -309,17 +351,55 @@ class HttpApi:
         self, request: web.Request, rtype: ResourceType, namespace: str | None
     ) -> web.Response:
         page = self._page(request, rtype, namespace)
-        query = request.query
-        if _wants_table(request):
-            return _json(
-                _table(rtype, page.entries, page.resource_version, query.get("includeObject"))
-            )
         metadata: dict[str, Any] = {"resourceVersion": str(page.resource_version)}
         if page.continue_token:
             metadata["continue"] = page.continue_token
         if page.remaining is not None:
             metadata["remainingItemCount"] = page.remaining
+        if _wants_table(request):
+            return self._table(request, rtype, page.entries, metadata)
         return _list_response(rtype, metadata, page.entries)
+
+    def _table(
+        self,
+        request: web.Request,
+        rtype: ResourceType,
+        entries: list[Entry],
+        metadata: dict[str, Any],
+    ) -> web.Response:
+        printer = table_printer(rtype)
+        table = printer.table(
+            [entry.load() for entry in entries],
+            now=self._registry.clock(),
+            include=request.query.get("includeObject"),
+            metadata=metadata,
+        )
+        return _json(table)
+
+    def _unknown_fields(
+        self, request: web.Request, rtype: ResourceType, body: Any, patch_type: PatchType | None
+    ) -> list[str]:
+        """fieldValidation: Strict refuses a body with fields the kind's schema does not know;
+        Warn (the default) lets it through with a Warning header per field; Ignore says nothing."""
+        directive = request.query.get("fieldValidation", "")
+        if directive not in _FIELD_VALIDATION:
+            raise Invalid.of(
+                _WRITE_OPTIONS[request.method],
+                "",
+                [FieldError.not_supported("fieldValidation", directive, list(_FIELD_VALIDATION))],
+            )
+        if directive == "Ignore" or patch_type is PatchType.JSON:
+            return []
+        unknown = self._registry.unknown_fields(rtype, body, patch=patch_type is not None)
+        if unknown and directive == "Strict":
+            found = ", ".join(f'unknown field "{path}"' for path in unknown)
+            if patch_type is None:
+                raise BadRequest(
+                    f'{rtype.kind} in version "{rtype.version}" cannot be handled as a '
+                    f"{rtype.kind}: strict decoding error: {found}"
+                )
+            raise _strict_patch_error(body, patch_type, found)
+        return [f'unknown field "{path}"' for path in unknown]
 
     async def _delete_collection(
         self, request: web.Request, rtype: ResourceType, namespace: str | None, dry_run: bool
@@ -381,6 +461,11 @@ class HttpApi:
             seconds = self._rng.uniform(low, 2 * low)
         else:
             seconds = float(timeout)
+        render = (
+            _TableEvents(table_printer(rtype), self._registry.clock, query.get("includeObject"))
+            if _wants_table(request)
+            else None
+        )
         watch = Watch(
             registry.storage,
             WatchRequest(
@@ -391,6 +476,7 @@ class HttpApi:
                 bookmarks,
                 seconds,
                 initial,
+                render,
             ),
             bookmark_interval_seconds=self._bookmark_interval,
         )
@@ -471,6 +557,13 @@ def _not_allowed() -> MethodNotAllowed:
 
 
 async def _body(request: web.Request, *, optional: bool = False) -> Any:
+    if _PROTOBUF in request.content_type:
+        # Typed clients (kubectl create configmap ...) send protobuf; this server reads JSON.
+        raise UnsupportedMediaType(
+            "the body of the request was in an unknown format - accepted media types include: "
+            "application/json, application/json-patch+json, application/merge-patch+json, "
+            "application/strategic-merge-patch+json"
+        )
     raw = await request.read()
     if not raw.strip():
         if optional:
@@ -493,6 +586,17 @@ def _int(text: str | None, name: str) -> int | None:
 
 def _json(document: Mapping[str, Any], status: int = 200) -> web.Response:
     return web.Response(body=orjson.dumps(document), status=status, content_type=_JSON)
+
+
+def _raw_json(body: bytes) -> web.Response:
+    return web.Response(body=body, content_type=_JSON)
+
+
+def _warned(response: web.Response, warnings: list[str]) -> web.Response:
+    """One `Warning: 299 - "..."` header per warning, as the real server sends them."""
+    for warning in warnings:
+        response.headers.add("Warning", f"299 - {orjson.dumps(warning).decode()}")
+    return response
 
 
 def _item_list(kind: str, api_version: str, items: list[dict[str, Any]]) -> web.Response:
@@ -554,44 +658,36 @@ def _wants_table(request: web.Request) -> bool:
     return "as=Table" in request.headers.get("Accept", "")
 
 
-def _table(
-    rtype: ResourceType, entries: list[Entry], rv: int | None, include: str | None
-) -> dict[str, Any]:
-    """What the default table convertor gives: Name and Created At (kubectl shows it as AGE)."""
-    rows = []
-    for entry in entries:
-        obj = entry.load()
-        metadata = obj["metadata"]
-        row: dict[str, Any] = {"cells": [metadata["name"], metadata.get("creationTimestamp")]}
-        if include == "Object":
-            row["object"] = obj
-        elif include != "None":
-            row["object"] = {
-                "kind": "PartialObjectMetadata",
-                "apiVersion": "meta.k8s.io/v1",
-                "metadata": metadata,
-            }
-        rows.append(row)
-    table_meta = {"resourceVersion": str(rv)} if rv is not None else {}
-    return {
-        "kind": "Table",
-        "apiVersion": "meta.k8s.io/v1",
-        "metadata": table_meta,
-        "columnDefinitions": [
-            {
-                "name": "Name",
-                "type": "string",
-                "format": "name",
-                "description": "Name must be unique within a namespace.",
-                "priority": 0,
-            },
-            {
-                "name": "Created At",
-                "type": "date",
-                "format": "",
-                "description": "CreationTimestamp is when the object was created.",
-                "priority": 0,
-            },
-        ],
-        "rows": rows,
-    }
+def _strict_patch_error(body: Any, patch_type: PatchType, found: str) -> Invalid:
+    """A patch with unknown fields, under Strict: the real server's 422 on the `patch` field.
+
+    It shows a strategic merge patch as Go prints the map, and a merge patch as the patched
+    object's JSON; this server shows the merge patch itself (it checks the patch, not the
+    patched object)."""
+    shown = go_v(body) if patch_type is PatchType.STRATEGIC else orjson.dumps(body).decode()
+    cause = FieldError.invalid("patch", shown, f"strict decoding error: {found}")
+    return Invalid(f' "" is invalid: {cause}', details={"causes": [cause.cause()]})
+
+
+class _TableEvents:
+    """Watch events of a watch asked for as a Table: one-row Tables, headers in the first."""
+
+    def __init__(
+        self, printer: TablePrinter, clock: Callable[[], float], include: str | None
+    ) -> None:
+        self._printer = printer
+        self._clock = clock
+        self._include = include
+        self._headers = True
+
+    def __call__(self, event_type: str, entry: Entry | None, rv: int) -> bytes:
+        objects = [entry.load()] if entry is not None else []
+        table = self._printer.table(
+            objects,
+            now=self._clock(),
+            include=self._include,
+            metadata={"resourceVersion": str(entry.rv if entry is not None else rv)},
+            headers=self._headers,
+        )
+        self._headers = False
+        return orjson.dumps({"type": event_type, "object": table}) + b"\n"

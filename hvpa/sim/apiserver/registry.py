@@ -28,6 +28,7 @@ import orjson
 
 from hvpa.labels import LabelSelector
 from hvpa.records import format_time
+from hvpa.sim.apiserver.builtin_schemas import compiled_builtin
 from hvpa.sim.apiserver.crds import CRD_GROUP, crd_status, resource_type_of
 from hvpa.sim.apiserver.defaults import apply_defaults, prepare_create_status
 from hvpa.sim.apiserver.errors import (
@@ -98,6 +99,18 @@ class Registry:
 
     def now(self) -> str:
         return format_time(self._clock())
+
+    def clock(self) -> float:
+        """The server's time (POSIX seconds): what ages in tables are counted against."""
+        return self._clock()
+
+    def unknown_fields(self, rtype: ResourceType, body: Any, *, patch: bool = False) -> list[str]:
+        """The fields of `body` (an object, or a merge or strategic merge patch of one) that
+        its kind's schema does not know: what fieldValidation reports or refuses."""
+        schema = rtype.schema if rtype.schema is not None else compiled_builtin(rtype)
+        if schema is None or not isinstance(body, dict):
+            return []
+        return schema.unknown_fields(body, patch=patch)
 
     # ================================================================ reads
 

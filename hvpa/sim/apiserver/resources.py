@@ -316,11 +316,14 @@ class ResourceTable:
 
     def __init__(self, resources: Iterable[ResourceType] = RESOURCES) -> None:
         self._all: list[ResourceType] = list(resources)
+        # Counts changes (a CRD served or withdrawn): documents built from the table key on it.
+        self.revision = 0
         self._by_url: dict[tuple[str, str, str], ResourceType] = {}
         self._by_name: dict[str, ResourceType] = {}
         self._index()
 
     def _index(self) -> None:
+        self.revision += 1
         self._by_url = {(r.group, r.version, r.plural): r for r in self._all}
         self._by_name = {}
         for rtype in reversed(self._all):  # earlier entries win: `events` is core/v1

@@ -37,6 +37,7 @@ from hvpa.sim.apiserver.handlers import HttpApi
 from hvpa.sim.apiserver.kubeconfig import write_kubeconfig
 from hvpa.sim.apiserver.metrics import Metrics
 from hvpa.sim.apiserver.objects import Objects
+from hvpa.sim.apiserver.openapi import OpenApi
 from hvpa.sim.apiserver.registry import Registry
 from hvpa.sim.apiserver.requestlog import RequestLog, RequestRecord
 from hvpa.sim.apiserver.resources import ResourceTable
@@ -100,6 +101,7 @@ class ApiServer:
             log=self._log,
             reviews=self.reviews,
             rng=rng,
+            openapi=OpenApi(table, kubernetes_version=kubernetes_version),
             bookmark_interval_seconds=bookmark_interval_seconds,
             min_request_timeout_seconds=min_request_timeout_seconds,
         )

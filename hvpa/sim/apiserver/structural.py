@@ -169,17 +169,24 @@ class Schema:
 
     # ------------------------------------------------------------------ pruning
 
-    def unknown_fields(self, value: Any, *, root: bool = True) -> list[str]:
-        """The paths of the fields pruning would drop, sorted (strict decoding's order)."""
+    def unknown_fields(self, value: Any, *, root: bool = True, patch: bool = False) -> list[str]:
+        """The paths of the fields pruning would drop, sorted (strict decoding's order).
+
+        `patch`: `value` is a merge or strategic merge patch, whose `$` directives are not
+        fields and whose nulls delete."""
         found: list[str] = []
-        self._unknown(value, "", found, root=root)
+        self._unknown(value, "", found, root=root, patch=patch)
         return sorted(found)
 
-    def _unknown(self, value: Any, path: str, found: list[str], *, root: bool) -> None:
+    def _unknown(
+        self, value: Any, path: str, found: list[str], *, root: bool, patch: bool = False
+    ) -> None:
         if isinstance(value, dict):
             meta_kept = root or self.embedded
             for key, child_value in value.items():
                 where = f"{path}.{key}" if path else key
+                if patch and (key.startswith("$") or child_value is None):
+                    continue
                 if meta_kept and key in _TYPE_META:
                     continue
                 if meta_kept and key == "metadata":
@@ -193,10 +200,10 @@ class Schema:
                     if not self.preserve_unknown:
                         found.append(where)
                     continue
-                child._unknown(child_value, where, found, root=False)
+                child._unknown(child_value, where, found, root=False, patch=patch)
         elif isinstance(value, list) and self.items is not None:
             for index, item in enumerate(value):
-                self.items._unknown(item, f"{path}[{index}]", found, root=False)
+                self.items._unknown(item, f"{path}[{index}]", found, root=False, patch=patch)
 
     def prune(self, value: Any, *, root: bool = True) -> Any:
         """`value` without the fields the schema does not declare (in place where possible)."""
@@ -612,21 +619,30 @@ def list_map_key(item: Mapping[str, Any], keys: tuple[str, ...]) -> tuple[Any, .
 # ====================================================================== compiling
 
 
-def compile_schema(raw: Mapping[str, Any]) -> Schema:
-    """The Schema of an openAPIV3Schema (assumed structural: the CRD was accepted)."""
+def compile_schema(
+    raw: Mapping[str, Any], components: Mapping[str, Mapping[str, Any]] | None = None
+) -> Schema:
+    """The Schema of an openAPIV3Schema (assumed structural: the CRD was accepted).
+
+    `components` resolves `$ref`s to `#/components/schemas/NAME` (and a reference
+    wrapped in a one-item allOf), as in the built-in kinds' schemas; they must not
+    refer to themselves."""
+    raw = _resolved(raw, components)
     node = Schema(raw=raw)
     kind = raw.get("type")
     node.types = (kind,) if isinstance(kind, str) else tuple(kind or ())
     node.description = str(raw.get("description") or "")
-    node.properties = {k: compile_schema(v) for k, v in (raw.get("properties") or {}).items()}
+    node.properties = {
+        k: compile_schema(v, components) for k, v in (raw.get("properties") or {}).items()
+    }
     additional = raw.get("additionalProperties")
     if isinstance(additional, Mapping):
-        node.additional = compile_schema(additional)
+        node.additional = compile_schema(additional, components)
     elif additional is True:
         node.preserve_unknown = True
     items = raw.get("items")
     if isinstance(items, Mapping):
-        node.items = compile_schema(items)
+        node.items = compile_schema(items, components)
     node.required = tuple(raw.get("required") or ())
     node.preserve_unknown = node.preserve_unknown or bool(
         raw.get("x-kubernetes-preserve-unknown-fields")
@@ -674,6 +690,24 @@ def compile_schema(raw: Mapping[str, Any]) -> Schema:
     children = [*node.properties.values(), node.additional, node.items]
     node.has_rules = bool(node.rules) or any(c is not None and c.has_rules for c in children)
     return node
+
+
+def _resolved(
+    raw: Mapping[str, Any], components: Mapping[str, Mapping[str, Any]] | None
+) -> Mapping[str, Any]:
+    """`raw` with a reference replaced by what it names (its own description kept)."""
+    if components is None:
+        return raw
+    target = raw.get("$ref")
+    all_of = raw.get("allOf")
+    if target is None and isinstance(all_of, list) and len(all_of) == 1:
+        target = all_of[0].get("$ref")
+    if not isinstance(target, str):
+        return raw
+    named = components[target.rsplit("/", 1)[-1]]
+    if "description" in raw:
+        return {**named, "description": raw["description"]}
+    return named
 
 
 def _compile_pattern(pattern: str) -> re.Pattern[str] | None:

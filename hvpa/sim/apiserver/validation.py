@@ -20,7 +20,7 @@ from hvpa.quantity import parse
 from hvpa.sim.apiserver.celvalidation import cel_errors
 from hvpa.sim.apiserver.crds import CRD_GROUP, validate_crd
 from hvpa.sim.apiserver.errors import FieldError
-from hvpa.sim.apiserver.gotext import go_value
+from hvpa.sim.apiserver.gotext import go_v
 from hvpa.sim.apiserver.resources import ResourceType
 from hvpa.sim.apiserver.structural import MISSING
 
@@ -190,7 +190,7 @@ def _nested(
 
 def _accessor_error(path: tuple[str, ...], value: Any, expected: str) -> str:
     return (
-        f"{_json_path(path)} accessor error: {_go_v(value)} is of the type "
+        f"{_json_path(path)} accessor error: {go_v(value)} is of the type "
         f"{_go_type(value)}, expected {expected}"
     )
 
@@ -212,15 +212,6 @@ def _go_type(value: Any) -> str:
     if isinstance(value, list):
         return "[]interface {}"
     return "map[string]interface {}"
-
-
-def _go_v(value: Any) -> str:
-    """%v of unstructured content: maps as map[k:v] with sorted keys, slices as [a b]."""
-    if isinstance(value, dict):
-        return "map[" + " ".join(f"{k}:{_go_v(v)}" for k, v in sorted(value.items())) + "]"
-    if isinstance(value, list):
-        return "[" + " ".join(_go_v(v) for v in value) + "]"
-    return go_value(value)
 
 
 def _validate_metadata(metadata: dict[str, Any]) -> list[FieldError]:

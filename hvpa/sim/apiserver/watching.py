@@ -46,6 +46,7 @@ _CHUNK_LINES: Final = 1000
 _TIMER_SLACK_SECONDS: Final = 1e-3
 
 Write = Callable[[bytes], Awaitable[None]]
+Render = Callable[[str, Entry | None, int], bytes]
 
 
 @dataclass(frozen=True, slots=True)
@@ -57,6 +58,9 @@ class WatchRequest:
     allow_bookmarks: bool
     timeout_seconds: float
     send_initial_events: bool = False
+    # Renders each event (type, object, resourceVersion) instead of the stored JSON:
+    # a watch asked for as a Table (tables.py). None: the objects as stored.
+    render: Render | None = None
 
 
 class Watch:
@@ -108,10 +112,13 @@ class Watch:
                 await write(b'{"type":"ERROR","object":' + orjson.dumps(expired.status()) + b"}\n")
                 return
             seq = store.seq_after(start_rv)
+        render = request.render
         for offset in range(0, len(initial), _CHUNK_LINES):
             await write(
                 b"".join(
-                    b'{"type":"ADDED","object":' + entry.json + b"}\n"
+                    render(ADDED, entry, entry.rv)
+                    if render is not None
+                    else b'{"type":"ADDED","object":' + entry.json + b"}\n"
                     for entry in initial[offset : offset + _CHUNK_LINES]
                 )
             )
@@ -172,29 +179,37 @@ class Watch:
     def _lines(self, events: list[WatchEvent]) -> list[bytes]:
         prefix, predicate = self._prefix, self._request.predicate
         if prefix is None and predicate is None:
-            return [event.line(event.type) for event in events]
+            return [self._line(event, event.type) for event in events]
         lines: list[bytes] = []
         for event in events:
             if prefix is not None and not event.entry.key.startswith(prefix):
                 continue
             if predicate is None:
-                lines.append(event.line(event.type))
+                lines.append(self._line(event, event.type))
                 continue
             was = event.prev is not None and predicate(event.prev)
             if event.type == DELETED:
                 if was:
-                    lines.append(event.line(DELETED))
+                    lines.append(self._line(event, DELETED))
                 continue
             now = predicate(event.entry)
             if now and was:
-                lines.append(event.line(MODIFIED))
+                lines.append(self._line(event, MODIFIED))
             elif now:
-                lines.append(event.line(ADDED))
+                lines.append(self._line(event, ADDED))
             elif was:
-                lines.append(event.line(DELETED))
+                lines.append(self._line(event, DELETED))
         return lines
 
+    def _line(self, event: WatchEvent, type_: str) -> bytes:
+        render = self._request.render
+        if render is None:
+            return event.line(type_)
+        return render(type_, event.entry, event.rv)
+
     def _bookmark(self, rv: int, *, initial_events_end: bool = False) -> bytes:
+        if self._request.render is not None:
+            return self._request.render("BOOKMARK", None, rv)
         rtype = self._request.rtype
         metadata: dict[str, object] = {"resourceVersion": str(rv)}
         if initial_events_end:

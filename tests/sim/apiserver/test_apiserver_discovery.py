@@ -33,7 +33,6 @@ async def test_core_and_group_discovery(http: Http) -> None:
     assert (await http.get("/apis/nothing.example.com")).status == 404
     version = (await http.get("/version")).body
     assert version["gitVersion"].startswith("v1.")
-    assert (await http.get("/openapi/v2")).status == 404
 
 
 def by_name(resource_list: dict[str, Any]) -> dict[str, dict[str, Any]]:
