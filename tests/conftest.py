@@ -29,3 +29,9 @@ def _required_tool(name: str, *, debian_package: str) -> str:
 def promtool() -> str:
     """The path of Prometheus' promtool."""
     return _required_tool("promtool", debian_package="prometheus")
+
+
+@pytest.fixture
+def kubectl() -> str:
+    """The path of kubectl (Debian's kubernetes-client)."""
+    return _required_tool("kubectl", debian_package="kubernetes-client")

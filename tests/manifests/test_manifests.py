@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import argparse
 import copy
-import shutil
 import subprocess
 from pathlib import Path
 from typing import Any, Final
@@ -68,14 +67,10 @@ def test_kustomizations_list_every_manifest_once() -> None:
         assert kustomization(directory)["namespace"] == "hvpa-system"
 
 
-@pytest.mark.skipif(
-    shutil.which("kubectl") is None,
-    reason="kubectl is not installed (.ci/run installs Debian's kubernetes-client)",
-)
 @pytest.mark.parametrize("directory", KUSTOMIZATIONS, ids=lambda d: d.name)
-def test_kubectl_kustomize_builds(directory: Path) -> None:
+def test_kubectl_kustomize_builds(kubectl: str, directory: Path) -> None:
     built = subprocess.run(
-        ["kubectl", "kustomize", str(directory)], capture_output=True, text=True, check=True
+        [kubectl, "kustomize", str(directory)], capture_output=True, text=True, check=True
     ).stdout
     objects = [d for d in yaml.safe_load_all(built) if d]
     expected = [doc for f in resource_files(directory) for doc in documents(f)]
