@@ -7,8 +7,9 @@ as in a real cluster. Each `sync` reads every Deployment and StatefulSet
 from the API server and converges its pods one step, then writes the status
 fields hvpa's rollout gate reads (`kubectl rollout status` reads the same):
 
-Deployment (kube-controller-manager's deployment + replicaset controllers,
-without ReplicaSet objects: a pod's revision is its `pod-template-hash`):
+Deployment (kube-controller-manager's deployment + replicaset controllers;
+a pod's revision is its `pod-template-hash`, and each revision's pods
+belong to a ReplicaSet object kept as a cluster shows it, replicasets.py):
 - no old pods: scale the current revision to spec.replicas at once;
 - RollingUpdate: create new pods while the total stays within replicas +
   maxSurge (a percentage rounds up); delete old pods, unready ones first,
@@ -50,6 +51,7 @@ import orjson
 from hvpa.records import format_time
 from hvpa.sim.apiserver import NotFound, Objects
 from hvpa.sim.pods import Pods, SimPod, WorkloadKey
+from hvpa.sim.replicasets import ReplicaSets, RevisionCount
 
 __all__ = ["WorkloadChange", "WorkloadController", "resolve_rolling_bounds", "template_hash"]
 
@@ -112,6 +114,17 @@ def _deletion_rank(pod: SimPod) -> tuple[Any, ...]:
     )
 
 
+def _revision_counts(pods: list[SimPod]) -> dict[str, RevisionCount]:
+    """The pods each revision keeps (not terminating), and how many of them are ready."""
+    counts: dict[str, RevisionCount] = {}
+    for pod in pods:
+        if pod.deleting:
+            continue
+        count = counts.get(pod.revision, RevisionCount(0, 0))
+        counts[pod.revision] = RevisionCount(count.replicas + 1, count.ready + int(pod.ready))
+    return counts
+
+
 def _running_and_ready(pod: SimPod) -> bool:
     return pod.phase == "Running" and pod.ready and not pod.deleting
 
@@ -124,6 +137,7 @@ class WorkloadController:
         self._pods = pods
         self._clock = clock
         self._seen: dict[WorkloadKey, tuple[int, dict[str, Any]]] = {}
+        self._replica_sets = ReplicaSets(objects)
         self.changes: list[WorkloadChange] = []
 
     def spec_of(self, workload: WorkloadKey) -> tuple[int, dict[str, Any]] | None:
@@ -134,13 +148,16 @@ class WorkloadController:
         """Converge every workload one step; delete the pods of workloads that are gone, as the
         garbage collector would (their ownerReferences name a deleted owner)."""
         live: set[WorkloadKey] = set()
-        for obj in self._objects.list("deployments"):
+        deployments = self._objects.list("deployments")
+        self._replica_sets.load()
+        for obj in deployments:
             live.add(self._sync_deployment(obj))
         for obj in self._objects.list("statefulsets"):
             live.add(self._sync_statefulset(obj))
         for pod in self._pods:
             if pod.workload not in live:
                 self._pods.delete(pod)
+        self._replica_sets.collect(obj["metadata"]["uid"] for obj in deployments)
 
     # ------------------------------------------------------------------ common
 
@@ -162,9 +179,15 @@ class WorkloadController:
             )
 
     def _manifest(
-        self, obj: dict[str, Any], labels: dict[str, str], name: dict[str, str]
+        self,
+        obj: dict[str, Any],
+        labels: dict[str, str],
+        name: dict[str, str],
+        owner: tuple[str, str, str] | None = None,
     ) -> dict[str, Any]:
+        """A pod of `obj`'s template; `owner` (kind, name, uid) when it is not `obj`."""
         metadata = obj["metadata"]
+        kind, owner_name, owner_uid = owner or (obj["kind"], metadata["name"], metadata["uid"])
         template = obj["spec"].get("template") or {}
         template_meta = template.get("metadata") or {}
         return {
@@ -178,9 +201,9 @@ class WorkloadController:
                 "ownerReferences": [
                     {
                         "apiVersion": "apps/v1",
-                        "kind": obj["kind"],
-                        "name": metadata["name"],
-                        "uid": metadata["uid"],
+                        "kind": kind,
+                        "name": owner_name,
+                        "uid": owner_uid,
                         "controller": True,
                         "blockOwnerDeletion": True,
                     }
@@ -238,12 +261,16 @@ class WorkloadController:
         old = [p for p in active if p.revision != revision]
         strategy = spec.get("strategy") or {}
         surge, unavailable = resolve_rolling_bounds(strategy.get("rollingUpdate"), desired)
+        replica_set = self._replica_sets.ensure(obj, revision)
 
         def create(count: int) -> None:
             labels = {TEMPLATE_HASH_LABEL: revision}
             for _ in range(count):
                 manifest = self._manifest(
-                    obj, labels, {"generateName": f"{metadata['name']}-{revision}-"}
+                    obj,
+                    labels,
+                    {"generateName": f"{replica_set[0]}-"},
+                    ("ReplicaSet", *replica_set),
                 )
                 new.append(self._pods.create(manifest, workload=key, revision=revision))
 
@@ -289,6 +316,9 @@ class WorkloadController:
                 delete(old, excess)
 
         self._deployment_status(obj, key, revision, desired, unavailable)
+        self._replica_sets.sync(
+            obj, _revision_counts(self._pods.of(key)), desired=desired, surge=surge
+        )
         return key
 
     def _deployment_status(

@@ -54,7 +54,7 @@ def test_deployment_scales_pods_and_reports_status() -> None:
     assert conditions["Progressing"]["reason"] == "NewReplicaSetAvailable"
     obj = m.server.objects.get("pods", pods[0].name)
     assert obj["metadata"]["labels"]["pod-template-hash"] == pods[0].revision
-    assert obj["metadata"]["ownerReferences"][0]["kind"] == "Deployment"
+    assert obj["metadata"]["ownerReferences"][0]["kind"] == "ReplicaSet"  # replicasets.py
 
     m.server.objects.patch("deployments", "web", {"spec": {"replicas": 1}})
     m.step()

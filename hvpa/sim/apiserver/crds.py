@@ -22,11 +22,14 @@ from __future__ import annotations
 import copy
 import re
 from collections.abc import Mapping
+from functools import lru_cache
 from typing import Any, Final
+
+import orjson
 
 from hvpa.sim.apiserver.errors import FieldError
 from hvpa.sim.apiserver.resources import PrinterColumn, ResourceType, ScalePaths
-from hvpa.sim.apiserver.structural import compile_schema
+from hvpa.sim.apiserver.structural import Schema, compile_schema
 
 __all__ = [
     "CRD_GROUP",
@@ -244,11 +247,18 @@ def resource_type_of(crd: Mapping[str, Any]) -> ResourceType:
         generation=True,
         unconditional_update=False,
         list_kind_name=names.get("listKind") or f"{names['kind']}List",
-        schema=compile_schema(raw_schema),
+        schema=_compiled(orjson.dumps(raw_schema, option=orjson.OPT_SORT_KEYS)),
         raw_schema=raw_schema,
         columns=columns,
         crd_name=str(crd["metadata"]["name"]),
     )
+
+
+@lru_cache(maxsize=64)
+def _compiled(raw_schema: bytes) -> Schema:
+    """A schema compiled once per content (compiled schemas are never changed): every server
+    of a test run installs the same Hvpa CRD."""
+    return compile_schema(orjson.loads(raw_schema))
 
 
 def _path(text: str) -> tuple[str, ...]:

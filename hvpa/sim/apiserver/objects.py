@@ -41,12 +41,16 @@ class Objects:
         namespace: str | None = None,
         keep_status: bool = False,
         validate: bool = True,
+        uid: str | None = None,
     ) -> dict[str, Any]:
         """Create `obj`. `keep_status` keeps the status given (the server would reset it):
         the simulator plays controllers that write status right after creating.
         `validate=False` stores what its CRD's schema and rules would refuse (pruned and
         defaulted all the same), as an object written before they were tightened would
-        be: how a test puts an invalid Hvpa in front of the controller."""
+        be: how a test puts an invalid Hvpa in front of the controller. `uid` is the
+        object's uid instead of the next seeded one: the simulator's controllers name the
+        uids of what they add (ReplicaSets), so that the uids and generated names every
+        other object gets for a seed stay as they were."""
         rtype = self.resource(resource)
         body = dict(obj)
         entry = self._registry.create(
@@ -55,6 +59,7 @@ class Objects:
             body,
             keep_status=keep_status,
             validate=validate,
+            uid=uid,
         )
         return entry.load()
 

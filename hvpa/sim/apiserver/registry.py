@@ -227,9 +227,9 @@ class Registry:
         keep_status: bool = False,
         dry_run: bool = False,
         validate: bool = True,
+        uid: str | None = None,
     ) -> Entry:
-        """`validate=False` (in-process callers only) skips a custom resource's schema and
-        rules: objects.py says why."""
+        """`validate=False` and `uid` are for in-process callers only: objects.py says why."""
         obj = self._decode(rtype, body)
         metadata = obj["metadata"]
         namespace = self._own_namespace(rtype, namespace, metadata)
@@ -260,7 +260,7 @@ class Registry:
             raise AlreadyExists.of(rtype, name)
         if metadata.pop("resourceVersion", None):
             raise InternalError("resourceVersion should not be set on objects to be created")
-        metadata["uid"] = str(uuid.UUID(int=self._rng.getrandbits(128), version=4))
+        metadata["uid"] = uid or str(uuid.UUID(int=self._rng.getrandbits(128), version=4))
         metadata["creationTimestamp"] = self.now()
         entry = self._store(rtype, key, obj, dry_run=dry_run)
         if _is_crd(rtype) and not dry_run:
