@@ -288,12 +288,16 @@ def _curve(options: RunOptions, report: dict[str, Any], path: Path, out: TextIO)
 
 def _serving(endpoints: Endpoints) -> None:
     out = sys.stdout
+    namespace, lease = endpoints.lease.split("/", 1)
     out.write(
-        "\nkept running in real time (Ctrl-C to stop):\n"
+        "\nkept running in real time (Ctrl-C to stop), the cluster's clock now the machine's:\n"
         f"  API server     {endpoints.api_server}\n"
         f"  kubeconfig     {endpoints.kubeconfig}   (kubectl --kubeconfig {endpoints.kubeconfig} get pods -A)\n"
         f"  /metrics       {endpoints.metrics}\n"
         f"  /debug/state   {endpoints.debug_state}\n"
+        f"  /healthz       {endpoints.healthz}\n"
+        f"  /readyz        {endpoints.readyz}\n"
+        f"  leader lease   {endpoints.lease}   (kubectl -n {namespace} get lease {lease})\n"
     )
     out.flush()
 

@@ -16,9 +16,28 @@ of 15 s from a start at virtual zero): at a shared instant which ran first
 would depend on the order the loop happened to pick.
 
 `keep_running`: after the report, the loop switches to real time, the
-controller's `/metrics` and `/debug/state` listener starts on a free
-loopback port, `on_serving` gets the endpoints, and the cluster keeps
-ticking (the trace holding its course) until the task is cancelled (Ctrl-C).
+controller's `/metrics` and `/debug/state` listener and its `/healthz` and
+`/readyz` probes start on free loopback ports, `on_serving` gets the
+endpoints, and the cluster keeps ticking (the trace holding its course)
+until the task is cancelled (Ctrl-C). A kept-running cluster is meant to be
+looked at with kubectl and `hvpa explain` as a live one, so:
+
+- the controller runs with leader election, as `hvpa run --leader-elect`
+  does, on the Lease `kube-system/hvpa` (`kubectl get lease -A` shows the
+  holder); the sim puts the Lease there, free, before the controller starts,
+  so that the controller acquires it by an update and the seeded uids and
+  pod names of the run stay those of a plain run;
+- the simulated hours end at the machine's clock: the run starts at the
+  scenario's time of day (maintenance windows are times of day), on the last
+  day that lets it end before now, and when it switches to real time the
+  cluster's clock steps forward to the machine's (as a cluster paused for
+  that long would). From then on cluster time is wall time: ages in kubectl,
+  `hvpa explain`'s now and the Events' timestamps agree with the machine's.
+
+Events keep coming in a long run: the controller's event correlator (the
+client-go spam filter: 25 per object, one more every 5 minutes) counts
+cluster time, virtual during the run, so six simulated hours refill it as
+six real hours would.
 
 What can go wrong: the controller failing (a background task raising) stops
 the run with that error; a scenario whose Hvpa the API server refuses (it
@@ -30,7 +49,10 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import math
 import random
+import time
+import uuid
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -42,8 +64,9 @@ from hvpa.aio import Tasks
 from hvpa.controller.manager import Manager
 from hvpa.kube.client import client_from_kubeconfig
 from hvpa.kube.metrics import KubeMetrics
+from hvpa.kube.settings import LeaderElectionSettings
 from hvpa.logs import fields
-from hvpa.records import parse_time
+from hvpa.records import format_time, parse_time
 from hvpa.server import Server
 from hvpa.settings import ControllerSettings, ServerSettings
 from hvpa.sim.apiserver import AlreadyExists, ApiServer
@@ -56,12 +79,16 @@ from hvpa.sim.report import summarize
 from hvpa.sim.scenarios import Scenario
 from hvpa.sim.traces import Trace
 
-__all__ = ["Endpoints", "RunOptions", "default_half_life", "simulate"]
+__all__ = ["LEASE", "Endpoints", "RunOptions", "default_half_life", "live_start", "simulate"]
 
 _logger = logging.getLogger(__name__)
 
 TICK_OFFSET_SECONDS: Final = 0.25
 _PLURALS: Final = {"Deployment": "deployments", "StatefulSet": "statefulsets"}
+_DAY_SECONDS: Final = 86400
+# The Lease a kept-running controller holds; its uid is named here, not drawn (see above).
+LEASE: Final = LeaderElectionSettings(lease_name="hvpa", lease_namespace="kube-system")
+_LEASE_UID: Final = str(uuid.uuid5(uuid.NAMESPACE_URL, "hvpa-sim:kube-system/leases/hvpa"))
 
 
 def default_half_life(duration_seconds: float) -> float:
@@ -90,6 +117,9 @@ class Endpoints:
     kubeconfig: Path
     metrics: str
     debug_state: str
+    healthz: str
+    readyz: str
+    lease: str  # NAMESPACE/NAME of the leader-election Lease
 
 
 Progress = Callable[[float, float], None]
@@ -100,6 +130,13 @@ def _epoch(text: str) -> float:
     seconds = parse_time(text)
     assert seconds is not None
     return seconds
+
+
+def live_start(scenario_start: float, duration_seconds: float, wall_now: float) -> float:
+    """When a kept-running run starts: the scenario's start moved by whole days (its time of
+    day kept) to the latest start that ends the run no later than `wall_now`."""
+    days = math.floor((wall_now - duration_seconds - scenario_start) / _DAY_SECONDS)
+    return scenario_start + days * _DAY_SECONDS
 
 
 def simulate(
@@ -154,7 +191,10 @@ async def _simulate(
         raise RuntimeError("simulations run on a SimEventLoop (use simulate())")
     loop.start_virtual_time()
     scenario = options.scenario
-    clock = SimClock(loop, start_epoch=_epoch(scenario.start))
+    start = _epoch(scenario.start)
+    if keep_running:
+        start = live_start(start, options.duration_seconds, time.time())
+    clock = SimClock(loop, start_epoch=start)
     half_life = options.half_life_seconds or default_half_life(options.duration_seconds)
     settings = ClusterSettings(
         tick_seconds=options.tick_seconds,
@@ -178,6 +218,8 @@ async def _simulate(
             server.objects.create("namespaces", {"metadata": {"name": scenario.namespace}})
         server.objects.create(_PLURALS[target[0]], dict(scenario.workload))
         server.objects.create("hvpas", dict(scenario.hvpa))
+        if keep_running:
+            _put_free_lease(server)
 
         registry = CollectorRegistry()
         kube_metrics = KubeMetrics(registry)
@@ -191,6 +233,7 @@ async def _simulate(
             identity="hvpa-sim",
             clock=clock,
             rng=random.Random(options.seed),
+            leader_election=LEASE if keep_running else None,
         )
         observer = Observer(
             target,
@@ -213,11 +256,13 @@ async def _simulate(
                             min(tick.elapsed_seconds, options.duration_seconds),
                             options.duration_seconds,
                         )
-                report = _report(options, server, observer, cluster, half_life)
+                report = _report(options, server, observer, cluster, half_life, start)
                 if on_report is not None:
                     on_report(report)
                 if keep_running:
-                    await _keep_running(loop, server, manager, cluster, controller, on_serving)
+                    await _keep_running(
+                        loop, clock, server, manager, cluster, controller, on_serving
+                    )
             finally:
                 manager.stop()
                 with contextlib.suppress(Exception, asyncio.CancelledError):
@@ -240,8 +285,27 @@ async def _wait(awaitable: Any, controller: asyncio.Task[None]) -> None:
         raise RuntimeError(f"the controller stopped during the simulation: {error!r}") from error
 
 
+def _put_free_lease(server: ApiServer) -> None:
+    """The leader-election Lease, held by no one, with a uid named here rather than drawn
+    from the server's seeded sequence (which names the pods of the run)."""
+    server.objects.create(
+        "leases",
+        {"metadata": {"name": LEASE.lease_name}, "spec": {}},
+        namespace=LEASE.lease_namespace,
+        uid=_LEASE_UID,
+    )
+
+
+def _catch_up_with_the_wall_clock(clock: SimClock) -> None:
+    """Step the cluster's clock forward to the machine's, never back."""
+    behind = time.time() - clock()
+    if behind > 0:
+        clock.start_epoch += behind
+
+
 async def _keep_running(
     loop: SimEventLoop,
+    clock: SimClock,
     server: ApiServer,
     manager: Manager,
     cluster: Cluster,
@@ -249,20 +313,25 @@ async def _keep_running(
     on_serving: Callable[[Endpoints], None] | None,
 ) -> None:
     loop.switch_to_real_time()
+    _catch_up_with_the_wall_clock(clock)
     # Loopback only, in-process: plain HTTP, as the printed URLs say.
     settings = ServerSettings(
         metrics_bind_address="127.0.0.1:0",
-        health_probe_bind_address="0",
+        health_probe_bind_address="127.0.0.1:0",
         debug_state=True,
         metrics_secure=False,
     )
     async with Server(manager=manager, settings=settings) as listener:
         base = f"http://127.0.0.1:{listener.metrics_port}"
+        probes = f"http://127.0.0.1:{listener.probe_port}"
         endpoints = Endpoints(
             api_server=server.url,
             kubeconfig=server.kubeconfig_path,
             metrics=f"{base}/metrics",
             debug_state=f"{base}/debug/state",
+            healthz=f"{probes}/healthz",
+            readyz=f"{probes}/readyz",
+            lease=f"{LEASE.lease_namespace}/{LEASE.lease_name}",
         )
         _logger.info("serving", extra=fields(metrics=endpoints.metrics, api=endpoints.api_server))
         if on_serving is not None:
@@ -278,7 +347,9 @@ def _report(
     observer: Observer,
     cluster: Cluster,
     half_life: float,
+    start: float,
 ) -> dict[str, Any]:
+    """report.json's content; `start` is when the run began (POSIX seconds)."""
     scenario = options.scenario
     kind, namespace, name = scenario.target
     hvpa_name = str(scenario.hvpa["metadata"]["name"])
@@ -286,7 +357,7 @@ def _report(
     changes = [c for c in cluster.workloads.changes if c.workload == scenario.target]
     path = []
     for change in changes:
-        entry: dict[str, Any] = {"time": round(change.time - _epoch(scenario.start), 2)}
+        entry: dict[str, Any] = {"time": round(change.time - start, 2)}
         if change.replicas is not None:
             entry["replicas"] = list(change.replicas)
         if change.template is not None:
@@ -307,7 +378,7 @@ def _report(
             "strategy": scenario.strategy,
             "trace": options.trace.name,
             "durationSeconds": options.duration_seconds,
-            "start": scenario.start,
+            "start": format_time(start),
             "seed": options.seed,
             "tickSeconds": options.tick_seconds,
             "sampleSeconds": options.sample_seconds,
