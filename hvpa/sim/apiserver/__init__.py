@@ -3,6 +3,13 @@
 It is the test cluster for the controller's integration tests and the cluster
 behind `hvpa sim`; clients reach it as they would a real cluster (HTTP,
 kubeconfig, kubernetes_asyncio or kubectl). See server.py for the entry point.
+
+Where things live: the HTTP surface (handlers), the rules of writes
+(registry, defaults, validation, patching), storage and watches (storage,
+watching), discovery and the OpenAPI documents (discovery, openapi,
+builtin_schemas), Tables for kubectl (tables, jsonpath), CRDs and the custom
+resources they serve (crds, default_crds, structural, celvalidation), the
+metrics APIs (metrics), and what tests inject (faults, requestlog).
 """
 
 from hvpa.sim.apiserver.errors import (
