@@ -5,12 +5,18 @@ names, which resources are namespaced, the verbs and the subresources such
 as deployments/scale), so they must describe exactly what the server serves.
 kubectl asks for aggregated discovery first and falls back to these legacy
 documents when the answer is a plain APIGroupList, as here.
+
+The custom and external metrics APIs are listed once they serve a metric,
+as a cluster lists them once an adapter is installed: an empty group would
+make client-go's discovery (kubectl api-resources) fail with "received
+empty response".
 """
 
 from __future__ import annotations
 
 from typing import Any, Final
 
+from hvpa.sim.apiserver.metrics import Metrics
 from hvpa.sim.apiserver.resources import ResourceTable, ResourceType
 
 __all__ = ["Discovery"]
@@ -21,8 +27,9 @@ _SUBRESOURCE_VERBS: Final = ["get", "patch", "update"]
 
 
 class Discovery:
-    def __init__(self, table: ResourceTable, *, kubernetes_version: str) -> None:
+    def __init__(self, table: ResourceTable, metrics: Metrics, *, kubernetes_version: str) -> None:
         self._table = table
+        self._metrics = metrics
         self._version = kubernetes_version
 
     def version(self) -> dict[str, Any]:
@@ -50,8 +57,10 @@ class Discovery:
 
     def _versions(self) -> dict[str, list[str]]:
         groups = {g: v for g, v in self._table.groups().items() if g}
-        groups[CUSTOM_METRICS[0]] = [CUSTOM_METRICS[1]]
-        groups[EXTERNAL_METRICS[0]] = [EXTERNAL_METRICS[1]]
+        if self._metrics.custom_resources():
+            groups[CUSTOM_METRICS[0]] = [CUSTOM_METRICS[1]]
+        if self._metrics.external_names():
+            groups[EXTERNAL_METRICS[0]] = [EXTERNAL_METRICS[1]]
         return groups
 
     def group_list(self) -> dict[str, Any]:
@@ -72,23 +81,16 @@ class Discovery:
         entries = [{"groupVersion": f"{name}/{v}", "version": v} for v in versions]
         return {"name": name, "versions": entries, "preferredVersion": entries[0]}
 
-    def resource_list(
-        self,
-        group: str,
-        version: str,
-        *,
-        custom_metrics: list[str],
-        external_metrics: list[str],
-    ) -> dict[str, Any] | None:
+    def resource_list(self, group: str, version: str) -> dict[str, Any] | None:
         if (group, version) == CUSTOM_METRICS:
             resources = [
                 _metric_resource(name, "MetricValueList", namespaced=True)
-                for name in custom_metrics
+                for name in self._metrics.custom_resources()
             ]
         elif (group, version) == EXTERNAL_METRICS:
             resources = [
                 _metric_resource(name, "ExternalMetricValueList", namespaced=True)
-                for name in external_metrics
+                for name in self._metrics.external_names()
             ]
         else:
             served = self._table.in_version(group, version)
@@ -98,6 +100,8 @@ class Discovery:
             for rtype in served:
                 resources.append(_resource(rtype))
                 resources.extend(_subresources(rtype))
+        if not resources:
+            return None
         return {
             "kind": "APIResourceList",
             "apiVersion": "v1",

@@ -175,16 +175,7 @@ class HttpApi:
         rest: list[str],
     ) -> web.StreamResponse:
         if not rest:
-            return _json(
-                _found(
-                    self._discovery.resource_list(
-                        group,
-                        version,
-                        custom_metrics=self._metrics.custom_resources(),
-                        external_metrics=self._metrics.external_names(),
-                    )
-                )
-            )
+            return _json(_found(self._discovery.resource_list(group, version)))
         if (group, version) == CUSTOM_METRICS:
             return self._custom_metrics(request, rest)
         review = _REVIEWS.get((group, version, tuple(rest)))

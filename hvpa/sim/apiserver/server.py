@@ -95,7 +95,7 @@ class ApiServer:
         self._http = HttpApi(
             registry=registry,
             metrics=self.metrics,
-            discovery=Discovery(table, kubernetes_version=kubernetes_version),
+            discovery=Discovery(table, self.metrics, kubernetes_version=kubernetes_version),
             faults=self.faults,
             watches=watches,
             log=self._log,
