@@ -4,7 +4,8 @@ It is the test cluster for the controller's integration tests and the cluster
 behind `hvpa sim`; clients reach it as they would a real cluster (HTTP,
 kubeconfig, kubernetes_asyncio or kubectl). See server.py for the entry point.
 
-Where things live: the HTTP surface (handlers), the rules of writes
+Where things live: the HTTP surface (handlers, and protobuf for the bodies
+kubectl's typed clients send), the rules of writes
 (registry, defaults, validation, patching), storage and watches (storage,
 watching), discovery and the OpenAPI documents (discovery, openapi,
 builtin_schemas), Tables for kubectl (tables, jsonpath), CRDs and the custom

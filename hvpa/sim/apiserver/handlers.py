@@ -29,13 +29,13 @@ from hvpa.sim.apiserver.errors import (
     MethodNotAllowed,
     NotAcceptable,
     NotFound,
-    UnsupportedMediaType,
 )
 from hvpa.sim.apiserver.faults import Faults
 from hvpa.sim.apiserver.gotext import go_v
 from hvpa.sim.apiserver.metrics import Metrics
 from hvpa.sim.apiserver.openapi import OpenApi
 from hvpa.sim.apiserver.patching import PatchType
+from hvpa.sim.apiserver.protobuf import decode as decode_protobuf
 from hvpa.sim.apiserver.registry import LIST_OPTIONS, Registry, parse_resource_version
 from hvpa.sim.apiserver.requestlog import (
     TRUE_WORDS,
@@ -548,14 +548,10 @@ def _not_allowed() -> MethodNotAllowed:
 
 
 async def _body(request: web.Request, *, optional: bool = False) -> Any:
-    if _PROTOBUF in request.content_type:
-        # Typed clients (kubectl create configmap ...) send protobuf; this server reads JSON.
-        raise UnsupportedMediaType(
-            "the body of the request was in an unknown format - accepted media types include: "
-            "application/json, application/json-patch+json, application/merge-patch+json, "
-            "application/strategic-merge-patch+json"
-        )
     raw = await request.read()
+    if _PROTOBUF in request.content_type:
+        # Typed clients (kubectl create configmap|deployment|namespace) send protobuf.
+        return decode_protobuf(raw)
     if not raw.strip():
         if optional:
             return None

@@ -224,3 +224,20 @@ async def test_get_prints_each_kinds_columns(cli: Kubectl, server: ApiServer) ->
         {"metadata": {"name": "v"}, "spec": {"targetRef": {"kind": "Deployment", "name": "web"}}},
     )
     assert rows(await cli("get", "vpa"))[0] == ["NAME", "MODE", "CPU", "MEM", "PROVIDED", "AGE"]
+
+
+async def test_create_generators_send_protobuf_and_are_read(
+    cli: Kubectl, server: ApiServer
+) -> None:
+    """kubectl's typed clients write built-in kinds as protobuf (protobuf.py reads them)."""
+    assert "created" in await cli("create", "namespace", "team")
+    assert "created" in await cli("create", "configmap", "cfg", "--from-literal=a=1")
+    assert "created" in await cli(
+        "create", "deployment", "api", "--image=nginx:1.25", "--replicas=0", "--port=80"
+    )
+    assert server.objects.get("namespaces", "team")["status"]["phase"] == "Active"
+    assert server.objects.get("configmaps", "cfg")["data"] == {"a": "1"}
+    created = server.objects.get("deployments", "api")
+    assert created["spec"]["replicas"] == 0  # a pointer's zero is kept
+    (container,) = created["spec"]["template"]["spec"]["containers"]
+    assert (container["image"], container["ports"][0]["containerPort"]) == ("nginx:1.25", 80)

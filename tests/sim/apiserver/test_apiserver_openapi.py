@@ -191,14 +191,3 @@ async def test_strict_on_built_in_kinds_checks_the_parts_described(http: Http) -
         ' "" is invalid: patch: Invalid value: "map[spec:map[bogus:1]]": '
         'strict decoding error: unknown field "spec.bogus"'
     )
-
-
-async def test_protobuf_bodies_are_refused_with_415(http: Http) -> None:
-    reply = await http.call(
-        "POST",
-        "/api/v1/namespaces/default/configmaps",
-        {"metadata": {"name": "x"}},
-        content_type="application/vnd.kubernetes.protobuf",
-    )
-    assert reply.status == 415
-    assert reply.body["reason"] == "UnsupportedMediaType"
