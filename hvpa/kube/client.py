@@ -29,6 +29,11 @@ What can go wrong, and what the client does about it:
   it raises aborts the request unsent. The applier passes its leadership
   check, so a write that waits in Retry-After is not sent once the lease is
   lost. (Cancelling the calling task aborts any wait or request at once.)
+- Every write (POST, PUT, PATCH) names its field manager
+  (`ClientSettings.field_manager`, `hvpa run --field-manager`) in the
+  `fieldManager` query parameter unless the caller names one, so the API
+  server records what hvpa set under that name in `managedFields`, not
+  under a name it derives from the User-Agent (docs/gitops.md).
 - A 401 re-runs the credential loader once (an exec plugin's token expired,
   a projected token was rotated) and repeats the request.
 - Every response (and every failure to get one, as code "<error>") is
@@ -85,6 +90,8 @@ __all__ = [
 _logger = logging.getLogger(__name__)
 
 _IDEMPOTENT: Final = frozenset({"GET", "HEAD"})
+# The verbs the API server records a field manager for (DELETE changes no field).
+_WRITES: Final = frozenset({"POST", "PUT", "PATCH"})
 _JSON: Final = "application/json"
 # An error answer is a metav1.Status of a few hundred bytes; more is not read.
 _MAX_ERROR_BODY_BYTES: Final = 64 * 1024
@@ -335,6 +342,8 @@ class KubeClient:
         ResponseTooLarge; `guard` runs before every attempt (module docstring).
         """
         payload = body if body is None or isinstance(body, bytes) else msgspec.json.encode(body)
+        if method in _WRITES and not (params and "fieldManager" in params):
+            params = {**(params or {}), "fieldManager": self._settings.field_manager}
         timeout = timeout_seconds or self._settings.request_timeout_seconds
         limit = max_response_bytes or self._settings.max_response_bytes
         loop = asyncio.get_running_loop()

@@ -16,6 +16,7 @@ __all__ = [
     "LeaderElectionSettings",
     "QueueSettings",
     "WatchSettings",
+    "field_manager_problem",
 ]
 
 
@@ -143,8 +144,29 @@ class ClientSettings:
     # Concurrent connections per host; informers' watches hold one each.
     connection_limit: int = 100
     user_agent: str = "hvpa"
+    # The name every write (POST, PUT, PATCH) carries as `fieldManager`, so the API server
+    # records what hvpa set under this name in managedFields (docs/gitops.md).
+    field_manager: str = "hvpa"
     max_response_bytes: int = 16 * 1024 * 1024
 
     def __post_init__(self) -> None:
         if self.max_response_bytes < 1:
             raise ValueError("the response bound must be at least one byte")
+        problem = field_manager_problem(self.field_manager)
+        if problem:
+            raise ValueError(f"field manager {self.field_manager!r}: {problem}")
+
+
+# The API server refuses a fieldManager longer than this, or with unprintable characters.
+MAX_FIELD_MANAGER_LENGTH = 128
+
+
+def field_manager_problem(name: str) -> str:
+    """Why the API server would refuse `name` as a fieldManager, or ''."""
+    if not name:
+        return "must not be empty"
+    if len(name) > MAX_FIELD_MANAGER_LENGTH:
+        return f"must be at most {MAX_FIELD_MANAGER_LENGTH} characters"
+    if not name.isprintable():
+        return "must hold printable characters only"
+    return ""

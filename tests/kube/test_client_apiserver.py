@@ -10,8 +10,10 @@ import pytest
 from prometheus_client import CollectorRegistry
 
 from hvpa.kube import errors
-from hvpa.kube.client import KubeClient, PatchType
+from hvpa.kube.client import KubeClient, PatchType, client_from_kubeconfig
+from hvpa.kube.metrics import KubeMetrics
 from hvpa.kube.resources import CONFIGMAPS, PODS
+from hvpa.kube.settings import ClientSettings
 from hvpa.kube.wire import ObjectList
 from hvpa.records import ConfigMapWire, configmap_from_wire
 from hvpa.sim.apiserver import ApiServer
@@ -146,3 +148,30 @@ async def test_injected_faults_arrive_by_meaning(
         assert caught.value.retry_after == 4
     apiserver.faults.fail(status=status, times=1, path="/configmaps$")
     assert orjson.loads(await kube.get(CM))["kind"] == "ConfigMapList", "retried"
+
+
+async def test_every_write_names_the_field_manager(
+    apiserver: ApiServer, metrics: KubeMetrics
+) -> None:
+    """POST, PUT and PATCH carry ?fieldManager= (the setting's name, `hvpa` by default), so
+    managedFields say hvpa, not whatever the User-Agent says; a caller's own name wins."""
+    path = CONFIGMAPS.path(namespace="default", name="cfg")
+    async with await client_from_kubeconfig(
+        metrics=metrics,
+        path=str(apiserver.kubeconfig_path),
+        settings=ClientSettings(user_agent="not-the-manager/1.0", field_manager="hvpa-test"),
+    ) as kube:
+        await kube.create(CM, configmap("cfg", a="1"))
+        await kube.patch(path, {"data": {"b": "2"}}, patch_type=PatchType.MERGE)
+        current = orjson.loads(await kube.get(path))
+        await kube.update(path, {**current, "data": {"c": "3"}})
+        await kube.patch(path, {"data": {"d": "4"}}, params={"fieldManager": "someone-else"})
+        managed = orjson.loads(await kube.get(path))["metadata"]["managedFields"]
+    assert sorted(entry["manager"] for entry in managed) == ["hvpa-test", "someone-else"]
+
+
+def test_a_field_manager_the_api_server_would_refuse_is_refused_early() -> None:
+    with pytest.raises(ValueError, match="at most 128"):
+        ClientSettings(field_manager="x" * 129)
+    with pytest.raises(ValueError, match="printable"):
+        ClientSettings(field_manager="tab\there")

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from typing import Any, Final
 
 import orjson
+import yaml
 from aiohttp import web
 
 from hvpa.sim.apiserver.discovery import CUSTOM_METRICS, EXTERNAL_METRICS, Discovery
@@ -29,9 +30,11 @@ from hvpa.sim.apiserver.errors import (
     MethodNotAllowed,
     NotAcceptable,
     NotFound,
+    UnsupportedMediaType,
 )
 from hvpa.sim.apiserver.faults import Faults
 from hvpa.sim.apiserver.gotext import go_v
+from hvpa.sim.apiserver.managedfields import MAX_MANAGER_LENGTH, manager_from_user_agent
 from hvpa.sim.apiserver.metrics import Metrics
 from hvpa.sim.apiserver.openapi import OpenApi
 from hvpa.sim.apiserver.patching import PatchType
@@ -72,6 +75,7 @@ _REVIEWS: Final[Mapping[tuple[str, str, tuple[str, ...]], str]] = {
     ("authorization.k8s.io", "v1", ("subjectaccessreviews",)): "access_review",
 }
 _NOT_FOUND: Final = "the server could not find the requested resource"
+_APPLY: Final = "application/apply-patch+yaml"
 
 
 @dataclass(frozen=True, slots=True)
@@ -237,6 +241,7 @@ class HttpApi:
         rtype, namespace, name = target.rtype, target.namespace, target.name
         registry = self._registry
         dry_run = query.get("dryRun") == "All"
+        manager = _field_manager(request) if method in _WRITE_OPTIONS else None
         if name is None:
             if method == "GET":
                 if target.watch or query.get("watch") in TRUE_WORDS:
@@ -245,7 +250,7 @@ class HttpApi:
             if method == "POST":
                 body = await _body(request)
                 warnings = self._unknown_fields(request, rtype, body, None)
-                made = registry.create(rtype, namespace, body, dry_run=dry_run)
+                made = registry.create(rtype, namespace, body, dry_run=dry_run, manager=manager)
                 return _warned(_entry(made, 201), warnings)
             if method == "DELETE" and "deletecollection" in rtype.verbs:
                 return await self._delete_collection(request, rtype, namespace, dry_run)
@@ -257,17 +262,31 @@ class HttpApi:
             conflict = self._faults.conflict_for(rtype, namespace, name)
             if conflict is not None:
                 raise conflict
+        if method == "PATCH" and _is_apply(request):
+            return await self._apply(request, rtype, namespace, name, sub, dry_run)
+        if method == "PATCH" and "force" in query:
+            raise Invalid.of(
+                _WRITE_OPTIONS["PATCH"],
+                "",
+                [FieldError.forbidden("force", "may not be specified for non-apply patch")],
+            )
         if sub == "scale":
             if method == "GET":
                 return _json(registry.get_scale(rtype, namespace, name))
             if method == "PUT":
                 body = await _body(request)
-                return _json(registry.update_scale(rtype, namespace, name, body, dry_run=dry_run))
+                return _json(
+                    registry.update_scale(
+                        rtype, namespace, name, body, dry_run=dry_run, manager=manager
+                    )
+                )
             if method == "PATCH":
                 patch_type = PatchType.from_content_type(request.content_type)
                 body = await _body(request)
                 return _json(
-                    registry.patch_scale(rtype, namespace, name, body, patch_type, dry_run=dry_run)
+                    registry.patch_scale(
+                        rtype, namespace, name, body, patch_type, dry_run=dry_run, manager=manager
+                    )
                 )
             raise _not_allowed()
         if sub == "binding":
@@ -293,7 +312,7 @@ class HttpApi:
             body = await _body(request)
             warnings = self._unknown_fields(request, rtype, body, None)
             entry, created = registry.update(
-                rtype, namespace, name, body, subresource=sub, dry_run=dry_run
+                rtype, namespace, name, body, subresource=sub, dry_run=dry_run, manager=manager
             )
             return _warned(_entry(entry, 201 if created else 200), warnings)
         if method == "PATCH":
@@ -302,7 +321,14 @@ class HttpApi:
             registry.get(rtype, namespace, name)  # a missing object is a 404 first
             warnings = self._unknown_fields(request, rtype, body, patch_type)
             entry = registry.patch(
-                rtype, namespace, name, body, patch_type, subresource=sub, dry_run=dry_run
+                rtype,
+                namespace,
+                name,
+                body,
+                patch_type,
+                subresource=sub,
+                dry_run=dry_run,
+                manager=manager,
             )
             if warnings:
                 return _warned(_entry(entry), warnings)
@@ -324,6 +350,49 @@ class HttpApi:
                 return _json(_success(rtype, entry))
             return _entry(entry)
         raise _not_allowed()
+
+    async def _apply(
+        self,
+        request: web.Request,
+        rtype: ResourceType,
+        namespace: str | None,
+        name: str,
+        subresource: str | None,
+        dry_run: bool,
+    ) -> web.Response:
+        """Server-side apply: a YAML (or JSON) configuration, a fieldManager it must name."""
+        query = request.query
+        manager = query.get("fieldManager", "")
+        if not manager:
+            raise Invalid.of(
+                _WRITE_OPTIONS["PATCH"],
+                "",
+                [FieldError.required("fieldManager", "is required for apply patch")],
+            )
+        force_text = query.get("force", "false")
+        if force_text not in ("true", "false", "1", "0", "True", "False"):
+            raise BadRequest(f"force: {force_text!r} is not a boolean")
+        if subresource == "scale":
+            raise UnsupportedMediaType(
+                "the in-repo API server does not serve server-side apply on /scale; "
+                "PUT or PATCH the Scale instead"
+            )
+        raw = await request.read()
+        try:
+            config = yaml.safe_load(raw) if raw.strip() else None
+        except yaml.YAMLError as error:
+            raise BadRequest(f"error decoding YAML: {error}") from error
+        entry, created = self._registry.apply(
+            rtype,
+            namespace,
+            name,
+            config,
+            manager=manager,
+            force=force_text in ("true", "1", "True"),
+            subresource=subresource,
+            dry_run=dry_run,
+        )
+        return _entry(entry, 201 if created else 200)
 
     def _page(self, request: web.Request, rtype: ResourceType, namespace: str | None) -> ListPage:
         query = request.query
@@ -560,6 +629,32 @@ async def _body(request: web.Request, *, optional: bool = False) -> Any:
         return orjson.loads(raw)
     except orjson.JSONDecodeError as error:
         raise BadRequest(f"the body of the request is not valid JSON: {error}") from error
+
+
+def _is_apply(request: web.Request) -> bool:
+    return request.content_type.split(";", 1)[0].strip().lower() == _APPLY
+
+
+def _field_manager(request: web.Request) -> str:
+    """The manager a write is recorded under: ?fieldManager=, else the User-Agent's first
+    segment (upstream's default); a name the real server refuses is refused here too."""
+    given = request.query.get("fieldManager")
+    if given is None:
+        return manager_from_user_agent(request.headers.get("User-Agent", ""))
+    options = _WRITE_OPTIONS[request.method]
+    if len(given.encode()) > MAX_MANAGER_LENGTH:
+        raise Invalid.of(options, "", [FieldError.too_long("fieldManager", MAX_MANAGER_LENGTH)])
+    if not given.isprintable():
+        raise Invalid.of(
+            options,
+            "",
+            [
+                FieldError.invalid(
+                    "fieldManager", given, "FieldManager must only contain printable characters"
+                )
+            ],
+        )
+    return given
 
 
 def _int(text: str | None, name: str) -> int | None:

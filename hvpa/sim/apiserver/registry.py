@@ -14,7 +14,12 @@ and reaches watchers the same way. Rules kept:
   nothing changed;
 - patch: the patch's own metadata.resourceVersion is a precondition;
   strategic merge refused for custom resources (415);
-- delete: preconditions, finalizers, graceful deletion of scheduled pods.
+- delete: preconditions, finalizers, graceful deletion of scheduled pods;
+- managedFields: a write that names its field manager (every HTTP write
+  does) records what it set, and server-side apply merges, owns and
+  reports conflicts, as managedfields.py says; an in-process write that
+  names none (the simulator's own controllers) leaves the entries as they
+  were.
 """
 
 from __future__ import annotations
@@ -42,6 +47,15 @@ from hvpa.sim.apiserver.errors import (
     Timeout,
     UnsupportedMediaType,
 )
+from hvpa.sim.apiserver.managedfields import (
+    ManagedEntry,
+    Write,
+    decode_entries,
+    encode_entries,
+    record_apply,
+    record_update,
+    requested_entries,
+)
 from hvpa.sim.apiserver.patching import PatchType, apply_patch
 from hvpa.sim.apiserver.resources import ResourceTable, ResourceType
 from hvpa.sim.apiserver.selectors import FieldSelector, parse_label_selector, selector_string
@@ -59,6 +73,8 @@ from hvpa.sim.apiserver.validation import validate_name, validate_status
 
 __all__ = ["LIST_OPTIONS", "Registry", "parse_resource_version"]
 
+# managedFields entries (a name of its own: the class below has a method called `list`).
+_Entries = list[ManagedEntry]
 _NAME_SUFFIX_ALPHABET: Final = "bcdfghjklmnpqrstvwxz2456789"
 _SCALE_KIND: Final = ResourceType("autoscaling", "v1", "scale", "scale", "Scale")
 # What 422s about list and watch parameters name, as upstream's ValidateListOptions does.
@@ -228,8 +244,12 @@ class Registry:
         dry_run: bool = False,
         validate: bool = True,
         uid: str | None = None,
+        manager: str | None = None,
+        managed: _Entries | None = None,
     ) -> Entry:
-        """`validate=False` and `uid` are for in-process callers only: objects.py says why."""
+        """`validate=False` and `uid` are for in-process callers only: objects.py says why.
+        `manager` records the creation as that manager's Update; `managed` (an apply that
+        creates) are the entries to store instead."""
         obj = self._decode(rtype, body)
         metadata = obj["metadata"]
         namespace = self._own_namespace(rtype, namespace, metadata)
@@ -262,6 +282,12 @@ class Registry:
             raise InternalError("resourceVersion should not be set on objects to be created")
         metadata["uid"] = uid or str(uuid.UUID(int=self._rng.getrandbits(128), version=4))
         metadata["creationTimestamp"] = self.now()
+        write = self._write(rtype, manager, "")
+        if managed is None and write is not None:
+            managed = record_update([], None, obj, write, rtype.group)
+        encoded = encode_entries(managed or ())
+        if encoded:
+            metadata["managedFields"] = encoded
         entry = self._store(rtype, key, obj, dry_run=dry_run)
         if _is_crd(rtype) and not dry_run:
             entry = self._serve_crd(entry)
@@ -294,6 +320,7 @@ class Registry:
         *,
         subresource: str | None = None,
         dry_run: bool = False,
+        manager: str | None = None,
     ) -> tuple[Entry, bool]:
         """PUT; returns the stored entry and whether it was created (create-on-update)."""
         obj = self._decode(rtype, body)
@@ -305,9 +332,12 @@ class Registry:
         if current is None:
             if rtype.create_on_update and subresource is None:
                 metadata.pop("resourceVersion", None)
-                return self.create(rtype, namespace, obj, dry_run=dry_run), True
+                return self.create(rtype, namespace, obj, dry_run=dry_run, manager=manager), True
             raise NotFound.of(rtype, name)
-        return self._update(rtype, current, obj, subresource=subresource, dry_run=dry_run), False
+        write = self._write(rtype, manager, subresource or "")
+        return self._update(
+            rtype, current, obj, subresource=subresource, dry_run=dry_run, write=write
+        ), False
 
     def _update(
         self,
@@ -318,14 +348,19 @@ class Registry:
         subresource: str | None,
         dry_run: bool,
         trusted: bool = False,
+        write: Write | None = None,
+        managed: _Entries | None = None,
     ) -> Entry:
         """Write `obj` over `current` after the preconditions and the strategy's rules.
 
-        `trusted` marks the server's own writes (pods/binding): no validation, status kept."""
+        `trusted` marks the server's own writes (pods/binding): no validation, status kept.
+        `write` records the change in managedFields as its manager's Update; `managed` (an
+        apply) are the entries to store instead; neither keeps the live entries."""
         old = current.load()
         old_meta = old["metadata"]
         name = str(old_meta["name"])
         metadata = obj["metadata"]
+        requested = metadata.get("managedFields")
         wanted_rv = metadata.get("resourceVersion")
         if wanted_rv in (None, "") and not rtype.unconditional_update:
             raise Invalid.of(
@@ -372,8 +407,7 @@ class Registry:
             metadata["name"] = name
             if rtype.namespaced:
                 metadata["namespace"] = old_meta["namespace"]
-            for field in ("selfLink", "managedFields"):
-                metadata.pop(field, None)
+            metadata.pop("selfLink", None)
             apply_defaults(rtype, new)
             if not trusted:
                 errors = validate_object(rtype, new, old)
@@ -382,6 +416,7 @@ class Registry:
             if rtype.generation and _spec_changed(rtype, new, old):
                 metadata["generation"] = int(old_meta.get("generation", 0)) + 1
         new["metadata"]["resourceVersion"] = str(current.rv)
+        self._set_managed(rtype, old, new, requested, write, managed)
         if new == old:
             return current
         store = self.storage.store(rtype)
@@ -408,6 +443,7 @@ class Registry:
         *,
         subresource: str | None = None,
         dry_run: bool = False,
+        manager: str | None = None,
     ) -> Entry:
         current = self.get(rtype, namespace, name)
         if patch_type is PatchType.STRATEGIC and rtype.custom:
@@ -421,7 +457,88 @@ class Registry:
         metadata["resourceVersion"] = str(current.rv)
         obj = self._decode(rtype, patched)
         self._own_namespace(rtype, namespace, obj["metadata"])
-        return self._update(rtype, current, obj, subresource=subresource, dry_run=dry_run)
+        write = self._write(rtype, manager, subresource or "")
+        return self._update(
+            rtype, current, obj, subresource=subresource, dry_run=dry_run, write=write
+        )
+
+    # ================================================================ apply
+
+    def apply(
+        self,
+        rtype: ResourceType,
+        namespace: str | None,
+        name: str,
+        config: Any,
+        *,
+        manager: str,
+        force: bool = False,
+        subresource: str | None = None,
+        dry_run: bool = False,
+    ) -> tuple[Entry, bool]:
+        """Server-side apply of `config` by `manager`; the entry, and whether it was created.
+
+        The configuration must name its apiVersion and kind (400 otherwise), and a
+        metadata.resourceVersion in it is a precondition. A missing object is created
+        (only through the object itself, not a subresource); a conflict with another
+        manager's fields is a 409 naming each one, unless `force`."""
+        if not isinstance(config, dict):
+            raise BadRequest("the apply configuration must be an object")
+        for field in ("apiVersion", "kind"):
+            if not config.get(field):
+                raise BadRequest(f"the apply configuration must set {field}")
+        config = self._decode(rtype, config)
+        metadata = config["metadata"]
+        _require_name(metadata.get("name"), name)
+        self._own_namespace(rtype, namespace, metadata)
+        write = self._write(rtype, manager, subresource or "")
+        assert write is not None
+        current = self.storage.store(rtype).entries.get(rtype.key(namespace, name))
+        if current is None:
+            if subresource is not None:
+                raise NotFound.of(rtype, name)
+            merged, entries = record_apply([], None, config, write, rtype.group, force=force)
+            merged["metadata"].pop("resourceVersion", None)
+            made = self.create(rtype, namespace, merged, dry_run=dry_run, managed=entries)
+            return made, True
+        live = current.load()
+        _require_resource_version(rtype, name, metadata.get("resourceVersion"), current)
+        live_entries = decode_entries(live["metadata"].get("managedFields"))
+        merged, entries = record_apply(live_entries, live, config, write, rtype.group, force=force)
+        merged["metadata"]["resourceVersion"] = str(current.rv)
+        obj = self._decode(rtype, merged)
+        entry = self._update(
+            rtype, current, obj, subresource=subresource, dry_run=dry_run, managed=entries
+        )
+        return entry, False
+
+    def _write(self, rtype: ResourceType, manager: str | None, subresource: str) -> Write | None:
+        if manager is None:
+            return None
+        return Write(manager, rtype.api_version, subresource, self.now(), rtype.status)
+
+    def _set_managed(
+        self,
+        rtype: ResourceType,
+        old: dict[str, Any],
+        new: dict[str, Any],
+        requested: Any,
+        write: Write | None,
+        managed: _Entries | None,
+    ) -> None:
+        """metadata.managedFields of `new`: the entries an apply computed, or those a named
+        manager's write leaves (after what it asked for: `requested`, its own
+        metadata.managedFields); an in-process write that names no manager keeps the live ones."""
+        live = old["metadata"].get("managedFields")
+        if managed is None and write is None:
+            _set_or_drop(new["metadata"], "managedFields", live)
+            return
+        if managed is None:
+            assert write is not None
+            asked = requested_entries(requested, live)
+            managed = asked if asked is not None else decode_entries(live)
+            managed = record_update(managed, old, new, write, rtype.group)
+        _set_or_drop(new["metadata"], "managedFields", encode_entries(managed))
 
     # ================================================================ scale
 
@@ -436,6 +553,7 @@ class Registry:
         scale: Any,
         *,
         dry_run: bool = False,
+        manager: str | None = None,
     ) -> dict[str, Any]:
         paths = rtype.scale
         if paths is None:
@@ -461,7 +579,8 @@ class Registry:
             )
         obj = current.load()
         _set_path(obj, paths.spec_replicas, replicas)
-        entry = self._update(rtype, current, obj, subresource=None, dry_run=dry_run)
+        write = self._write(rtype, manager, "scale")
+        entry = self._update(rtype, current, obj, subresource=None, dry_run=dry_run, write=write)
         return _scale_of(rtype, entry)
 
     def patch_scale(
@@ -473,10 +592,11 @@ class Registry:
         patch_type: PatchType,
         *,
         dry_run: bool = False,
+        manager: str | None = None,
     ) -> dict[str, Any]:
         scale = self.get_scale(rtype, namespace, name)
         patched = apply_patch(scale, patch, patch_type)
-        return self.update_scale(rtype, namespace, name, patched, dry_run=dry_run)
+        return self.update_scale(rtype, namespace, name, patched, dry_run=dry_run, manager=manager)
 
     # ================================================================ binding
 
@@ -715,6 +835,13 @@ def _private_copy(body: dict[str, Any], *, keep_nulls: bool = False) -> dict[str
         raise BadRequest(f"the object is not JSON: {error}") from error
     copied: dict[str, Any] = orjson.loads(raw)
     return _without_nulls(copied) if b"null" in raw and not keep_nulls else copied
+
+
+def _set_or_drop(metadata: dict[str, Any], key: str, value: Any) -> None:
+    if value:
+        metadata[key] = value
+    else:
+        metadata.pop(key, None)
 
 
 def _without_nulls(value: Any) -> Any:

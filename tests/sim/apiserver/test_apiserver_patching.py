@@ -334,7 +334,6 @@ async def test_strategic_patch_of_template_resources_over_http(http: Http) -> No
         pytest.param(
             "application/strategic-merge-patch+json", 415, id="strategic-on-custom-resource"
         ),
-        pytest.param("application/apply-patch+yaml", 415, id="server-side-apply"),
         pytest.param("text/plain", 415, id="unknown"),
     ],
 )
