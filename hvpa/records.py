@@ -217,6 +217,27 @@ class NodeRecord(msgspec.Struct, frozen=True, gc=False):
     unreadable: tuple[str, ...] = ()
 
 
+# The fields hvpa writes, spelled as the API server names them in an apply conflict.
+REPLICAS_FIELD: Final = ".spec.replicas"
+
+
+def container_field(container: str, sidecar: bool, section: str, resource: str) -> str:
+    """`.spec.template.spec.containers[name="app"].resources.requests.cpu` (initContainers
+    for a sidecar): a container resource field as managedFields and conflicts name it."""
+    where = "initContainers" if sidecar else "containers"
+    quoted = msgspec.json.encode(container).decode()
+    return f".spec.template.spec.{where}[name={quoted}].resources.{section}.{resource}"
+
+
+class FieldOwner(msgspec.Struct, frozen=True, gc=False):
+    """A field hvpa writes, and a field manager that owns it (managedFields of the target)."""
+
+    field: str
+    manager: str
+    operation: str
+    time: float | None = None
+
+
 class TargetRecord(msgspec.Struct, frozen=True, gc=False):
     """A scale target (Deployment, StatefulSet, ReplicaSet) as the engine sees it."""
 
@@ -239,6 +260,9 @@ class TargetRecord(msgspec.Struct, frozen=True, gc=False):
     current_revision: str = ""
     update_revision: str = ""
     unreadable: tuple[str, ...] = ()
+    # Who owns spec.replicas and the containers' cpu and memory requests and limits, from
+    # metadata.managedFields (empty where the server keeps none).
+    field_owners: tuple[FieldOwner, ...] = ()
 
     @property
     def key(self) -> str:
@@ -461,10 +485,23 @@ class _TargetStatus(msgspec.Struct, rename="camel"):
     update_revision: str = ""
 
 
+class _ManagedFieldsEntry(msgspec.Struct, rename="camel"):
+    manager: str = ""
+    operation: str = ""
+    time: str | None = None
+    fields_v1: dict[str, Any] | None = msgspec.field(default=None, name="fieldsV1")
+
+
+class _TargetMeta(_Meta):
+    """A target's metadata, with its managedFields (pods' are never decoded)."""
+
+    managed_fields: list[_ManagedFieldsEntry] | None = None
+
+
 class TargetWire(msgspec.Struct, rename="camel"):
     api_version: str = ""
     kind: str = ""
-    metadata: _Meta = msgspec.field(default_factory=_Meta)
+    metadata: _TargetMeta = msgspec.field(default_factory=_TargetMeta)
     spec: _TargetSpec = msgspec.field(default_factory=_TargetSpec)
     status: _TargetStatus = msgspec.field(default_factory=_TargetStatus)
 
@@ -765,7 +802,58 @@ def target_from_wire(wire: TargetWire) -> TargetRecord:
         current_revision=status.current_revision,
         update_revision=status.update_revision,
         unreadable=unreadable,
+        field_owners=_field_owners(meta.managed_fields or ()),
     )
+
+
+def _child(node: Any, element: str) -> dict[str, Any]:
+    """One step down a fieldsV1 tree; {} where the tree (any client may write it) has no map."""
+    child = node.get(element) if isinstance(node, dict) else None
+    return child if isinstance(child, dict) else {}
+
+
+def _field_owners(entries: Iterable[_ManagedFieldsEntry]) -> tuple[FieldOwner, ...]:
+    """The owners of the fields hvpa writes, read from managedFields; what cannot be read
+    (an entry a client wrote by hand) owns nothing."""
+    owners: list[FieldOwner] = []
+    for entry in entries:
+        spec = _child(entry.fields_v1, "f:spec")
+        found = [REPLICAS_FIELD] if "f:replicas" in spec else []
+        pod_spec = _child(_child(spec, "f:template"), "f:spec")
+        for list_name, sidecar in (("f:containers", False), ("f:initContainers", True)):
+            for key, node in _child(pod_spec, list_name).items():
+                name = _item_name(key)
+                if name is None:
+                    continue
+                resources = _child(node, "f:resources")
+                for section in ("requests", "limits"):
+                    owned = _child(resources, f"f:{section}")
+                    found += [
+                        container_field(name, sidecar, section, resource)
+                        for resource in (CPU, MEMORY)
+                        if f"f:{resource}" in owned
+                    ]
+        when = _time_or_none(entry.time)
+        owners += [FieldOwner(field, entry.manager, entry.operation, when) for field in found]
+    return tuple(owners)
+
+
+def _item_name(element: str) -> str | None:
+    if not element.startswith("k:"):
+        return None
+    try:
+        keys = msgspec.json.decode(element[2:])
+    except msgspec.DecodeError:
+        return None
+    name = keys.get("name") if isinstance(keys, dict) else None
+    return name if isinstance(name, str) else None
+
+
+def _time_or_none(text: str | None) -> float | None:
+    try:
+        return parse_time(text)
+    except RecordError:
+        return None
 
 
 def _vpa_policy(policy: _VpaPolicy, where: str) -> tuple[VpaContainerPolicy, tuple[str, ...]]:

@@ -19,8 +19,11 @@ from hvpa.api.spec import ResourceList, UpdatePolicy
 
 __all__ = [
     "BLOCKING_REASONS",
+    "AxisWrite",
     "BlockedScaling",
     "Condition",
+    "FieldRewrite",
+    "FieldWrite",
     "History",
     "HpaStatus",
     "HvpaStatus",
@@ -44,8 +47,10 @@ BlockingReason = Literal[
     "MinChange",
     "Rollout",
     "ConflictingAutoscaler",
+    "ConflictingFieldManager",
 ]
-# Gardener's five, plus Rollout and ConflictingAutoscaler (docs/gardener-compatibility.md).
+# Gardener's five, plus Rollout, ConflictingAutoscaler and ConflictingFieldManager (another
+# field manager keeps rewriting what hvpa set: docs/gitops.md).
 BLOCKING_REASONS: Final[tuple[str, ...]] = get_args(BlockingReason)
 ConditionStatus = Literal["True", "False", "Unknown"]
 # The controller prunes history to the longest window in use: with the 15 s sync period and
@@ -192,6 +197,56 @@ class ResourceSample(Model, frozen=True, kw_only=True):
     """Memory, a quantity."""
 
 
+Axis = Literal["horizontal", "vertical"]
+# A field path as the API server names it in an apply conflict (records.container_field).
+FieldPath = Annotated[str, msgspec.Meta(max_length=1024)]
+# A quantity or replica count as written, or a field manager's name (at most 128 bytes).
+FieldValue = Annotated[str, msgspec.Meta(max_length=256)]
+# One entry per container resource hvpa sets: 2 sections x 2 resources x containers.
+MAX_FIELDS: Final = 1000
+
+
+class FieldWrite(Model, frozen=True, kw_only=True):
+    field: FieldPath
+    """The field, as the API server names it (`.spec.replicas`)."""
+    value: FieldValue
+    """What hvpa set it to."""
+    earlier: FieldValue | None = None
+    """What it was before (absent: the field was not set)."""
+
+
+class AxisWrite(Model, frozen=True, kw_only=True):
+    """hvpa's latest write of one axis, kept until it is seen rewritten or written again."""
+
+    axis: Axis
+    """`horizontal` (the replica count) or `vertical` (the containers' resources)."""
+    time: Time
+    """When hvpa wrote it."""
+    fields: Annotated[tuple[FieldWrite, ...], msgspec.Meta(max_length=MAX_FIELDS)]
+    """The fields it set."""
+
+
+class FieldRewrite(Model, frozen=True, kw_only=True):
+    """The latest time another writer rewrote what hvpa had set on one axis."""
+
+    axis: Axis
+    """`horizontal` or `vertical`."""
+    time: Time
+    """When (the other manager's managedFields time, else when hvpa saw it)."""
+    field: FieldPath
+    """The first field found rewritten."""
+    manager: FieldValue
+    """The field manager that owns it now; empty when managedFields name none (the value went
+    back to the one hvpa had replaced)."""
+    value: FieldValue | None = None
+    """The value found (absent: the field was removed)."""
+    written: FieldValue
+    """What hvpa had set."""
+    count: Int32
+    """Rewrites of this axis in a row, this one included: the hold doubles with each after the
+    first two (docs/gitops.md)."""
+
+
 class History(Model, frozen=True, kw_only=True):
     recommendations: HistoryList[ReplicaRecommendation] | None = None
     """Raw horizontal recommendations within the longest stabilization window, before
@@ -211,6 +266,10 @@ class History(Model, frozen=True, kw_only=True):
     """Capacity: when the Hvpa first had a demand (from usage, or from the VPA target as a
     new Hvpa's one-time bootstrap); once set, the VPA target is never read as demand again.
     """
+    writes: Annotated[tuple[AxisWrite, ...], msgspec.Meta(max_length=2)] | None = None
+    """hvpa's latest write of each axis, until another writer is seen to rewrite it."""
+    rewrites: Annotated[tuple[FieldRewrite, ...], msgspec.Meta(max_length=2)] | None = None
+    """The latest rewrite of each axis by another writer, while it still counts."""
 
 
 class HvpaStatus(Model, frozen=True, kw_only=True):

@@ -9,7 +9,8 @@ The controller adds, on top:
   `kubectl get hvpa` columns;
 - in a dry run, nothing that says a change was applied: `lastScaling`,
   `hpaWeight`/`vpaWeight`, `overrideScaleUpStabilization` and the history of
-  applied changes (`scaleUpEvents`, `scaleDownEvents`, `lastScaleTimes`) keep
+  applied changes (`scaleUpEvents`, `scaleDownEvents`, `lastScaleTimes`, and
+  `writes`, what rewrites are checked against) keep
   their previous values, so rate limits and stabilization windows behave as
   they would for the real thing; the raw recommendations, conditions and
   `lastBlockedScaling` are written (they are what a dry run reports); an
@@ -97,6 +98,7 @@ def _applied_kept(status: HvpaStatus, previous: HvpaStatus) -> HvpaStatus:
             scale_up_events=before.scale_up_events if before else None,
             scale_down_events=before.scale_down_events if before else None,
             last_scale_times=before.last_scale_times if before else None,
+            writes=before.writes if before else None,
         )
     return replace(
         status,

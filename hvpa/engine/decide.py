@@ -13,7 +13,8 @@ ValidRecommendation; False with the reason that holds the vertical axis:
 NoVerticalPodAutoscaler, NoRecommendation, RecommendationNotProvided,
 ConfigUnsupported, LowConfidence, ConflictingAutoscaler, TargetNotFound),
 `AbleToScale=False, reason=ConflictingAutoscaler` when another writer holds
-the replica count, `reason=NoDemand` on both when the Capacity strategy has
+the replica count, `reason=ConflictingFieldManager` on either axis while
+another field manager keeps rewriting what hvpa set there (rewrites.py), `reason=NoDemand` on both when the Capacity strategy has
 nothing to measure demand from, and `ScalingActive=False,
 reason=InvalidSpec` when the spec cannot be applied at all. For a Capacity
 Hvpa ScalingActive says whether it has a demand (True: DemandMeasured or
@@ -25,11 +26,14 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Final
 
+import msgspec
+
 from hvpa.api import apply_defaults
 from hvpa.api.defaults import DEFAULT_MIN_REPLICAS
 from hvpa.api.proportional import ProportionalError
 from hvpa.api.resource import Hvpa
 from hvpa.api.spec import HpaTemplateSpec, HvpaSpec
+from hvpa.api.status import History, HvpaStatus
 from hvpa.durations import DurationError
 from hvpa.engine.capacity_inputs import CAPACITY, capacity_input, capacity_problem
 from hvpa.engine.conditions import (
@@ -65,6 +69,7 @@ from hvpa.engine.horizontal.controller import (
 )
 from hvpa.engine.horizontal.proportional import ProportionalInput, proportional_input
 from hvpa.engine.metrics import PodMetricsList
+from hvpa.engine.rewrites import Assessment, assess, record_writes
 from hvpa.engine.settings import Settings
 from hvpa.engine.status import (
     read_conditions,
@@ -315,6 +320,9 @@ def decide(
     explain.add(
         f"target {target.kind} {target.key}: {current} replicas, {len(snapshot.pods)} pods selected"
     )
+    rewrites = assess(hvpa, target, now, settings)
+    for line in rewrites.explanation:
+        explain.add(line)
     for container in target.containers:
         explain.add(
             f"container {container.name}: requests {describe(container.requests)}; "
@@ -365,7 +373,7 @@ def decide(
         explain.add(f"{problem}: nothing is scaled")
     else:
         outcome, recommendation, demand = _combine(
-            hvpa, snapshot, target, horizontal, gates, now, explain
+            hvpa, snapshot, target, horizontal, gates, now, explain, rewrites.holds
         )
     return _decision(
         hvpa,
@@ -380,6 +388,7 @@ def decide(
         recommendation=recommendation,
         vpa=snapshot.vpa,
         demand=demand,
+        rewrites=rewrites,
     )
 
 
@@ -391,8 +400,12 @@ def _combine(
     gates: GateSettings,
     now: float,
     explain: Explanation,
+    rewrite_holds: tuple[Hold, ...],
 ) -> tuple[Outcome, VerticalRecommendation | None, Demand | None]:
-    """Both axes through strategies/combine.py: strategy, starvation guard, gates, limits."""
+    """Both axes through strategies/combine.py: strategy, starvation guard, gates, limits.
+
+    `rewrite_holds`: the axes another field manager keeps rewriting (rewrites.py), held
+    like an axis another autoscaler drives."""
     spec = hvpa.spec
     strategy = _strategy(spec)
     h = _horizontal_input(hvpa, horizontal, target.spec_replicas)
@@ -402,6 +415,11 @@ def _combine(
     )
     conflicts = find_conflicts(
         writer_from_hvpa(hvpa), snapshot.writers, horizontal=h.enabled, vertical=spec.vpa.deploy
+    ) + tuple(
+        hold
+        for hold in rewrite_holds
+        if (hold.axis == "horizontal" and h.enabled)
+        or (hold.axis == "vertical" and spec.vpa.deploy)
     )
     if strategy == CAPACITY:
         outcome, demand = _combine_capacity(
@@ -530,6 +548,31 @@ def _summary(
     return lines
 
 
+def _with_writes(
+    status: HvpaStatus,
+    rewrites: Assessment,
+    now: float,
+    current: int,
+    replicas: int,
+    containers: tuple[ContainerSpec, ...],
+    results: tuple[ContainerResources, ...],
+) -> HvpaStatus:
+    """The status with the writes this decision makes and the rewrites that still count
+    (rewrites.py). No history is made for them alone when there was none: an Hvpa without
+    history is a new one to the horizontal axis."""
+    writes = record_writes(
+        rewrites.writes, now, current=current, replicas=replicas, before=containers, after=results
+    )
+    if status.history is None and not writes and not rewrites.rewrites:
+        return status
+    kept = msgspec.structs.replace(
+        status.history or History(),
+        writes=writes or None,
+        rewrites=rewrites.rewrites or None,
+    )
+    return msgspec.structs.replace(status, history=kept)
+
+
 def _decision(
     hvpa: Hvpa,
     history: HorizontalHistory,
@@ -544,8 +587,11 @@ def _decision(
     recommendation: VerticalRecommendation | None = None,
     vpa: VpaRecord | None = None,
     demand: Demand | None = None,
+    rewrites: Assessment | None = None,
 ) -> Decision:
-    """The Decision and the status to write; `outcome` None: nothing is scaled."""
+    """The Decision and the status to write; `outcome` None: nothing is scaled.
+
+    `rewrites` None (no target): the writes and rewrites in the history stay as they were."""
     replicas = current if outcome is None else outcome.replicas
     results = (
         tuple(ContainerResources(c.name, c.requests, c.limits, ()) for c in containers)
@@ -587,6 +633,19 @@ def _decision(
     applied = {c.container for c in outcome.applied} if outcome is not None else set()
     conditions.drop_stale(SCALING_ACTIVE, INVALID_SPEC)
     final = conditions.items()
+    status = write_status(
+        hvpa,
+        final,
+        (recommendations, scale_up, scale_down),
+        current,
+        replicas,
+        outcome,
+        targets,
+        now,
+        demand.history if demand is not None else None,
+    )
+    if rewrites is not None:
+        status = _with_writes(status, rewrites, now, current, replicas, containers, results)
     return Decision(
         current_replicas=current,
         desired_replicas=replicas,
@@ -605,16 +664,6 @@ def _decision(
         ),
         blocked=() if outcome is None else outcome.blocked,
         conditions=final,
-        status=write_status(
-            hvpa,
-            final,
-            (recommendations, scale_up, scale_down),
-            current,
-            replicas,
-            outcome,
-            targets,
-            now,
-            demand.history if demand is not None else None,
-        ),
+        status=status,
         explanation=tuple(explain.lines),
     )

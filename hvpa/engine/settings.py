@@ -32,6 +32,16 @@ class Settings:
     # max(scaleUpLimitFactor x current, scaleUpLimitMinimum).
     scale_up_limit_factor: float = 2.0
     scale_up_limit_minimum: int = 4
+    # hvpa's field manager (`hvpa run --field-manager`): a field another manager owns after
+    # hvpa set it was rewritten by that manager (rewrites.py, docs/gitops.md).
+    field_manager: str = "hvpa"
+    # `--rewrite-window`: a second rewrite of what hvpa set within this long of the first
+    # holds that axis for this long; an hour covers the sync intervals GitOps tools use
+    # (Argo CD 3 minutes, Flux's usual 1 to 10 minutes, a CI apply per merge).
+    rewrite_window_seconds: float = 3600.0
+    # The longest hold: each further rewrite in a row doubles the hold up to this, so a
+    # writer that never stops costs one write a day.
+    max_write_hold_seconds: float = 86400.0
 
     def __post_init__(self) -> None:
         """Refuse values no flag could sensibly carry, so `hvpa run` and scenarios fail alike and early.
@@ -43,6 +53,8 @@ class Settings:
             value = getattr(self, field)
             if value < 0:
                 raise ValueError(f"{key}: must not be negative (got {value:g})")
+        if self.rewrite_window_seconds <= 0 or self.max_write_hold_seconds <= 0:
+            raise ValueError("the rewrite window and the longest hold must be positive")
         if self.scale_up_limit_factor < 1:
             raise ValueError(
                 f"scaleUpLimitFactor: must be at least 1 (got {self.scale_up_limit_factor:g})"
