@@ -30,6 +30,7 @@ from hvpa.kube.settings import (
     LeaderElectionSettings,
     QueueSettings,
     WatchSettings,
+    field_manager_problem,
 )
 
 __all__ = [
@@ -236,6 +237,13 @@ def _fraction(text: str) -> float:
     return _number(text, float, "a number", 0.0)
 
 
+def _field_manager(text: str) -> str:
+    problem = field_manager_problem(text)
+    if problem:
+        raise argparse.ArgumentTypeError(f"{text!r} {problem}")
+    return text
+
+
 def _boolean(text: str) -> bool:
     """Go's flag package spellings, so `--debug-state=false` reads as in controller-runtime."""
     lowered = text.lower()
@@ -254,7 +262,8 @@ def _bool_flag(parser: argparse.ArgumentParser, name: str, default: bool, help_t
 
 
 def add_engine_flags(parser: argparse.ArgumentParser) -> None:
-    """The six HPA controller settings (`hvpa run` and `hvpa explain` take them alike)."""
+    """The six HPA controller settings, and hvpa's field manager and rewrite window (`hvpa run`
+    and `hvpa explain` take them alike)."""
     engine = EngineSettings()
     durations = (
         ("--cpu-initialization-period", engine.cpu_initialization_period_seconds),
@@ -289,6 +298,22 @@ def add_engine_flags(parser: argparse.ArgumentParser) -> None:
         default=engine.scale_up_limit_minimum,
         metavar="N",
         help=f"... or to N replicas, whichever is more (default {engine.scale_up_limit_minimum})",
+    )
+    parser.add_argument(
+        "--field-manager",
+        type=_field_manager,
+        default=engine.field_manager,
+        metavar="NAME",
+        help="the field manager every write names, as managedFields show it and GitOps tools "
+        f"ignore it (default {engine.field_manager}; docs/gitops.md)",
+    )
+    parser.add_argument(
+        "--rewrite-window",
+        type=_seconds,
+        default=engine.rewrite_window_seconds,
+        metavar="DURATION",
+        help="another writer rewriting what hvpa set twice within this long holds that axis, "
+        f"for this long and doubling (default {engine.rewrite_window_seconds:g}s)",
     )
 
 
@@ -411,6 +436,8 @@ def engine_settings_from_args(args: argparse.Namespace) -> EngineSettings:
         downscale_stabilization_seconds=args.downscale_stabilization,
         scale_up_limit_factor=args.scale_up_limit_factor,
         scale_up_limit_minimum=args.scale_up_limit_minimum,
+        field_manager=args.field_manager,
+        rewrite_window_seconds=args.rewrite_window,
     )
 
 
@@ -441,6 +468,7 @@ def settings_from_args(args: argparse.Namespace) -> RunSettings:
             metrics_cert_path=args.metrics_cert_path,
         ),
         engine=engine_settings_from_args(args),
+        client=replace(ClientSettings(), field_manager=args.field_manager),
         log_format=args.log_format,
         log_level=args.log_level,
     )
@@ -465,6 +493,7 @@ def describe(settings: RunSettings) -> dict[str, object]:
         "debug_state": settings.server.debug_state,
         "metrics_secure": settings.server.metrics_secure,
         "metrics_cert_path": settings.server.metrics_cert_path or "(self-signed)",
+        "field_manager": settings.client.field_manager,
     }
     out.update({f.name: getattr(engine, f.name) for f in fields(engine)})
     return out
