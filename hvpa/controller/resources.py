@@ -24,6 +24,7 @@ from hvpa.api import VERSION as HVPA_VERSION
 from hvpa.api import InvalidHvpa, parse_hvpa
 from hvpa.api.resource import GROUP as HVPA_GROUP
 from hvpa.api.resource import Hvpa
+from hvpa.engine.rewrites import RESUME_ANNOTATION
 from hvpa.kube.resources import Resource
 from hvpa.labels import LabelSelector, SelectorError
 from hvpa.records import VpaRecord, decode_vpa
@@ -71,10 +72,14 @@ def _metadata(meta: _Meta, **more: Any) -> dict[str, Any]:
 # Hvpa
 
 
+class _HvpaMeta(_Meta):
+    annotations: dict[str, str] | None = None
+
+
 class HvpaWire(msgspec.Struct, rename="camel"):
     api_version: str = ""
     kind: str = ""
-    metadata: _Meta = msgspec.field(default_factory=_Meta)
+    metadata: _HvpaMeta = msgspec.field(default_factory=_HvpaMeta)
     spec: Any = None
     status: Any = None
 
@@ -127,10 +132,15 @@ class HvpaRecord:
 def hvpa_from_wire(wire: HvpaWire) -> HvpaRecord:
     """Never raises: a spec that does not parse becomes a record with its problems."""
     meta = wire.metadata
+    more: dict[str, Any] = {"generation": meta.generation}
+    # The one annotation the decision reads (engine/rewrites.py); the rest is not kept.
+    resume = (meta.annotations or {}).get(RESUME_ANNOTATION)
+    if resume is not None:
+        more["annotations"] = {RESUME_ANNOTATION: resume}
     raw: dict[str, Any] = {
         "apiVersion": wire.api_version or f"{HVPA_GROUP}/{HVPA_VERSION}",
         "kind": wire.kind or HVPA_KIND,
-        "metadata": _metadata(meta, generation=meta.generation),
+        "metadata": _metadata(meta, **more),
         "spec": wire.spec,
     }
     if wire.status is not None:
