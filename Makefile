@@ -8,7 +8,7 @@ BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed-stamp
 ARGS   ?=
 
-.PHONY: install test test-fast lint sim run bench lock audit clean
+.PHONY: install test test-fast lint sim run bench lock audit clean e2e
 
 $(STAMP): pyproject.toml
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -74,6 +74,20 @@ lock: $(LOCK_STAMP)
 # code. Without the network it says so plainly (NOT AUDITED) and exits 0.
 audit: $(LOCK_STAMP)
 	$(BIN)/python tests/manifests/audit_lock.py requirements.lock
+
+# End to end against a real control plane (README: "End to end against a real control
+# plane"): builds pinned etcd, kube-apiserver, kube-controller-manager, kube-scheduler,
+# kubectl and kwok from their Go modules into $HVPA_E2E_CACHE (default ~/.cache/hvpa-e2e)
+# unless already there, then runs tests/e2e against them. Needs Go; not part of `make test`.
+E2E_TIMEOUT ?= 600
+
+e2e: install
+	@start=$$(date +%s); \
+	$(BIN)/python tests/e2e/e2e_build.py || exit $$?; \
+	echo "e2e phase: build $$(( $$(date +%s) - start )) s"
+	@start=$$(date +%s); \
+	$(BIN)/python -m pytest -m e2e tests/e2e --timeout=$(E2E_TIMEOUT) $(ARGS); rc=$$?; \
+	echo "e2e phase: tests $$(( $$(date +%s) - start )) s"; exit $$rc
 
 clean:
 	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache build dist

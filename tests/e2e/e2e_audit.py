@@ -1,0 +1,105 @@
+"""The API server's audit log, read by the suite: who was refused (403), who met a conflict (409).
+
+The log is one JSON event per line at Metadata level (user, verb, resource, response code);
+the suite reads it from a byte offset taken when a test started, so each test sees only the
+requests made while it ran.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable
+from dataclasses import dataclass
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+__all__ = ["AuditEvent", "AuditLog", "refusals"]
+
+# NamespaceLifecycle refuses new objects in a namespace being deleted with a 403 too: hvpa
+# writing an Event about an Hvpa whose namespace a finished test is deleting is no RBAC gap.
+_TERMINATING = "because it is being terminated"
+
+
+@dataclass(frozen=True)
+class AuditEvent:
+    user: str
+    verb: str
+    resource: str
+    subresource: str
+    namespace: str
+    name: str
+    code: int
+    uri: str
+    message: str
+    received: float  # seconds since the epoch
+
+    @classmethod
+    def parse(cls, entry: dict[str, Any]) -> AuditEvent:
+        target = entry.get("objectRef") or {}
+        status = entry.get("responseStatus") or {}
+        received = entry.get("requestReceivedTimestamp") or "1970-01-01T00:00:00Z"
+        return cls(
+            user=str(entry.get("user", {}).get("username", "")),
+            verb=str(entry.get("verb", "")),
+            resource=str(target.get("resource", "")),
+            subresource=str(target.get("subresource", "")),
+            namespace=str(target.get("namespace", "")),
+            name=str(target.get("name", "")),
+            code=int(status.get("code", 0)),
+            uri=str(entry.get("requestURI", "")),
+            message=str(status.get("message", "")),
+            received=datetime.fromisoformat(received).timestamp(),
+        )
+
+    def __str__(self) -> str:
+        where = "/".join(
+            p for p in (self.namespace, self.resource, self.name, self.subresource) if p
+        )
+        return f"{self.user} {self.verb} {where} -> {self.code}"
+
+
+class AuditLog:
+    def __init__(self, path: Path) -> None:
+        self.path = path
+
+    def offset(self) -> int:
+        try:
+            return self.path.stat().st_size
+        except FileNotFoundError:
+            return 0
+
+    def events(self, since: int = 0) -> list[AuditEvent]:
+        """Every complete event written at or after byte `since`."""
+        try:
+            with self.path.open("rb") as log:
+                log.seek(since)
+                data = log.read()
+        except FileNotFoundError:
+            return []
+        events = []
+        for line in data.split(b"\n"):
+            if not line.strip():
+                continue
+            try:
+                events.append(AuditEvent.parse(json.loads(line)))
+            except ValueError:
+                continue  # the last line, still being written
+        return events
+
+
+def refusals(
+    events: Iterable[AuditEvent], *, user: str, excused: Iterable[tuple[float, float]] = ()
+) -> list[AuditEvent]:
+    """The 403s `user` got, less those that say nothing about its permissions: refusals in a
+    namespace being deleted, and any while the API server was starting (`excused` windows:
+    until its authorizer has synced its caches, a starting server refuses everyone)."""
+    windows = list(excused)
+    return [
+        event
+        for event in events
+        if event.user == user
+        and event.code == 403
+        and _TERMINATING not in event.message
+        and not any(start <= event.received <= end for start, end in windows)
+    ]

@@ -1,0 +1,98 @@
+"""hvpa as the suite runs it: `hvpa run --leader-elect` processes with the hvpa ServiceAccount's
+token and nothing more, as the shipped Deployment runs it.
+
+The Deployment's args are kept (leader election in hvpa-system, Lease `hvpa`, JSON logs); the
+listeners move to free loopback ports (two processes share one host), and the HPA timings
+shrink so a test sees a decision in seconds: a resync every 2 s, no CPU initialization
+period or initial readiness delay (kwok's pods are Ready at once and the metrics are fresh),
+a 10 s downscale stabilization window.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+import urllib.request
+from pathlib import Path
+from typing import Any
+
+from e2e_processes import Process, free_port
+
+__all__ = ["E2E_HVPA_ARGS", "LEASE_NAMESPACE", "HvpaController"]
+
+LEASE_NAMESPACE = "hvpa-system"
+LEASE_NAME = "hvpa"
+E2E_HVPA_ARGS = (
+    "--sync-period=2s",
+    "--cpu-initialization-period=0s",
+    "--initial-readiness-delay=0s",
+    "--downscale-stabilization=10s",
+    "--history-flush-interval=5s",
+)
+
+
+class HvpaController:
+    """One hvpa controller process and its HTTP views (/debug/state, /metrics, /readyz)."""
+
+    def __init__(self, name: str, *, kubeconfig: Path, directory: Path) -> None:
+        self.name = name
+        self.metrics_port = free_port()
+        self.health_port = free_port()
+        hvpa = Path(sys.executable).with_name("hvpa")
+        self.process = Process(
+            name,
+            [
+                str(hvpa),
+                "run",
+                f"--kubeconfig={kubeconfig}",
+                "--leader-elect",
+                f"--leader-election-namespace={LEASE_NAMESPACE}",
+                f"--leader-election-id={LEASE_NAME}",
+                f"--metrics-bind-address=127.0.0.1:{self.metrics_port}",
+                f"--health-probe-bind-address=127.0.0.1:{self.health_port}",
+                "--log-format=json",
+                *E2E_HVPA_ARGS,
+            ],
+            log_directory=directory,
+        )
+
+    def start(self) -> None:
+        self.process.start()
+
+    def _get(self, port: int, path: str) -> bytes:
+        with urllib.request.urlopen(f"http://127.0.0.1:{port}{path}", timeout=5) as reply:
+            return bytes(reply.read())
+
+    def state(self) -> dict[str, Any]:
+        return dict(json.loads(self._get(self.metrics_port, "/debug/state")))
+
+    def metrics_text(self) -> str:
+        return self._get(self.metrics_port, "/metrics").decode()
+
+    def ready(self) -> bool:
+        try:
+            self._get(self.health_port, "/readyz")
+        except OSError:
+            return False
+        return True
+
+    def identity(self) -> str:
+        return str(self.state()["leader"]["identity"])
+
+    def is_leader(self) -> bool:
+        return bool(self.state()["leader"].get("isLeader"))
+
+    def informers(self) -> list[dict[str, Any]]:
+        return list(self.state()["informers"])
+
+    def log_records(self) -> list[dict[str, Any]]:
+        """The JSON log lines so far (other lines, such as a traceback, come back as `text`)."""
+        records: list[dict[str, Any]] = []
+        for line in self.process.log().splitlines():
+            if not line.strip() or line.startswith("=== start"):
+                continue
+            try:
+                records.append(json.loads(line))
+            except ValueError:
+                records.append({"text": line})
+        return records
