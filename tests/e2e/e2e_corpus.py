@@ -1,0 +1,406 @@
+"""The differential corpus: requests whose answers the in-repo API server must give as
+kube-apiserver gives them.
+
+Each probe is a function of an admin Api and a fresh namespace that makes a few requests and
+returns what must agree, with everything that legitimately differs (names, uids, timestamps,
+resourceVersions, message wording) left out: status codes, a Status's reason and details,
+the shape of objects, of bookmarks, of Tables and of discovery. The probes touch what hvpa
+and the simulator rely on, and the corners the real server taught us (issue 16).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from typing import Any
+
+from e2e_api import JSON_PATCH, MERGE_PATCH, STRATEGIC_PATCH, Api, Response
+
+__all__ = ["PROBES", "Probe"]
+
+Probe = Callable[[Api, str], Any]
+TABLE = "application/json;as=Table;v=v1;g=meta.k8s.io"
+PROBES: dict[str, Probe] = {}
+
+
+def probe(function: Probe) -> Probe:
+    PROBES[function.__name__] = function
+    return function
+
+
+def _outcome(response: Response) -> dict[str, Any]:
+    """The status code, and for a Status its reason and the kind and name it names."""
+    body = response.json() if response.body else None
+    outcome: dict[str, Any] = {"code": response.status}
+    if isinstance(body, dict) and body.get("kind") == "Status":
+        details = body.get("details") or {}
+        outcome |= {
+            "reason": body.get("reason", ""),
+            "details": {k: details[k] for k in ("kind", "group", "name") if k in details},
+        }
+    elif isinstance(body, dict):
+        outcome["kind"] = body.get("kind")
+    return outcome
+
+
+def _deployment(name: str, **spec: Any) -> dict[str, Any]:
+    return {
+        "apiVersion": "apps/v1",
+        "kind": "Deployment",
+        "metadata": {"name": name},
+        "spec": {
+            "replicas": 1,
+            "selector": {"matchLabels": {"app": name}},
+            "template": {
+                "metadata": {"labels": {"app": name}},
+                "spec": {"containers": [{"name": "app", "image": "registry.invalid/app:1"}]},
+            },
+            **spec,
+        },
+    }
+
+
+def _hvpa(name: str, **spec: Any) -> dict[str, Any]:
+    return {
+        "apiVersion": "autoscaling.k8s.io/v1alpha1",
+        "kind": "Hvpa",
+        "metadata": {"name": name},
+        "spec": {
+            "targetRef": {"apiVersion": "apps/v1", "kind": "Deployment", "name": name},
+            "hpa": {"deploy": False},
+            **spec,
+        },
+    }
+
+
+def _deployments(namespace: str, name: str = "") -> str:
+    return f"/apis/apps/v1/namespaces/{namespace}/deployments" + (f"/{name}" if name else "")
+
+
+def _hvpas(namespace: str, name: str = "") -> str:
+    return f"/apis/autoscaling.k8s.io/v1alpha1/namespaces/{namespace}/hvpas" + (
+        f"/{name}" if name else ""
+    )
+
+
+# -- reads and errors ----------------------------------------------------------------------
+
+
+@probe
+def get_missing(api: Api, namespace: str) -> Any:
+    return [
+        _outcome(api.request("GET", f"/api/v1/namespaces/{namespace}/pods/missing")),
+        _outcome(api.request("GET", _deployments(namespace, "missing"))),
+        _outcome(api.request("GET", _hvpas(namespace, "missing"))),
+        _outcome(api.request("DELETE", _deployments(namespace, "missing"))),
+    ]
+
+
+@probe
+def create_twice(api: Api, namespace: str) -> Any:
+    first = api.request("POST", _deployments(namespace), _deployment("web"))
+    second = api.request("POST", _deployments(namespace), _deployment("web"))
+    return [_outcome(first), _outcome(second)]
+
+
+@probe
+def update_with_a_stale_resource_version(api: Api, namespace: str) -> Any:
+    created = api.create(_deployments(namespace), _deployment("web"))
+    api.patch(_deployments(namespace, "web"), {"metadata": {"labels": {"touched": "yes"}}})
+    created["spec"]["replicas"] = 2
+    return _outcome(api.request("PUT", _deployments(namespace, "web"), created))
+
+
+@probe
+def update_without_a_resource_version(api: Api, namespace: str) -> Any:
+    """Built-in workloads allow an unconditional update; custom resources do not."""
+    api.create(_deployments(namespace), _deployment("web"))
+    api.create(_hvpas(namespace), _hvpa("web"))
+    deployment = _deployment("web", replicas=2)
+    hvpa = _hvpa("web")
+    return [
+        _outcome(api.request("PUT", _deployments(namespace, "web"), deployment)),
+        _outcome(api.request("PUT", _hvpas(namespace, "web"), hvpa)),
+    ]
+
+
+@probe
+def bad_selectors(api: Api, namespace: str) -> Any:
+    pods = f"/api/v1/namespaces/{namespace}/pods"
+    return [
+        _outcome(api.request("GET", pods, params={"labelSelector": "app in"})),
+        _outcome(api.request("GET", pods, params={"fieldSelector": "spec.bogus=x"})),
+        _outcome(api.request("GET", pods, params={"fieldSelector": "spec.nodeName=x"})),
+    ]
+
+
+@probe
+def invalid_object(api: Api, namespace: str) -> Any:
+    body = _deployment("web")
+    del body["spec"]["selector"]
+    response = api.request("POST", _deployments(namespace), body)
+    causes = (response.json().get("details") or {}).get("causes") or []
+    return [_outcome(response), sorted({c.get("field") for c in causes})]
+
+
+@probe
+def generate_name(api: Api, namespace: str) -> Any:
+    body = {"metadata": {"generateName": "cm-"}, "data": {"a": "b"}}
+    created = api.create(f"/api/v1/namespaces/{namespace}/configmaps", body)
+    name = created["metadata"]["name"]
+    return [name.startswith("cm-"), len(name) == len("cm-") + 5]
+
+
+@probe
+def dry_run_persists_nothing(api: Api, namespace: str) -> Any:
+    created = api.request(
+        "POST", _deployments(namespace), _deployment("web"), params={"dryRun": "All"}
+    )
+    return [_outcome(created), _outcome(api.request("GET", _deployments(namespace, "web")))]
+
+
+@probe
+def list_pages(api: Api, namespace: str) -> Any:
+    """Deployments, not ConfigMaps: a real cluster adds kube-root-ca.crt to every namespace."""
+    for index in range(3):
+        api.create(_deployments(namespace), _deployment(f"web-{index}"))
+    page = api.get(_deployments(namespace), params={"limit": 2})
+    rest = api.get(
+        _deployments(namespace), params={"limit": 2, "continue": page["metadata"]["continue"]}
+    )
+    return [
+        [item["metadata"]["name"] for item in page["items"]],
+        page["metadata"].get("remainingItemCount"),
+        [item["metadata"]["name"] for item in rest["items"]],
+        "continue" in rest["metadata"],
+    ]
+
+
+# -- subresources --------------------------------------------------------------------------
+
+
+@probe
+def scale_subresource(api: Api, namespace: str) -> Any:
+    api.create(_deployments(namespace), _deployment("web"))
+    scale = api.get(_deployments(namespace, "web") + "/scale")
+    stale = dict(scale, metadata=dict(scale["metadata"], resourceVersion="1"))
+    stale["spec"] = {"replicas": 3}
+    return [
+        scale["kind"],
+        scale["apiVersion"],
+        sorted(scale["spec"]),
+        sorted(scale["status"]),
+        _outcome(api.request("PUT", _deployments(namespace, "web") + "/scale", stale)),
+    ]
+
+
+@probe
+def status_and_spec_are_written_apart(api: Api, namespace: str) -> Any:
+    created = api.create(_deployments(namespace), _deployment("web"))
+    created["spec"]["replicas"] = 5
+    created["status"] = {"replicas": 7}
+    through_status = api.put(_deployments(namespace, "web") + "/status", created)
+    through_main = api.put(
+        _deployments(namespace, "web"),
+        dict(through_status, status={"replicas": 9}),
+    )
+    return [
+        through_status["spec"]["replicas"],
+        through_status["status"].get("replicas"),
+        through_main["spec"]["replicas"],
+        through_main["status"].get("replicas"),
+    ]
+
+
+# -- patches -------------------------------------------------------------------------------
+
+
+@probe
+def patch_types(api: Api, namespace: str) -> Any:
+    api.create(_deployments(namespace), _deployment("web"))
+    api.create(_hvpas(namespace), _hvpa("web"))
+    label = {"metadata": {"labels": {"a": "b"}}}
+    json_patch = [{"op": "add", "path": "/metadata/labels", "value": {"a": "b"}}]
+    return [
+        _outcome(
+            api.request("PATCH", _deployments(namespace, "web"), label, content_type=MERGE_PATCH)
+        ),
+        _outcome(
+            api.request(
+                "PATCH", _deployments(namespace, "web"), label, content_type=STRATEGIC_PATCH
+            )
+        ),
+        _outcome(
+            api.request("PATCH", _hvpas(namespace, "web"), json_patch, content_type=JSON_PATCH)
+        ),
+        _outcome(
+            api.request("PATCH", _hvpas(namespace, "web"), label, content_type=STRATEGIC_PATCH)
+        ),
+        _outcome(
+            api.request(
+                "PATCH",
+                _deployments(namespace, "web"),
+                [{"op": "test", "path": "/spec/replicas", "value": 9}],
+                content_type=JSON_PATCH,
+            )
+        ),
+    ]
+
+
+# -- field validation and pruning ----------------------------------------------------------
+
+
+@probe
+def unknown_fields(api: Api, namespace: str) -> Any:
+    """fieldValidation: Strict refuses, Warn (the default) warns, Ignore says nothing; custom
+    resources drop (prune) what their schema does not declare."""
+    outcomes = []
+    for index, mode in enumerate(("Strict", "Warn", "Ignore")):
+        body = _deployment(f"web-{index}")
+        body["spec"]["bogus"] = 1
+        response = api.request(
+            "POST", _deployments(namespace), body, params={"fieldValidation": mode}
+        )
+        outcomes.append([_outcome(response), "Warning" in response.headers])
+    hvpa = _hvpa("web")
+    hvpa["spec"]["bogus"] = 1
+    response = api.request("POST", _hvpas(namespace), hvpa)
+    stored = api.get(_hvpas(namespace, "web")) if response.status == 201 else {"spec": {}}
+    outcomes.append([_outcome(response), "Warning" in response.headers, "bogus" in stored["spec"]])
+    return outcomes
+
+
+# -- watches -------------------------------------------------------------------------------
+
+
+def _watch(api: Api, path: str, **params: Any) -> tuple[int, list[dict[str, Any]]]:
+    response = api.request("GET", path, params={"watch": True, **params})
+    if response.status != 200:
+        return response.status, [response.json()]
+    return 200, [json.loads(line) for line in response.body.splitlines() if line.strip()]
+
+
+@probe
+def watch_from_a_too_old_resource_version(api: Api, namespace: str) -> Any:
+    """hvpa's reflector handles both forms of 410: an HTTP status and an ERROR event."""
+    code, events = _watch(
+        api, f"/api/v1/namespaces/{namespace}/pods", resourceVersion="1", timeoutSeconds=2
+    )
+    first = events[0] if events else {}
+    if code != 200:
+        return [code, first.get("reason")]
+    return [
+        code,
+        first.get("type"),
+        first.get("object", {}).get("code"),
+        first.get("object", {}).get("reason"),
+    ]
+
+
+@probe
+def bookmark_shape(api: Api, namespace: str) -> Any:
+    """The object of a BOOKMARK: its keys and the type's zero value (issue 16). A real server
+    sends one 2 s before a watch's deadline, once its watch cache has seen the resource
+    change: hence an object of each kind first, and 4 s watches."""
+    api.create(_deployments(namespace), _deployment("web"))
+    api.create(_hvpas(namespace), _hvpa("web"))
+    api.create(
+        f"/api/v1/namespaces/{namespace}/pods",
+        {"metadata": {"name": "pod"}, "spec": {"containers": [{"name": "a", "image": "a"}]}},
+    )
+    shapes = []
+    for path in (
+        _deployments(namespace),
+        f"/api/v1/namespaces/{namespace}/pods",
+        _hvpas(namespace),
+    ):
+        listed = api.get(path)
+        _, events = _watch(
+            api,
+            path,
+            resourceVersion=listed["metadata"]["resourceVersion"],
+            allowWatchBookmarks=True,
+            timeoutSeconds=4,
+        )
+        bookmarks = [e["object"] for e in events if e["type"] == "BOOKMARK"]
+        shapes.append(
+            {
+                key: (value if key != "metadata" else sorted(value))
+                for key, value in bookmarks[0].items()
+            }
+            if bookmarks
+            else None
+        )
+    return shapes
+
+
+# -- Tables --------------------------------------------------------------------------------
+
+
+def _columns(api: Api, path: str) -> list[str]:
+    table = api.get(path, accept=TABLE)
+    return [column["name"] for column in table["columnDefinitions"] if column["priority"] == 0]
+
+
+@probe
+def table_columns(api: Api, namespace: str) -> Any:
+    api.create(_deployments(namespace), _deployment("web"))
+    api.create(_hvpas(namespace), _hvpa("web"))
+    return {
+        "pods": _columns(api, f"/api/v1/namespaces/{namespace}/pods"),
+        "deployments": _columns(api, _deployments(namespace)),
+        "events": _columns(api, f"/api/v1/namespaces/{namespace}/events"),
+        "hvpas": _columns(api, _hvpas(namespace)),
+    }
+
+
+# -- discovery -----------------------------------------------------------------------------
+
+# The resources hvpa and the simulator use, and the subresources of theirs they use.
+DISCOVERED = {
+    "/api/v1": (
+        "pods",
+        "pods/status",
+        "pods/binding",
+        "nodes",
+        "nodes/status",
+        "configmaps",
+        "events",
+        "namespaces",
+    ),
+    "/apis/apps/v1": (
+        "deployments",
+        "deployments/scale",
+        "deployments/status",
+        "statefulsets",
+        "statefulsets/scale",
+        "statefulsets/status",
+        "replicasets",
+        "replicasets/scale",
+        "replicasets/status",
+    ),
+    "/apis/autoscaling/v2": ("horizontalpodautoscalers", "horizontalpodautoscalers/status"),
+    "/apis/coordination.k8s.io/v1": ("leases",),
+    "/apis/autoscaling.k8s.io/v1": ("verticalpodautoscalers", "verticalpodautoscalers/status"),
+    "/apis/autoscaling.k8s.io/v1alpha1": ("hvpas", "hvpas/status", "hvpas/scale"),
+}
+
+
+@probe
+def discovery(api: Api, namespace: str) -> Any:
+    found: dict[str, Any] = {}
+    for path, names in DISCOVERED.items():
+        resources = {r["name"]: r for r in api.get(path)["resources"]}
+        for name in names:
+            resource = resources.get(name)
+            found[f"{path} {name}"] = (
+                None
+                if resource is None
+                else {
+                    "namespaced": resource["namespaced"],
+                    "kind": resource["kind"],
+                    "verbs": sorted(resource["verbs"]),
+                    "shortNames": sorted(resource.get("shortNames", [])),
+                }
+            )
+    return found
