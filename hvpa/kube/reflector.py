@@ -444,15 +444,22 @@ class Reflector(Generic[W, R]):
         self.resource_version = meta.resource_version or self.resource_version
 
     def _handle_misfit(self, line: bytes, error: Exception) -> None:
-        """An event whose object does not fit the wire struct: an ERROR Status, or a bad object."""
+        """An event whose object does not fit the wire struct: an ERROR Status, a bookmark
+        (metadata only), or a bad object (skipped)."""
         try:
             event = self._decode_meta_event(line)
         except _UNDECODABLE as broken:
             raise _BrokenStream(f"watch of {self.name}: {broken}") from broken
         if event.type == "ERROR":
             self._raise_status(line)
-        self.skipped += 1
         meta = event.object.metadata
+        if event.type == "BOOKMARK":
+            # kube-apiserver's bookmark object is the type's zero value (a Deployment's says
+            # `"containers": null`), which a wire struct for real objects rejects; it carries
+            # a resourceVersion and nothing else, so its metadata is all there is to read.
+            self.resource_version = meta.resource_version or self.resource_version
+            return
+        self.skipped += 1
         _logger.error(
             "watch event skipped: cannot decode its object",
             extra=fields(
