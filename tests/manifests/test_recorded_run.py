@@ -28,6 +28,9 @@ UNUSED_GRANTS: Final = {
     # Resizing a ReplicaSet target: the cluster model runs no pods for a bare ReplicaSet,
     # so no VPA recommendation resizes one (its /scale is used: the `batch` Hvpa).
     ("apps", "replicasets", "patch"): "resize of a ReplicaSet target",
+    # Checked by admission, never requested: blockOwnerDeletion on the child VPA's
+    # ownerReference (tests/e2e/test_e2e_manifests.py proves it on a real API server).
+    ("autoscaling.k8s.io", "hvpas/finalizers", "update"): "blockOwnerDeletion on child VPAs",
 }
 
 
