@@ -7,7 +7,8 @@ What the real server does and this one does too:
   Expired Status when N is older than the history kept (HTTP status stays 200);
 - with a label or field selector, a change that makes an object match is
   ADDED and one that makes it stop matching is DELETED;
-- BOOKMARK events (kind, apiVersion and metadata.resourceVersion only) every
+- BOOKMARK events (kind, apiVersion, metadata.resourceVersion and, for a built-in
+  type, its zero value as kube-apiserver writes it: BOOKMARK_ZERO_VALUES) every
   `bookmark_interval_seconds` and at the end of timeoutSeconds when asked for;
   with sendInitialEvents, a bookmark annotated k8s.io/initial-events-end;
 - a watcher so slow that history moved past it is closed, and the client
@@ -214,8 +215,78 @@ class Watch:
         metadata: dict[str, object] = {"resourceVersion": str(rv)}
         if initial_events_end:
             metadata["annotations"] = {"k8s.io/initial-events-end": "true"}
-        body = {"kind": rtype.kind, "apiVersion": rtype.api_version, "metadata": metadata}
+        body = {
+            "kind": rtype.kind,
+            "apiVersion": rtype.api_version,
+            "metadata": metadata,
+            **BOOKMARK_ZERO_VALUES.get((rtype.api_version, rtype.kind), {}),
+        }
         return b'{"type":"BOOKMARK","object":' + orjson.dumps(body) + b"}\n"
+
+
+_TEMPLATE_ZERO: Final = {"metadata": {}, "spec": {"containers": None}}
+# What kube-apiserver (v1.37) puts beside the metadata of a built-in type's bookmark: the
+# typed object's zero value, serialized with the nulls and zeros of its non-omitempty
+# fields. A client's decoder meets these, not a bare metadata object (issue 16: hvpa's
+# wire structs once refused `"containers": null`). Custom resources' bookmarks carry only
+# kind, apiVersion and metadata, as here by default.
+BOOKMARK_ZERO_VALUES: Final[dict[tuple[str, str], dict[str, object]]] = {
+    ("v1", "Pod"): {"spec": {"containers": None}, "status": {}},
+    ("v1", "Namespace"): {"spec": {}, "status": {}},
+    ("v1", "Node"): {
+        "spec": {},
+        "status": {
+            "daemonEndpoints": {"kubeletEndpoint": {"Port": 0}},
+            "nodeInfo": dict.fromkeys(
+                (
+                    "machineID",
+                    "systemUUID",
+                    "bootID",
+                    "kernelVersion",
+                    "osImage",
+                    "containerRuntimeVersion",
+                    "kubeletVersion",
+                    "kubeProxyVersion",
+                    "operatingSystem",
+                    "architecture",
+                ),
+                "",
+            ),
+        },
+    },
+    ("v1", "Event"): {
+        "involvedObject": {},
+        "source": {},
+        "firstTimestamp": None,
+        "lastTimestamp": None,
+        "eventTime": None,
+        "reportingComponent": "",
+        "reportingInstance": "",
+    },
+    ("apps/v1", "Deployment"): {
+        "spec": {"replicas": 0, "selector": None, "template": _TEMPLATE_ZERO, "strategy": {}},
+        "status": {},
+    },
+    ("apps/v1", "StatefulSet"): {
+        "spec": {
+            "replicas": 0,
+            "selector": None,
+            "template": _TEMPLATE_ZERO,
+            "serviceName": "",
+            "updateStrategy": {},
+        },
+        "status": {"replicas": 0, "availableReplicas": 0},
+    },
+    ("apps/v1", "ReplicaSet"): {
+        "spec": {"replicas": 0, "selector": None, "template": _TEMPLATE_ZERO},
+        "status": {"replicas": 0},
+    },
+    ("coordination.k8s.io/v1", "Lease"): {"spec": {}},
+    ("autoscaling/v2", "HorizontalPodAutoscaler"): {
+        "spec": {"scaleTargetRef": {"kind": "", "name": ""}, "maxReplicas": 0},
+        "status": {"desiredReplicas": 0, "currentMetrics": None},
+    },
+}
 
 
 class Watches:
