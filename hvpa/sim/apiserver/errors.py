@@ -242,17 +242,23 @@ class Invalid(ApiError):
     code, reason = 422, "Invalid"
 
     @classmethod
-    def of(cls, rtype: ResourceType, name: str, errors: list[FieldError]) -> Invalid:
-        """The 422 apimachinery's NewInvalid builds: Kind.group "name" is invalid: causes."""
+    def of(
+        cls, rtype: ResourceType, name: str, errors: list[FieldError], *, by_resource: bool = False
+    ) -> Invalid:
+        """The 422 apimachinery's NewInvalid builds: Kind.group "name" is invalid: causes.
+
+        `by_resource`: qualified by the resource (plural) where upstream passes that in place
+        of the kind."""
         if len(errors) == 1:
             summary = str(errors[0])
         else:
             summary = "[" + ", ".join(str(error) for error in errors) + "]"
-        group_kind = f"{rtype.kind}.{rtype.group}" if rtype.group else rtype.kind
+        kind = rtype.plural if by_resource else rtype.kind
+        group_kind = f"{kind}.{rtype.group}" if rtype.group else kind
         details: dict[str, Any] = {"name": name}
         if rtype.group:
             details["group"] = rtype.group
-        details["kind"] = rtype.kind
+        details["kind"] = kind
         details["causes"] = [error.cause() for error in errors]
         return cls(f'{group_kind} "{name}" is invalid: {summary}', details=details)
 

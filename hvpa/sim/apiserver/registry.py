@@ -363,6 +363,8 @@ class Registry:
         requested = metadata.get("managedFields")
         wanted_rv = metadata.get("resourceVersion")
         if wanted_rv in (None, "") and not rtype.unconditional_update:
+            # Upstream's generic store qualifies this one error by the resource, not the
+            # kind: `hvpas.autoscaling.k8s.io "web" is invalid`, details.kind "hvpas".
             raise Invalid.of(
                 rtype,
                 name,
@@ -371,6 +373,7 @@ class Registry:
                         "metadata.resourceVersion", 0, "must be specified for an update"
                     )
                 ],
+                by_resource=True,
             )
         _require_resource_version(rtype, name, wanted_rv, current)
         if metadata.get("uid") and metadata["uid"] != old_meta.get("uid"):

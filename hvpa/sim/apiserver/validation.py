@@ -267,6 +267,16 @@ def _validate_workload(spec: dict[str, Any], old: dict[str, Any] | None) -> list
     template_labels = (template.get("metadata") or {}).get("labels") or {}
     if not selector:
         errors.append(FieldError.required("spec.selector"))
+        if selector is None:
+            # Upstream turns a missing selector into one that matches nothing, so the
+            # template's labels fail to match it as well: two causes, as kube-apiserver says.
+            errors.append(
+                FieldError.invalid(
+                    "spec.template.metadata.labels",
+                    _labels_text(template_labels),
+                    "`selector` does not match template `labels`",
+                )
+            )
     else:
         try:
             parsed = LabelSelector.from_dict(selector)

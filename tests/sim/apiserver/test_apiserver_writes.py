@@ -93,6 +93,16 @@ async def test_create_rejections(http: Http, change: Any, code: int, reason: str
     assert_status(reply.body, code, reason)
 
 
+async def test_a_missing_selector_also_fails_to_match_the_template(http: Http) -> None:
+    """kube-apiserver v1.37 names both causes (tests/e2e/e2e_corpus.py, invalid_object)."""
+    body = deployment()
+    del body["spec"]["selector"]
+    reply = await http.post(DEPLOYMENTS, body)
+    assert reply.status == 422, reply.body
+    fields = [cause["field"] for cause in reply.body["details"]["causes"]]
+    assert fields == ["spec.selector", "spec.template.metadata.labels"]
+
+
 async def test_invalid_carries_causes(http: Http) -> None:
     body = deployment()
     del body["metadata"]["name"]
@@ -243,6 +253,10 @@ async def test_custom_resources_need_a_resource_version_to_update(http: Http) ->
     unconditional = await http.put(f"{HVPAS}/web", created)
     assert unconditional.status == 422, unconditional.body
     assert unconditional.body["details"]["causes"][0]["field"] == "metadata.resourceVersion"
+    # Qualified by the resource, not the kind, as kube-apiserver v1.37 answers (issue 16's
+    # differential tests: tests/e2e/e2e_corpus.py, update_without_a_resource_version).
+    assert unconditional.body["details"]["kind"] == "hvpas"
+    assert unconditional.body["message"].startswith('hvpas.autoscaling.k8s.io "web" is invalid')
     status = await http.put(f"{HVPAS}/web/status", {**created, "status": {"replicas": 3}})
     assert status.status == 422, status.body
 
