@@ -28,34 +28,40 @@ from hvpa.kube.settings import WatchSettings
 pytestmark = pytest.mark.looptime
 
 # Captured from kube-apiserver v1.37.2 (watch ?allowWatchBookmarks=true), one per kind.
-_TEMPLATE = {"metadata": {"creationTimestamp": None}, "spec": {"containers": None}}
+_TEMPLATE = {"metadata": {}, "spec": {"containers": None}}
 BOOKMARKS: dict[str, dict[str, Any]] = {
     "pods": {
         "kind": "Pod",
         "apiVersion": "v1",
-        "metadata": {"resourceVersion": "13", "creationTimestamp": None},
+        "metadata": {"resourceVersion": "13"},
         "spec": {"containers": None},
         "status": {},
     },
     "deployments": {
         "kind": "Deployment",
         "apiVersion": "apps/v1",
-        "metadata": {"resourceVersion": "13", "creationTimestamp": None},
-        "spec": {"selector": None, "template": _TEMPLATE, "strategy": {}},
+        "metadata": {"resourceVersion": "13"},
+        "spec": {"replicas": 0, "selector": None, "template": _TEMPLATE, "strategy": {}},
         "status": {},
     },
     "statefulsets": {
         "kind": "StatefulSet",
         "apiVersion": "apps/v1",
-        "metadata": {"resourceVersion": "13", "creationTimestamp": None},
-        "spec": {"selector": None, "template": _TEMPLATE, "serviceName": "", "updateStrategy": {}},
+        "metadata": {"resourceVersion": "13"},
+        "spec": {
+            "replicas": 0,
+            "selector": None,
+            "template": _TEMPLATE,
+            "serviceName": "",
+            "updateStrategy": {},
+        },
         "status": {"replicas": 0, "availableReplicas": 0},
     },
     "replicasets": {
         "kind": "ReplicaSet",
         "apiVersion": "apps/v1",
-        "metadata": {"resourceVersion": "13", "creationTimestamp": None},
-        "spec": {"selector": None, "template": _TEMPLATE},
+        "metadata": {"resourceVersion": "13"},
+        "spec": {"replicas": 0, "selector": None, "template": _TEMPLATE},
         "status": {"replicas": 0},
     },
 }
