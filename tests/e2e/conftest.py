@@ -15,7 +15,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from e2e_audit import AuditLog, refusals
+from e2e_audit import AuditLog, logged_refusal, refusals
 from e2e_build import binaries
 from e2e_cluster import HVPA_USER, Cluster
 
@@ -89,8 +89,9 @@ def namespace(cluster: Cluster, request: pytest.FixtureRequest) -> Iterator[str]
 def hvpa_never_forbidden(request: pytest.FixtureRequest) -> Iterator[None]:
     """Fail the test during which hvpa got a 403: the shipped RBAC must allow all it does.
 
-    Read from the audit log, which holds every request hvpa made as its ServiceAccount, with
-    the exceptions `refusals` names (a namespace being deleted, an API server starting).
+    Read from both sides: the audit log, which holds every request hvpa made as its
+    ServiceAccount, and hvpa's own logs, with the exceptions `refusals` names (a namespace
+    being deleted, an API server starting).
     """
     if "cluster" not in request.fixturenames:
         yield
@@ -98,9 +99,18 @@ def hvpa_never_forbidden(request: pytest.FixtureRequest) -> Iterator[None]:
     cluster: Cluster = request.getfixturevalue("cluster")
     audit = AuditLog(cluster.control_plane.audit_log)
     since = audit.offset()
+    logged_since = {c.name: len(c.log_records()) for c in cluster.controllers}
     yield
-    refused = refusals(audit.events(since), user=HVPA_USER, excused=cluster.control_plane.restarts)
+    excused = cluster.control_plane.restarts
+    refused = refusals(audit.events(since), user=HVPA_USER, excused=excused)
     assert not refused, "hvpa was refused:\n" + "\n".join(f"{e} {e.message}" for e in refused[:20])
+    logged = [
+        record
+        for controller in cluster.controllers
+        for record in controller.log_records()[logged_since.get(controller.name, 0) :]
+        if logged_refusal(record, excused=excused)
+    ]
+    assert not logged, "hvpa logged a 403:\n" + "\n".join(map(str, logged[:20]))
 
 
 @pytest.fixture(autouse=True)

@@ -14,7 +14,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-__all__ = ["AuditEvent", "AuditLog", "refusals"]
+__all__ = ["AuditEvent", "AuditLog", "logged_refusal", "refusals"]
 
 # NamespaceLifecycle refuses new objects in a namespace being deleted with a 403 too: hvpa
 # writing an Event about an Hvpa whose namespace a finished test is deleting is no RBAC gap.
@@ -103,3 +103,16 @@ def refusals(
         and _TERMINATING not in event.message
         and not any(start <= event.received <= end for start, end in windows)
     ]
+
+
+def logged_refusal(record: dict[str, Any], *, excused: Iterable[tuple[float, float]] = ()) -> bool:
+    """Whether one of hvpa's JSON log records reports a 403 (its errors read "403 Forbidden:
+    ..."), with the same exceptions as `refusals`."""
+    text = " ".join(str(record.get(key, "")) for key in ("error", "msg", "text"))
+    if "403 Forbidden" not in text or _TERMINATING in text:
+        return False
+    stamp = record.get("ts")
+    if not stamp:
+        return True
+    logged = datetime.fromisoformat(str(stamp)).timestamp()
+    return not any(start <= logged <= end for start, end in excused)

@@ -4,7 +4,8 @@ The watch cache sends a bookmark shortly before a watch's deadline (2 s before i
 once a minute otherwise; its object is a zero value of the resource's type with only the
 resourceVersion set, so a Deployment's carries `"containers": null`, which hvpa's wire types
 once rejected: every bookmark was logged as an error and counted as a skipped object (issue 16).
-A 5 s watch gets one bookmark in about 3 s.
+A 5 s watch gets one about 3 s in, once the cache has seen the resource change since the
+watch began.
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ import asyncio
 import json
 import logging
 import random
+import threading
 from collections.abc import Mapping
 from typing import Any
 
@@ -33,29 +35,28 @@ SHORT_WATCHES = WatchSettings(min_watch_timeout_seconds=5, max_watch_timeout_sec
 
 
 def test_a_real_bookmark_carries_a_zero_value_object(cluster: Cluster, namespace: str) -> None:
-    """The shape the reflector must accept, as the server sends it."""
+    """The shape the reflector must accept, as the server sends it. The bookmark that ends a
+    watch's initial events (sendInitialEvents) comes at once; it has the periodic bookmarks'
+    shape, plus an annotation."""
     api = cluster.admin
     api.create(
         workload_path(namespace, "Deployment"),
         deployment("web", replicas=1, requests={"cpu": "10m"}),
     )
-    listed = api.get(workload_path(namespace, "Deployment"))
-    lines = list(
-        api.watch_lines(
-            workload_path(namespace, "Deployment"),
-            params={
-                "resourceVersion": listed["metadata"]["resourceVersion"],
-                "allowWatchBookmarks": True,
-                "timeoutSeconds": 5,
-            },
-            timeout_seconds=15,
-        )
+    lines = api.watch_lines(
+        workload_path(namespace, "Deployment"),
+        params={
+            "sendInitialEvents": True,
+            "resourceVersionMatch": "NotOlderThan",
+            "allowWatchBookmarks": True,
+            "timeoutSeconds": 5,
+        },
+        timeout_seconds=15,
     )
-    bookmarks = [json.loads(line) for line in lines if b'"BOOKMARK"' in line]
-    assert bookmarks, f"no bookmark in {lines!r}"
-    bookmark = bookmarks[0]["object"]
+    bookmark = next(json.loads(line)["object"] for line in lines if b'"BOOKMARK"' in line)
     assert bookmark["kind"] == "Deployment"
     assert bookmark["metadata"]["resourceVersion"]
+    assert bookmark["metadata"]["annotations"] == {"k8s.io/initial-events-end": "true"}
     assert bookmark["spec"]["template"]["spec"]["containers"] is None
 
 
@@ -73,26 +74,64 @@ class _Sink:
         self.objects.pop(key, None)
 
 
+class _CountingReflector(Reflector[Any, Any]):
+    """hvpa's reflector, counting the bookmark lines it is handed, so that the test cannot
+    pass on a watch that happened to get none."""
+
+    bookmarks = 0
+
+    def _handle(self, line: bytes) -> None:
+        if b'"type":"BOOKMARK"' in line:
+            self.bookmarks += 1
+        super()._handle(line)
+
+
+# One object of each kind, and a patch that touches it: the watch cache sends a periodic
+# bookmark only once it has seen the resource change past the watch's resourceVersion.
+OBJECTS: dict[str, tuple[str, dict[str, Any]]] = {
+    "pods": (
+        "/api/v1/namespaces/{ns}/pods",
+        {"metadata": {"name": "one"}, "spec": {"containers": [{"name": "a", "image": "a"}]}},
+    ),
+    "deployments": (
+        "/apis/apps/v1/namespaces/{ns}/deployments",
+        deployment("one", replicas=0, requests={"cpu": "10m"}),
+    ),
+    "statefulsets": (
+        "/apis/apps/v1/namespaces/{ns}/statefulsets",
+        statefulset("one", replicas=0, requests={"cpu": "10m"}),
+    ),
+    "replicasets": (
+        "/apis/apps/v1/namespaces/{ns}/replicasets",
+        {**deployment("one", replicas=0, requests={"cpu": "10m"}), "kind": "ReplicaSet"},
+    ),
+}
+
+
+def _churn(cluster: Cluster, path: str, stop: threading.Event) -> None:
+    touch = 0
+    while not stop.wait(0.5):
+        touch += 1
+        cluster.admin.patch(path, {"metadata": {"labels": {"touch": str(touch)}}})
+
+
 @pytest.mark.parametrize(
     "resource", [PODS, DEPLOYMENTS, STATEFULSETS, REPLICASETS], ids=lambda r: r.plural
 )
 async def test_reflector_takes_bookmarks_without_skipping(
     cluster: Cluster, namespace: str, resource: Resource[Any, Any], caplog: pytest.LogCaptureFixture
 ) -> None:
-    api = cluster.admin
-    api.create(
-        workload_path(namespace, "Deployment"),
-        deployment("web", replicas=1, requests={"cpu": "10m"}),
-    )
-    api.create(
-        workload_path(namespace, "StatefulSet"),
-        statefulset("db", replicas=1, requests={"cpu": "10m"}),
-    )
+    collection, body = OBJECTS[resource.plural]
+    collection = collection.format(ns=namespace)
+    cluster.admin.create(collection, body)
+    stop = threading.Event()
+    churn = threading.Thread(target=_churn, args=(cluster, f"{collection}/one", stop), daemon=True)
+    churn.start()
     client = await client_from_kubeconfig(
         metrics=KubeMetrics(CollectorRegistry()), path=str(cluster.control_plane.admin_kubeconfig)
     )
     sink = _Sink()
-    reflector = Reflector(
+    reflector = _CountingReflector(
         client=client,
         resource=resource,
         sink=sink,
@@ -101,18 +140,23 @@ async def test_reflector_takes_bookmarks_without_skipping(
         rng=random.Random(1),
     )
     caplog.set_level(logging.INFO, logger="hvpa.kube.reflector")
-    async with client:
-        task = asyncio.create_task(reflector.run())
-        # Two whole watches (the third has started): each 5 s watch gets its bookmark 2 s
-        # before its deadline. The reflector signals nothing per watch: poll its counter.
-        deadline = asyncio.get_running_loop().time() + 30
-        while reflector.watches < 3 and asyncio.get_running_loop().time() < deadline:  # noqa: ASYNC110
-            await asyncio.sleep(0.2)
-        task.cancel()
-        with pytest.raises(asyncio.CancelledError):
-            await task
-    assert reflector.watches >= 3
-    assert sink.objects, "the namespace's objects were listed"
+    try:
+        async with client:
+            task = asyncio.create_task(reflector.run())
+            # Each 5 s watch gets its bookmark 2 s before its deadline. The reflector signals
+            # nothing per event: poll its counter.
+            loop = asyncio.get_running_loop()
+            deadline = loop.time() + 40
+            while reflector.bookmarks < 2 and loop.time() < deadline:  # noqa: ASYNC110
+                await asyncio.sleep(0.2)
+            task.cancel()
+            with pytest.raises(asyncio.CancelledError):
+                await task
+    finally:
+        stop.set()
+        churn.join(timeout=10)
+    assert reflector.bookmarks >= 2, "the server sent no bookmarks: the test proves nothing"
+    assert sink.objects, "the namespace's object was listed"
     errors = [r.getMessage() for r in caplog.records if r.levelno >= logging.WARNING]
     assert reflector.skipped == 0, errors
     assert not errors
