@@ -62,7 +62,12 @@ def cluster(request: pytest.FixtureRequest) -> Iterator[Cluster]:
     directory = Path(tempfile.mkdtemp(prefix="hvpa-e2e-"))
     made = Cluster(directory, binaries=binaries())
     try:
-        made.up()
+        try:
+            made.up()
+        except Exception as error:
+            # Every test would fail the same way: say it once, with what the server said.
+            made.down()
+            pytest.exit(f"e2e: the cluster could not be set up ({directory} kept): {error}", 1)
         timings = ", ".join(f"{name} {seconds:.1f} s" for name, seconds in made.timings.items())
         print(f"\ne2e phase: cluster up ({timings})")
         yield made

@@ -30,6 +30,8 @@ REPOSITORY = Path(__file__).resolve().parents[2]
 MANIFESTS = REPOSITORY / "manifests"
 METRICS_NAMESPACE = "hvpa-e2e-metrics"
 METRICS_SERVICE = "metrics"
+# Reads hvpa's /metrics and /debug/state in the suite.
+READER = "e2e-reader"
 HVPA_USER = f"system:serviceaccount:{LEASE_NAMESPACE}:hvpa"
 
 # Our own minimal VerticalPodAutoscaler CRD (autoscaling.k8s.io/v1): the upstream CRD is not
@@ -104,6 +106,7 @@ class Cluster:
         self.controllers: list[HvpaController] = []
         self._controller_count = 0
         self.hvpa_kubeconfig = directory / "hvpa.kubeconfig"
+        self.reader_token = ""
         self.timings: dict[str, float] = {}
 
     # -- set up, in order ------------------------------------------------------
@@ -256,10 +259,10 @@ class Cluster:
 
     # -- hvpa ------------------------------------------------------------------
 
-    def hvpa_token(self) -> str:
-        """A token of the hvpa ServiceAccount, as the kubelet would project into its pod."""
+    def token(self, namespace: str, service_account: str) -> str:
+        """A token of a ServiceAccount, as the kubelet would project into its pod."""
         review = self.admin.create(
-            f"/api/v1/namespaces/{LEASE_NAMESPACE}/serviceaccounts/hvpa/token",
+            f"/api/v1/namespaces/{namespace}/serviceaccounts/{service_account}/token",
             {
                 "apiVersion": "authentication.k8s.io/v1",
                 "kind": "TokenRequest",
@@ -267,6 +270,33 @@ class Cluster:
             },
         )
         return str(review["status"]["token"])
+
+    def hvpa_token(self) -> str:
+        return self.token(LEASE_NAMESPACE, "hvpa")
+
+    def make_reader(self) -> str:
+        """A ServiceAccount bound to the shipped hvpa-metrics-reader and
+        hvpa-debug-state-reader ClusterRoles, as an operator would bind them; its token."""
+        self.admin.create(
+            f"/api/v1/namespaces/{METRICS_NAMESPACE}/serviceaccounts",
+            {"metadata": {"name": READER}},
+        )
+        for role in ("hvpa-metrics-reader", "hvpa-debug-state-reader"):
+            self.admin.create(
+                "/apis/rbac.authorization.k8s.io/v1/clusterrolebindings",
+                {
+                    "metadata": {"name": f"e2e-{role}"},
+                    "roleRef": {
+                        "apiGroup": "rbac.authorization.k8s.io",
+                        "kind": "ClusterRole",
+                        "name": role,
+                    },
+                    "subjects": [
+                        {"kind": "ServiceAccount", "name": READER, "namespace": METRICS_NAMESPACE}
+                    ],
+                },
+            )
+        return self.token(METRICS_NAMESPACE, READER)
 
     def start_controllers(self) -> None:
         write_kubeconfig(
@@ -277,6 +307,7 @@ class Cluster:
             user=HVPA_USER,
         )
         self.proxy.start()
+        self.reader_token = self.make_reader()
         for _ in range(2):
             self.add_controller()
         wait_until(lambda: self.leader() is not None, timeout_seconds=60, what="an hvpa leader")
@@ -292,6 +323,7 @@ class Cluster:
             f"hvpa-{self._controller_count}",
             kubeconfig=self.hvpa_kubeconfig,
             directory=self.directory,
+            reader_token=self.reader_token,
         )
         controller.start()
         self.controllers.append(controller)

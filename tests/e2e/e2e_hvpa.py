@@ -1,16 +1,22 @@
 """hvpa as the suite runs it: `hvpa run --leader-elect` processes with the hvpa ServiceAccount's
 token and nothing more, as the shipped Deployment runs it.
 
-The Deployment's args are kept (leader election in hvpa-system, Lease `hvpa`, JSON logs); the
-listeners move to free loopback ports (two processes share one host), and the HPA timings
-shrink so a test sees a decision in seconds: a resync every 2 s, no CPU initialization
-period or initial readiness delay (kwok's pods are Ready at once and the metrics are fresh),
-a 10 s downscale stabilization window.
+The Deployment's args are kept (leader election in hvpa-system, Lease `hvpa`, /metrics and
+/debug/state over HTTPS to callers the API server authenticates and authorizes, JSON logs);
+the listeners move to free loopback ports (two processes share one host), and the HPA
+timings shrink so a test sees a decision in seconds: a resync every 2 s, no CPU
+initialization period or initial readiness delay (kwok's pods are Ready at once and the
+metrics are fresh), a 10 s downscale stabilization window.
+
+The suite reads /debug/state as a ServiceAccount bound to the shipped hvpa-metrics-reader
+and hvpa-debug-state-reader ClusterRoles, so hvpa's TokenReview and SubjectAccessReview run
+against the real API server on every read.
 """
 
 from __future__ import annotations
 
 import json
+import ssl
 import sys
 import urllib.request
 from pathlib import Path
@@ -34,8 +40,9 @@ E2E_HVPA_ARGS = (
 class HvpaController:
     """One hvpa controller process and its HTTP views (/debug/state, /metrics, /readyz)."""
 
-    def __init__(self, name: str, *, kubeconfig: Path, directory: Path) -> None:
+    def __init__(self, name: str, *, kubeconfig: Path, directory: Path, reader_token: str) -> None:
         self.name = name
+        self._reader_token = reader_token
         self.metrics_port = free_port()
         self.health_port = free_port()
         hvpa = Path(sys.executable).with_name("hvpa")
@@ -49,6 +56,7 @@ class HvpaController:
                 f"--leader-election-namespace={LEASE_NAMESPACE}",
                 f"--leader-election-id={LEASE_NAME}",
                 f"--metrics-bind-address=127.0.0.1:{self.metrics_port}",
+                "--metrics-secure=true",
                 f"--health-probe-bind-address=127.0.0.1:{self.health_port}",
                 "--log-format=json",
                 *E2E_HVPA_ARGS,
@@ -59,22 +67,34 @@ class HvpaController:
     def start(self) -> None:
         self.process.start()
 
-    def _get(self, port: int, path: str) -> bytes:
-        with urllib.request.urlopen(f"http://127.0.0.1:{port}{path}", timeout=5) as reply:
+    def secure_get(self, path: str, *, token: str | None = None) -> bytes:
+        """GET from the HTTPS listener with a bearer token (the reader's unless given).
+
+        Its certificate is self-signed, made at start: not verified here (the Deployment's
+        callers verify the one --metrics-cert-path names)."""
+        context = ssl.create_default_context()
+        context.check_hostname = False
+        context.verify_mode = ssl.CERT_NONE
+        request = urllib.request.Request(
+            f"https://127.0.0.1:{self.metrics_port}{path}",
+            headers={"Authorization": f"Bearer {token or self._reader_token}"},
+        )
+        with urllib.request.urlopen(request, timeout=10, context=context) as reply:
             return bytes(reply.read())
 
     def state(self) -> dict[str, Any]:
-        return dict(json.loads(self._get(self.metrics_port, "/debug/state")))
+        return dict(json.loads(self.secure_get("/debug/state")))
 
     def metrics_text(self) -> str:
-        return self._get(self.metrics_port, "/metrics").decode()
+        return self.secure_get("/metrics").decode()
 
     def ready(self) -> bool:
+        url = f"http://127.0.0.1:{self.health_port}/readyz"
         try:
-            self._get(self.health_port, "/readyz")
+            with urllib.request.urlopen(url, timeout=5):
+                return True
         except OSError:
             return False
-        return True
 
     def identity(self) -> str:
         return str(self.state()["leader"]["identity"])
