@@ -194,21 +194,41 @@ def scale_subresource(api: Api, namespace: str) -> Any:
     ]
 
 
+def _vpas(namespace: str, name: str = "") -> str:
+    return f"/apis/autoscaling.k8s.io/v1/namespaces/{namespace}/verticalpodautoscalers" + (
+        f"/{name}" if name else ""
+    )
+
+
 @probe
 def status_and_spec_are_written_apart(api: Api, namespace: str) -> Any:
-    created = api.create(_deployments(namespace), _deployment("web"))
-    created["spec"]["replicas"] = 5
-    created["status"] = {"replicas": 7}
-    through_status = api.put(_deployments(namespace, "web") + "/status", created)
+    """On a VerticalPodAutoscaler: no controller of the real cluster writes one the suite made
+    by hand (a Deployment's status is the controller manager's, and races the probe)."""
+    created = api.create(
+        _vpas(namespace),
+        {
+            "apiVersion": "autoscaling.k8s.io/v1",
+            "kind": "VerticalPodAutoscaler",
+            "metadata": {"name": "web"},
+            "spec": {"targetRef": {"apiVersion": "apps/v1", "kind": "Deployment", "name": "web"}},
+        },
+    )
+    created["spec"]["updatePolicy"] = {"updateMode": "Off"}
+    created["status"] = {"conditions": [{"type": "RecommendationProvided", "status": "True"}]}
+    through_status = api.put(_vpas(namespace, "web") + "/status", created)
     through_main = api.put(
-        _deployments(namespace, "web"),
-        dict(through_status, status={"replicas": 9}),
+        _vpas(namespace, "web"),
+        dict(
+            through_status,
+            spec={**through_status["spec"], "updatePolicy": {"updateMode": "Off"}},
+            status={},
+        ),
     )
     return [
-        through_status["spec"]["replicas"],
-        through_status["status"].get("replicas"),
-        through_main["spec"]["replicas"],
-        through_main["status"].get("replicas"),
+        "updatePolicy" in through_status["spec"],
+        len(through_status["status"].get("conditions", [])),
+        through_main["spec"].get("updatePolicy"),
+        len(through_main["status"].get("conditions", [])),
     ]
 
 

@@ -33,6 +33,10 @@ KNOWN: dict[str, str] = {
         "MESSAGE, an Hvpa's additionalPrinterColumns); the in-repo server answers every "
         "Table with the default Name and Created At"
     ),
+    "discovery": (
+        "the Hvpa CRD (manifests/crd.yaml) declares no scale subresource, the short name hv "
+        "and the category all; the in-repo server still serves hvpas/scale and no short name"
+    ),
 }
 
 
