@@ -1,5 +1,5 @@
 """Cluster-proportional scaling from real Node objects: hvpa's node informer, as its
-ServiceAccount, counts the nodes and cores its selector picks, cordoned ones excepted.
+ServiceAccount, counts the nodes and cores its selector picks that are Ready and not cordoned.
 """
 
 from __future__ import annotations
@@ -8,6 +8,7 @@ from collections.abc import Iterator
 
 import pytest
 from e2e_cluster import Cluster
+from e2e_controlplane import KWOK_NODE_ANNOTATION
 from e2e_objects import deployment, hvpa_path, workload_path
 from e2e_processes import wait_until
 
@@ -28,8 +29,13 @@ def _add_node(cluster: Cluster, pool: list[str], namespace: str, index: int) -> 
     cluster.admin.create(
         "/api/v1/nodes",
         {
-            "metadata": {"name": name, "labels": {"e2e-pool": namespace}},
-            # The suite's pods belong on kwok's nodes: these only count.
+            # kwok's too, so they turn Ready (CPA counts only Ready, uncordoned nodes as
+            # schedulable); tainted, so no other test's pods land on them.
+            "metadata": {
+                "name": name,
+                "labels": {"e2e-pool": namespace},
+                "annotations": dict([KWOK_NODE_ANNOTATION]),
+            },
             "spec": {"taints": [{"key": "e2e-pool", "value": namespace, "effect": "NoSchedule"}]},
             "status": {
                 "capacity": {"cpu": "4", "memory": "16Gi"},
@@ -72,9 +78,13 @@ def test_replicas_follow_the_selected_nodes(
         },
     )
     path = workload_path(namespace, "Deployment", "dns")
-    wait_until(
-        lambda: api.get(path)["spec"]["replicas"] == 3, timeout_seconds=60, what="3 replicas"
-    )
+    try:
+        wait_until(
+            lambda: api.get(path)["spec"]["replicas"] == 3, timeout_seconds=60, what="3 replicas"
+        )
+    except TimeoutError as timeout:
+        status = api.get(hvpa_path(namespace, "dns")).get("status", {})
+        raise AssertionError(f"{timeout}; status {status}") from None
 
     # A fourth node: 16 cores -> 4.
     _add_node(cluster, pool, namespace, 3)
