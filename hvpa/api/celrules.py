@@ -14,7 +14,8 @@ that need quantity arithmetic, label selector matching, Go duration syntax or
 the case-insensitive keys of the three-stage form stay in hvpa's own
 validation (the controller refuses such an Hvpa with `InvalidSpec`). The
 estimated cost of every rule is bounded by the lists and strings it walks,
-which the schema bounds (`hvpa.api.base`).
+which the schema bounds (`hvpa.api.base`), and no message converts a number
+with `string()`, whose cost the server cannot bound (see `_with_number`).
 """
 
 from __future__ import annotations
@@ -72,6 +73,17 @@ def _path_segment(value: str) -> tuple[Rule, ...]:
         Rule(rule=f"!{value}.contains('/')", message="may not contain '/'"),
         Rule(rule=f"!{value}.contains('%')", message="may not contain '%'"),
     )
+
+
+def _with_number(text: str, number: str) -> str:
+    """A messageExpression: `text (N)`, N the integer `number` (an expression) in decimal.
+
+    Not `text + string(number)`: the API server cannot bound the size of `string()` of an
+    int when it estimates a rule's cost, so it estimates the concatenation beyond any budget
+    and refuses the CRD. `format` (the strings library, Kubernetes 1.29 and later) has a
+    bounded estimate and writes the same decimal.
+    """
+    return f"'{text} (%d)'.format([{number}])"
 
 
 def _field_path_segment(field: str) -> tuple[Rule, ...]:
@@ -165,8 +177,9 @@ RULES: Final[dict[tuple[type, str | None], tuple[Rule, ...]]] = {
         Rule(
             rule="!has(self.stageTwoStartReplicaCount) || !has(self.stageTwoStopReplicaCount)"
             " || self.stageTwoStopReplicaCount >= self.stageTwoStartReplicaCount",
-            message_expression="'must be >= stageTwoStartReplicaCount (' "
-            "+ string(self.stageTwoStartReplicaCount) + ')'",
+            message_expression=_with_number(
+                "must be >= stageTwoStartReplicaCount", "self.stageTwoStartReplicaCount"
+            ),
             field_path=".stageTwoStopReplicaCount",
         ),
     ),
@@ -182,7 +195,7 @@ RULES: Final[dict[tuple[type, str | None], tuple[Rule, ...]]] = {
     (HpaTemplateSpec, None): (
         Rule(
             rule="!has(self.minReplicas) || self.maxReplicas >= self.minReplicas",
-            message_expression="'must be >= minReplicas (' + string(self.minReplicas) + ')'",
+            message_expression=_with_number("must be >= minReplicas", "self.minReplicas"),
             field_path=".maxReplicas",
         ),
         Rule(
@@ -228,8 +241,9 @@ RULES: Final[dict[tuple[type, str | None], tuple[Rule, ...]]] = {
             rule="!has(self.startReplicaCount) || !has(self.lastReplicaCount)"
             " || self.startReplicaCount == 0 || self.lastReplicaCount == 0"
             " || self.lastReplicaCount >= self.startReplicaCount",
-            message_expression="'must be >= startReplicaCount (' "
-            "+ string(self.startReplicaCount) + ')'",
+            message_expression=_with_number(
+                "must be >= startReplicaCount", "self.startReplicaCount"
+            ),
             field_path=".lastReplicaCount",
         ),
     ),

@@ -3,13 +3,17 @@ manifests parse_hvpa checks: every rule refuses what hvpa validate refuses, with
 message at the same path, and passes every valid example.
 
 cel-python is not the API server's CEL (cel-go with Kubernetes' libraries), so the rules
-keep to standard CEL (has, size, in, exists, filter, contains, matches, string()); the
-real-control-plane suite applies tests/api/fixtures/invalid/hvpas.yaml to a real server.
+keep to standard CEL (has, size, in, exists, filter, contains, matches) and one function of
+the strings library, `format`, which cel-python lacks: `cel_format` below stands in for the
+part of it the messages use. The real-control-plane suite applies
+tests/api/fixtures/invalid/hvpas.yaml to a real server and compares its messages with hvpa
+validate's (tests/e2e/test_e2e_crd_rules.py), so the stand-in cannot hide a difference there.
 """
 
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 from typing import Any
 
@@ -30,10 +34,25 @@ _ENVIRONMENT = celpy.Environment()
 _PROGRAMS: dict[str, Any] = {}
 
 
+def cel_format(template: celpy.celtypes.StringType, values: Any) -> celpy.celtypes.StringType:
+    """cel-go's `string.format(list)` for the verbs the rules use: `%d` of an int, `%s`."""
+    arguments = iter(values)
+
+    def one(verb: re.Match[str]) -> str:
+        value = next(arguments)
+        if verb.group() == "%d" and not isinstance(value, celpy.celtypes.IntType):
+            raise TypeError(f"%d of {type(value).__name__}")
+        return str(int(value)) if verb.group() == "%d" else str(value)
+
+    return celpy.celtypes.StringType(re.sub(r"%[ds]", one, str(template)))
+
+
 def evaluate(expression: str, value: Any) -> Any:
     program = _PROGRAMS.get(expression)
     if program is None:
-        program = _ENVIRONMENT.program(_ENVIRONMENT.compile(expression))
+        program = _ENVIRONMENT.program(
+            _ENVIRONMENT.compile(expression), functions={"format": cel_format}
+        )
         _PROGRAMS[expression] = program
     return program.evaluate({"self": celpy.json_to_cel(value)})
 
@@ -155,3 +174,15 @@ def test_backslashes_only_in_raw_strings() -> None:
     for _, _, rule in all_rules():
         for text in (rule.rule, rule.message_expression or ""):
             assert "\\" not in text or "r'" in text, text
+
+
+def test_no_message_converts_a_number_with_string() -> None:
+    """kube-apiserver cannot bound the size of `string(int)` when it estimates a rule's cost,
+    so a message built with it exceeds the budget more than 100 times and the CRD is refused
+    (issue 16); cel-python does not estimate costs, so this reads the expressions."""
+    offending = [
+        rule.message_expression
+        for _, _, rule in all_rules()
+        if rule.message_expression and "string(" in rule.message_expression
+    ]
+    assert offending == []
