@@ -25,6 +25,7 @@ __all__ = [
     "DEFAULT_MAX_PROPERTIES",
     "INT32_MAX",
     "INT64_MAX",
+    "INT64_MIN",
     "Int32",
     "Int64",
     "Model",
@@ -37,6 +38,7 @@ __all__ = [
 
 INT32_MAX: Final = 2**31 - 1
 INT64_MAX: Final = 2**63 - 1
+INT64_MIN: Final = -(2**63)
 # What a string, a list or a map may hold when its field names no bound of its own: every
 # value an Hvpa holds is bounded, so the API server can estimate the cost of the CRD's CEL
 # rules and no tenant can store megabytes in one field. 253 is a DNS subdomain, the longest
@@ -66,7 +68,8 @@ class Model(
 
 Int32 = Annotated[int, msgspec.Meta(ge=-(2**31), le=INT32_MAX)]
 """An int32 of the Go API it mirrors (replica counts, seconds, percentages)."""
-Int64 = Annotated[int, msgspec.Meta(ge=-(2**63), le=INT64_MAX)]
+Int64 = Annotated[int, msgspec.Meta(ge=INT64_MIN, le=INT64_MAX)]
+"""An int64 of the Go API (generations, CPA's ladder); the CRD says `format: int64` (hvpa.api.crd)."""
 NonNegative = Annotated[int, msgspec.Meta(ge=0, le=INT32_MAX)]
 Positive = Annotated[int, msgspec.Meta(ge=1, le=INT32_MAX)]
 Text = Annotated[str, msgspec.Meta(max_length=32768)]

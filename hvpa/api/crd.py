@@ -22,6 +22,7 @@ import msgspec.inspect as mi
 import yaml
 
 from hvpa.api.autoscaling import MetricIdentifier, MetricSpec
+from hvpa.api.base import INT64_MAX, INT64_MIN
 from hvpa.api.celrules import rendered
 from hvpa.api.defaults import DEFAULT_STRATEGY
 from hvpa.api.fielddocs import class_doc, field_docs
@@ -188,18 +189,7 @@ class _Renderer:
         if isinstance(info, mi.BoolType):
             return {"type": "boolean"}
         if isinstance(info, mi.IntType | mi.FloatType):
-            out = {"type": "integer" if isinstance(info, mi.IntType) else "number"}
-            for bound, key, exclusive in (
-                (info.ge, "minimum", False),
-                (info.gt, "minimum", True),
-                (info.le, "maximum", False),
-                (info.lt, "maximum", True),
-            ):
-                if bound is not None:
-                    out[key] = bound
-                    if exclusive:
-                        out[f"exclusive{key.capitalize()}"] = True
-            return out
+            return _number(info)
         if isinstance(info, mi.DateTimeType):
             return {"type": "string", "format": "date-time"}
         raise TypeError(f"no schema for {info!r}")
@@ -256,6 +246,35 @@ class _Renderer:
         elif required:
             out["required"] = required
         return out
+
+
+def _number(info: mi.IntType | mi.FloatType) -> dict[str, Any]:
+    """An integer or number with its bounds, where the API server can hold them.
+
+    The server keeps `minimum` and `maximum` as float64 and, on every write of an
+    Hvpa, checks that a bound of an integer field converts to an int64 (kube-openapi's
+    range check): INT64_MAX becomes 2**63 as a float64 and INT64_MIN fails that check
+    too, so an int64 field bounded by its own range made every write of the object fail
+    with 422 "Maximum boundary value must be of type integer". Those bounds say nothing
+    the server does not already enforce (`type: integer` refuses a value outside int64),
+    so an int64 field says `format: int64` instead, as Kubernetes' own int64 fields do.
+    """
+    out: dict[str, Any] = {"type": "integer" if isinstance(info, mi.IntType) else "number"}
+    int64_limits = isinstance(info, mi.IntType) and (info.ge, info.le) == (INT64_MIN, INT64_MAX)
+    if int64_limits:
+        out["format"] = "int64"
+        return out
+    for bound, key, exclusive in (
+        (info.ge, "minimum", False),
+        (info.gt, "minimum", True),
+        (info.le, "maximum", False),
+        (info.lt, "maximum", True),
+    ):
+        if bound is not None:
+            out[key] = bound
+            if exclusive:
+                out[f"exclusive{key.capitalize()}"] = True
+    return out
 
 
 def _struct_doc(info: mi.Type) -> str:

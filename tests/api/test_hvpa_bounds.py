@@ -29,7 +29,11 @@ def unbounded(schema: dict[str, Any], path: str = "") -> list[str]:
         found.append(f"{path}: quantity without maxLength")
     if kind == "array" and "maxItems" not in schema:
         found.append(f"{path}: array without maxItems")
-    if kind == "integer" and ("minimum" not in schema or "maximum" not in schema):
+    # format int64: the server's own range for `type: integer` (see test_int64_fields_...).
+    bounded_integer = ("minimum" in schema and "maximum" in schema) or schema.get(
+        "format"
+    ) == "int64"
+    if kind == "integer" and not bounded_integer:
         found.append(f"{path}: integer without minimum and maximum")
     if kind == "object" and "properties" not in schema and "maxProperties" not in schema:
         found.append(f"{path}: map without maxProperties")
@@ -52,6 +56,50 @@ def test_int32_fields_have_int32_ranges() -> None:
         "maxReplicas"
     ]
     assert (max_replicas["minimum"], max_replicas["maximum"]) == (1, INT32_MAX)
+
+
+def integer_bounds(schema: dict[str, Any], path: str = "") -> list[tuple[str, int]]:
+    """Every minimum and maximum of an integer field, with its path."""
+    found: list[tuple[str, int]] = []
+    if schema.get("type") == "integer":
+        found += [(f"{path}.{key}", schema[key]) for key in ("minimum", "maximum") if key in schema]
+    for name, child in schema.get("properties", {}).items():
+        found += integer_bounds(child, f"{path}.{name}")
+    for key in ("items", "additionalProperties"):
+        if isinstance(schema.get(key), dict):
+            found += integer_bounds(schema[key], f"{path}[{key}]")
+    return found
+
+
+def test_every_integer_bound_is_one_the_api_server_can_hold() -> None:
+    """kube-apiserver holds a bound as a float64 and, on every write of the object, checks it
+    converts to an int64; a bound that does not fails every write with 422 "Maximum boundary
+    value must be of type integer" (issue 16: every status write did, on observedGeneration).
+    Measured on kube-apiserver v1.37.2: -(2**63) and 2**63 - 1 (which rounds to 2**63) are
+    refused, -(2**63) + 1024 and 2**63 - 1024 (the float64 neighbours inside) are held."""
+    bounds = integer_bounds(SCHEMA)
+    assert bounds, "no bounded integer found: the walk is broken"
+    unholdable = [
+        (path, bound)
+        for path, bound in bounds
+        if float(bound) != bound or not -(2**63) < float(bound) < 2**63
+    ]
+    assert unholdable == []
+
+
+def test_int64_fields_say_int64_instead_of_bounds() -> None:
+    """The int64 range is what the server's `type: integer` refuses beyond already (a larger
+    integer is "must be of type integer"), so an int64 field carries no bounds but the format,
+    and parse_hvpa still refuses what lies outside it."""
+    status = SCHEMA["properties"]["status"]["properties"]
+    assert status["observedGeneration"] == {
+        "description": status["observedGeneration"]["description"],
+        "type": "integer",
+        "format": "int64",
+    }
+    conditions = status["conditions"]["items"]["properties"]
+    assert conditions["observedGeneration"]["format"] == "int64"
+    assert "maximum" not in conditions["observedGeneration"]
 
 
 TOO_LONG = "a" * (DEFAULT_MAX_LENGTH + 1)
