@@ -109,13 +109,25 @@ def granted(grants: list[dict[str, Any]], resource: str, verb: str, name: str) -
     )
 
 
+def folded(value: dict[str, Any], key: str) -> Any:
+    """`value[key]` with the key matched in any case, as hvpa reads the three-stage hpaSpec."""
+    (found,) = [item for name, item in value.items() if name.lower() == key.lower()]
+    return found
+
+
 def creator_may_scale_target(case: dict[str, Any]) -> bool:
-    """The user may patch TARGET/scale, and for vpa.deploy update TARGET; unchanged specs pass."""
+    """The user may patch TARGET/scale, and for vertical scaling (vpa.deploy, or the
+    three-stage form, which always scales vertically) update TARGET; unchanged specs pass."""
     new = new_object(case)
     assert new is not None
     if case["operation"] == "UPDATE" and case["old"]["spec"] == new["spec"]:
         return True
-    target = new["spec"]["targetRef"]
+    three_stage = "targetRef" not in new["spec"]
+    if three_stage:
+        reference = folded(new["spec"]["hpaSpec"], "scaleTargetRef")
+        target = {key: folded(reference, key) for key in ("kind", "name")}
+    else:
+        target = new["spec"]["targetRef"]
     plural = {
         "Deployment": "deployments",
         "StatefulSet": "statefulsets",
@@ -127,7 +139,7 @@ def creator_may_scale_target(case: dict[str, Any]) -> bool:
     grants = case.get("grants", [])
     if not granted(grants, f"{resource}/scale", "patch", target["name"]):
         return False
-    vertical = bool(new["spec"].get("vpa", {}).get("deploy"))
+    vertical = three_stage or bool(new["spec"].get("vpa", {}).get("deploy"))
     return not vertical or granted(grants, resource, "update", target["name"])
 
 
