@@ -60,10 +60,18 @@ class Api:
         ca_file: Path | None = None,
         client_cert: tuple[Path, Path] | None = None,
         token: str | None = None,
+        impersonate: str | None = None,
+        user_agent: str = "hvpa-e2e",
         timeout_seconds: float = 30.0,
     ) -> None:
+        """`impersonate`: act as that user (the credentials' user must be allowed to), so
+        authorization and admission see it, while the audit log names both."""
         parts = urlsplit(server)
         self.server = server
+        self.ca_file = ca_file
+        self.client_cert = client_cert
+        self._impersonate = impersonate
+        self._user_agent = user_agent
         self._https = parts.scheme == "https"
         self._host = parts.hostname or "127.0.0.1"
         self._port = parts.port or (443 if self._https else 80)
@@ -83,7 +91,9 @@ class Api:
         return http.client.HTTPConnection(self._host, self._port, timeout=timeout_seconds)
 
     def _headers(self, accept: str, content_type: str | None) -> dict[str, str]:
-        headers = {"Accept": accept, "User-Agent": "hvpa-e2e"}
+        headers = {"Accept": accept, "User-Agent": self._user_agent}
+        if self._impersonate:
+            headers["Impersonate-User"] = self._impersonate
         if content_type:
             headers["Content-Type"] = content_type
         if self._token:
@@ -123,6 +133,18 @@ class Api:
             return Response(reply.status, dict(reply.getheaders()), reply.read())
         finally:
             connection.close()
+
+    def as_user(self, user: str, *, user_agent: str = "hvpa-e2e") -> Api:
+        """The same server and credentials, impersonating `user`."""
+        return Api(
+            self.server,
+            ca_file=self.ca_file,
+            client_cert=self.client_cert,
+            token=self._token,
+            impersonate=user,
+            user_agent=user_agent,
+            timeout_seconds=self._timeout,
+        )
 
     def ok(self, method: str, path: str, body: Any = None, **options: Any) -> Any:
         """A request that must succeed (2xx); returns the decoded body."""

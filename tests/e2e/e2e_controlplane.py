@@ -59,8 +59,11 @@ HARDENING_ADMISSION_PLUGINS = (
 KWOK_NODE_ANNOTATION = ("kwok.x-k8s.io/node", "fake")
 SERVICE_ACCOUNT_ISSUER = "https://kubernetes.default.svc.cluster.local"
 # What kwok does, as its Stage resources: a managed node turns Ready (kwok renews its Lease
-# from then on); a pod bound to one turns Running and Ready at once; a pod being deleted is
-# removed (no kubelet would ever confirm its graceful deletion otherwise). kwok ships stages
+# from then on); a pod bound to one turns Running and Ready at once, its containers' status
+# reporting their resources as a kubelet that resizes in place does (kube-apiserver refuses
+# pods/resize of a running pod whose container status has none: "Pod running on node
+# without support for resize"); a pod being deleted is removed (no kubelet would ever
+# confirm its graceful deletion otherwise). kwok ships stages
 # like these for kwokctl's clusters; the binary alone has none.
 KWOK_STAGES = """
 apiVersion: kwok.x-k8s.io/v1alpha1
@@ -112,6 +115,7 @@ spec:
         started: true
         restartCount: 0
         state: {running: {startedAt: {{ $now | Quote }}}}
+        resources: {{ toJson (or .resources (dict)) }}
       {{ end }}
       phase: Running
       startTime: {{ $now | Quote }}

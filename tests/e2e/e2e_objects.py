@@ -6,11 +6,9 @@ from __future__ import annotations
 
 from typing import Any
 
-import pytest
 from e2e_api import Api
 
 __all__ = [
-    "THREE_STAGE_REFUSED",
     "condition",
     "deployment",
     "events",
@@ -20,15 +18,6 @@ __all__ = [
     "statefulset",
     "workload_path",
 ]
-
-# manifests/admission-hvpas.yaml's policy reads spec.targetRef, which the three-stage form
-# (the proposal's examples: hpaSpec.scaleTargetRef) does not have; with failurePolicy Fail
-# a real server refuses every such Hvpa: "composited variable \"target\" fails to
-# evaluate: no such key: targetRef". Found by this suite; the policy is not this branch's.
-THREE_STAGE_REFUSED = pytest.mark.xfail(
-    strict=True,
-    reason="hvpa-creator-may-scale-target cannot evaluate a three-stage Hvpa (no targetRef)",
-)
 
 HVPA_GROUP = "/apis/autoscaling.k8s.io/v1alpha1"
 VPA_GROUP = "/apis/autoscaling.k8s.io/v1"

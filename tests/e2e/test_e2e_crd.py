@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 import yaml
 from e2e_cluster import MANIFESTS, Cluster
-from e2e_objects import THREE_STAGE_REFUSED, deployment, hvpa, hvpa_path, workload_path
+from e2e_objects import deployment, hvpa, hvpa_path, workload_path
 from e2e_processes import wait_until
 
 pytestmark = pytest.mark.e2e
@@ -49,7 +49,6 @@ def _create_three_stage_hvpa(cluster: Cluster, namespace: str) -> str:
     return name
 
 
-@THREE_STAGE_REFUSED
 def test_printer_columns_are_filled_for_the_three_stage_form_and_the_default_strategy(
     cluster: Cluster, namespace: str
 ) -> None:
@@ -121,16 +120,7 @@ def test_every_spec_field_has_a_description(cluster: Cluster) -> None:
     assert not undescribed, f"spec fields without a description: {undescribed}"
 
 
-def _examples() -> list[object]:
-    params = []
-    for path in sorted((MANIFESTS / "examples").glob("*.yaml")):
-        three_stage = "targetRef" not in yaml.safe_load(path.read_text())["spec"]
-        marks = [THREE_STAGE_REFUSED] if three_stage else []
-        params.append(pytest.param(path.name, id=path.name, marks=marks))
-    return params
-
-
-EXAMPLES = _examples()
+EXAMPLES = sorted(p.name for p in (MANIFESTS / "examples").glob("*.yaml"))
 
 
 @pytest.mark.parametrize("example", EXAMPLES)

@@ -11,22 +11,11 @@ import pytest
 import yaml
 from e2e_api import Api
 from e2e_cluster import HVPA_USER, MANIFESTS, Cluster
-from e2e_objects import THREE_STAGE_REFUSED, deployment, hvpa, hvpa_path, vpa_path, workload_path
+from e2e_objects import deployment, hvpa, hvpa_path, vpa_path, workload_path
 
 pytestmark = pytest.mark.e2e
 
 EXAMPLES = sorted((MANIFESTS / "examples").glob("*.yaml"))
-# See e2e_objects.THREE_STAGE_REFUSED: the admission policy refuses the three-stage form.
-EXAMPLE_PARAMS = [
-    pytest.param(
-        path,
-        id=path.name,
-        marks=[THREE_STAGE_REFUSED]
-        if "targetRef" not in yaml.safe_load(path.read_text())["spec"]
-        else [],
-    )
-    for path in EXAMPLES
-]
 
 
 def test_apply_k_installed_every_object(cluster: Cluster) -> None:
@@ -40,7 +29,7 @@ def test_apply_k_installed_every_object(cluster: Cluster) -> None:
     assert api.exists("/apis/policy/v1/namespaces/hvpa-system/poddisruptionbudgets/hvpa")
 
 
-@pytest.mark.parametrize("example", EXAMPLE_PARAMS)
+@pytest.mark.parametrize("example", EXAMPLES, ids=[p.name for p in EXAMPLES])
 def test_example_passes_a_server_side_dry_run(cluster: Cluster, example: Path) -> None:
     manifest = yaml.safe_load(example.read_text())
     namespace = manifest["metadata"].get("namespace", "default")
