@@ -28,16 +28,28 @@ class InRepoServer:
         )
         self._options = {"token": TOKEN, **options}
         self.server: ApiServer | None = None
+        self.api: Api | None = None
 
     def start(self) -> Api:
         self._thread.start()
         self.server = self._call(self._start())
-        return Api(self.server.url, token=TOKEN)
+        api = Api(self.server.url, token=TOKEN)
+        self.api = api
+        return api
 
     async def _start(self) -> ApiServer:
         server = ApiServer(**self._options)
         await server.start()
         return server
+
+    def compact(self) -> None:
+        """Forget every resource's history up to now (as etcd's compaction does), on the
+        server's own loop."""
+        self._call(self._compact())
+
+    async def _compact(self) -> None:
+        assert self.server is not None
+        self.server.faults.compact()
 
     def _call(self, coroutine: Any) -> Any:
         return asyncio.run_coroutine_threadsafe(coroutine, self._loop).result(timeout=30)

@@ -40,15 +40,26 @@ KNOWN: dict[str, str] = {
 }
 
 
+# Probes that need both servers' histories compacted before they run.
+COMPACTED_FIRST = {"watch_from_a_too_old_resource_version"}
+
+
 @pytest.fixture(scope="session")
-def in_repo() -> Iterator[Api]:
+def in_repo_server() -> Iterator[InRepoServer]:
     # Bookmarks every second: the real server sends one 2 s before a watch's deadline, so a 3 s
     # watch gets one from each.
     server = InRepoServer(bookmark_interval_seconds=1.0)
     try:
-        yield server.start()
+        server.start()
+        yield server
     finally:
         server.stop()
+
+
+@pytest.fixture
+def in_repo(in_repo_server: InRepoServer) -> Api:
+    assert in_repo_server.api is not None
+    return in_repo_server.api
 
 
 def _fresh_namespace(api: Api) -> str:
@@ -64,7 +75,12 @@ def _params() -> Iterator[object]:
 
 
 @pytest.mark.parametrize("probe", list(_params()))
-def test_both_servers_answer_alike(cluster: Cluster, in_repo: Api, probe: Probe) -> None:
+def test_both_servers_answer_alike(
+    cluster: Cluster, in_repo_server: InRepoServer, in_repo: Api, probe: Probe
+) -> None:
+    if probe.__name__ in COMPACTED_FIRST:
+        cluster.control_plane.advance_and_compact_etcd()
+        in_repo_server.compact()
     real = probe(cluster.admin, _fresh_namespace(cluster.admin))
     ours = probe(in_repo, _fresh_namespace(in_repo))
     assert ours == real
