@@ -4,16 +4,16 @@ message at the same path, and passes every valid example.
 
 cel-python is not the API server's CEL (cel-go with Kubernetes' libraries), so the rules
 keep to standard CEL (has, size, in, exists, filter, contains, matches) and one function of
-the strings library, `format`, which cel-python lacks: `cel_format` below stands in for the
-part of it the messages use. The real-control-plane suite applies
-tests/api/fixtures/invalid/hvpas.yaml to a real server and compares its messages with hvpa
-validate's (tests/e2e/test_e2e_crd_rules.py), so the stand-in cannot hide a difference there.
+the strings library, `format`, which cel-python lacks: the in-repo API server's stand-in
+(hvpa.sim.apiserver.celvalidation.string_format) covers the part the messages use. The
+real-control-plane suite applies tests/api/fixtures/invalid/hvpas.yaml to a real server and
+compares its messages with hvpa validate's (tests/e2e/test_e2e_crd_rules.py), so the
+stand-in cannot hide a difference there.
 """
 
 from __future__ import annotations
 
 import json
-import re
 from pathlib import Path
 from typing import Any
 
@@ -24,6 +24,7 @@ from hvpa_samples import FIXTURE_NAMES, FIXTURES, base, edited, fixture
 from test_hvpa_crd import SCHEMA, python_problems, schema_errors
 
 from hvpa.api.celrules import all_rules
+from hvpa.sim.apiserver.celvalidation import string_format
 
 EXAMPLES = Path(__file__).parents[2] / "manifests" / "examples"
 INVALID: list[dict[str, Any]] = [
@@ -34,24 +35,11 @@ _ENVIRONMENT = celpy.Environment()
 _PROGRAMS: dict[str, Any] = {}
 
 
-def cel_format(template: celpy.celtypes.StringType, values: Any) -> celpy.celtypes.StringType:
-    """cel-go's `string.format(list)` for the verbs the rules use: `%d` of an int, `%s`."""
-    arguments = iter(values)
-
-    def one(verb: re.Match[str]) -> str:
-        value = next(arguments)
-        if verb.group() == "%d" and not isinstance(value, celpy.celtypes.IntType):
-            raise TypeError(f"%d of {type(value).__name__}")
-        return str(int(value)) if verb.group() == "%d" else str(value)
-
-    return celpy.celtypes.StringType(re.sub(r"%[ds]", one, str(template)))
-
-
 def evaluate(expression: str, value: Any) -> Any:
     program = _PROGRAMS.get(expression)
     if program is None:
         program = _ENVIRONMENT.program(
-            _ENVIRONMENT.compile(expression), functions={"format": cel_format}
+            _ENVIRONMENT.compile(expression), functions={"format": string_format}
         )
         _PROGRAMS[expression] = program
     return program.evaluate({"self": celpy.json_to_cel(value)})

@@ -13,19 +13,22 @@ rules with it), not a runtime one: without it no rule is evaluated, and an
 object a rule would refuse is accepted. It is not the server's CEL (cel-go
 with Kubernetes' function libraries): a rule it cannot compile or evaluate
 is skipped rather than failed, so the in-repo server never refuses what
-the real one accepts because of a missing function.
+the real one accepts because of a missing function. One function of the
+strings library that hvpa's CRD uses in its messages, `format`, is given to
+cel-python here (`string_format`), for the verbs those messages use.
 """
 
 from __future__ import annotations
 
 import logging
+import re
 from functools import lru_cache
 from typing import Any, Final
 
 from hvpa.sim.apiserver.errors import OMIT, FieldError
 from hvpa.sim.apiserver.structural import MISSING, Rule, Schema, list_map_key
 
-__all__ = ["cel_available", "cel_errors"]
+__all__ = ["cel_available", "cel_errors", "string_format"]
 
 logger = logging.getLogger(__name__)
 
@@ -33,6 +36,28 @@ _DEFAULT_REASON: Final = "FieldValueInvalid"
 _REASONS: Final = frozenset(
     {"FieldValueInvalid", "FieldValueForbidden", "FieldValueRequired", "FieldValueDuplicate"}
 )
+
+
+_FORMAT_VERB: Final = re.compile(r"%[ds]")
+
+
+def string_format(template: Any, values: Any) -> Any:
+    """cel-go's `string.format(list)` for `%d` (an int) and `%s`; anything else raises, so
+    the message is left out as for any expression cel-python cannot evaluate."""
+    celtypes = _celpy().celtypes
+    arguments = iter(values)
+
+    def one(verb: re.Match[str]) -> str:
+        value = next(arguments)
+        if verb.group() == "%d":
+            if not isinstance(value, celtypes.IntType):
+                raise TypeError(f"%d of {type(value).__name__}")
+            return str(int(value))
+        return str(value)
+
+    if "%" in _FORMAT_VERB.sub("", str(template)):
+        raise ValueError(f"a format verb other than %d and %s in {template!r}")
+    return celtypes.StringType(_FORMAT_VERB.sub(one, str(template)))
 
 
 @lru_cache(maxsize=1)
@@ -139,7 +164,9 @@ def _program(expression: str) -> Any:
     """A compiled program, shared by every server in the process (compiling is the slow part)."""
     environment = _celpy().Environment()
     try:
-        return environment.program(environment.compile(expression))
+        return environment.program(
+            environment.compile(expression), functions={"format": string_format}
+        )
     except Exception as error:  # a parse error, or a function cel-python does not know
         logger.debug(
             "CEL rule not compiled", extra={"fields": {"rule": expression, "error": str(error)}}

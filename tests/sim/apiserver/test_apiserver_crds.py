@@ -558,3 +558,31 @@ async def test_an_invalid_object_can_be_stored_on_purpose(server: ApiServer) -> 
     assert stored["spec"]["size"] == 99
     updated = server.objects.patch("widgets", "old", {"spec": {"mode": "B"}})
     assert updated["spec"] == {**stored["spec"], "mode": "B"}
+
+
+@needs_cel
+async def test_a_message_built_with_format_reads_as_the_real_servers(http: Http) -> None:
+    """hvpa's CRD prints numbers in its messages with `format` (cel-go's strings library; the
+    cost of string() of an int cannot be bounded): the message is the one kube-apiserver and
+    hvpa validate give, not "failed rule"."""
+    hvpas = "/apis/autoscaling.k8s.io/v1alpha1/namespaces/default/hvpas"
+    reply = await http.post(
+        hvpas,
+        {
+            "apiVersion": "autoscaling.k8s.io/v1alpha1",
+            "kind": "Hvpa",
+            "metadata": {"name": "h"},
+            "spec": {
+                "targetRef": {"apiVersion": "apps/v1", "kind": "Deployment", "name": "web"},
+                "hpa": {"template": {"spec": {"minReplicas": 5, "maxReplicas": 3}}},
+            },
+        },
+    )
+    assert reply.status == 422
+    assert causes(reply.body) == {
+        (
+            "FieldValueInvalid",
+            "spec.hpa.template.spec.maxReplicas",
+            "Invalid value: must be >= minReplicas (5)",
+        )
+    }
