@@ -19,25 +19,10 @@ from e2e_inrepo import InRepoServer
 
 pytestmark = pytest.mark.e2e
 
-# Differences left for a follow-up of issue 16 (the in-repo server's larger work).
-KNOWN: dict[str, str] = {
-    "unknown_fields": (
-        "kube-apiserver refuses an unknown field under fieldValidation=Strict (400), warns "
-        "under Warn (the default; a Warning header) and prunes unknown fields of custom "
-        "resources; the in-repo server stores them silently: it has no schema of built-in "
-        "types or CRDs to check against (OpenAPI and CRD schema validation on write)"
-    ),
-    "table_columns": (
-        "kube-apiserver's Tables have each type's columns (pods NAME READY STATUS RESTARTS "
-        "AGE, deployments READY UP-TO-DATE AVAILABLE, events LAST SEEN TYPE REASON OBJECT "
-        "MESSAGE, an Hvpa's additionalPrinterColumns); the in-repo server answers every "
-        "Table with the default Name and Created At"
-    ),
-    "discovery": (
-        "the Hvpa CRD (manifests/crd.yaml) declares no scale subresource, the short name hv "
-        "and the category all; the in-repo server still serves hvpas/scale and no short name"
-    ),
-}
+# Differences left, each with what the real server does (none since the in-repo server
+# validates against CRD schemas, serves Tables with each type's columns and discovers CRDs
+# from their definitions).
+KNOWN: dict[str, str] = {}
 
 
 # Probes that need both servers' histories compacted before they run.
