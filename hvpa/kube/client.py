@@ -274,6 +274,9 @@ class KubeClient:
                     headers=headers,
                     timeout=timeout,
                     server_hostname=getattr(self._configuration, "tls_server_name", None),
+                    # A redirect is answered as the error it is: following one would send
+                    # hvpa's token, or a tenant-shaped path, to wherever the answer points.
+                    allow_redirects=False,
                 )
             except (aiohttp.ClientError, TimeoutError) as error:
                 self._count("<error>", method)

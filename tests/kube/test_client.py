@@ -210,6 +210,24 @@ async def test_which_failures_are_retried(
             assert len(state.requests) == 1
 
 
+@pytest.mark.parametrize("code", [301, 302, 307, 308])
+async def test_a_redirect_is_an_error_and_never_followed(
+    script: tuple[Script, TestServer], metrics: KubeMetrics, code: int
+) -> None:
+    """A metrics adapter (or anything behind the aggregator) answering with a redirect to
+    a path of its choosing must not make hvpa send its token there (issue 15)."""
+    state, server = script
+    state.responses = [
+        web.Response(status=code, headers={"Location": "/api/v1/secrets"}),
+        ok({"kind": "SecretList"}),
+    ]
+    async with make_client(server, metrics) as client:
+        with pytest.raises(errors.ApiError) as caught:
+            await client.get("/apis/metrics.k8s.io/v1beta1/namespaces/a/pods")
+    assert caught.value.code == code
+    assert len(state.requests) == 1, "the redirect's target was never asked"
+
+
 async def test_retry_after_is_honoured(
     script: tuple[Script, TestServer], metrics: KubeMetrics
 ) -> None:
