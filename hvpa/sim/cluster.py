@@ -49,6 +49,10 @@ class ClusterSettings:
     node_memory_bytes: int = 16 * 2**30
     readiness_delay_seconds: float = 15.0
     termination_seconds: float = 5.0
+    # In-place resize: how long the kubelet takes to apply one, and whether the kubelets support
+    # it at all (False: they report no container resources and the API server refuses resizes).
+    resize_seconds: float = 5.0
+    kubelet_resize: bool = True
     metrics_resolution_seconds: float = 15.0
     recommender: RecommenderSettings = field(default_factory=RecommenderSettings)
 
@@ -95,7 +99,8 @@ class Cluster:
         self._start = clock()
         self._node_count = node_count
         objects = server.objects
-        self.pods = Pods(objects, clock=clock)
+        self.pods = Pods(objects, clock=clock, reports_resources=settings.kubelet_resize)
+        server.resizes.listeners.append(self.pods.on_resize)
         self.nodes = NodePool(
             objects,
             self.pods,
@@ -110,6 +115,8 @@ class Cluster:
             clock=clock,
             readiness_delay_seconds=settings.readiness_delay_seconds,
             termination_seconds=settings.termination_seconds,
+            nodes=self.nodes,
+            resize_seconds=settings.resize_seconds,
         )
         self.metrics_server = MetricsServer(
             server.metrics, resolution_seconds=settings.metrics_resolution_seconds
@@ -157,6 +164,9 @@ class Cluster:
                 if not usages:
                     continue
                 self.metrics_server.record(pod, usages)
+                used = {u.name: u.memory for u in usages}
+                for state in pod.containers:
+                    state.memory_usage_bytes = used.get(state.size.name, 0.0)
                 for container in usages:
                     if container.oom:
                         limit = next(
