@@ -19,6 +19,9 @@ The writes, in the order a reconcile makes them:
   the changed containers' `resources` (init containers that are sidecars
   under `initContainers`), with `metadata.resourceVersion` as precondition;
   it chains on the resourceVersion the /scale write returned;
+- in the in-place resize modes, a pod's containers instead: a strategic-merge
+  PATCH of `pods/{name}/resize` with the same shape and no precondition (the
+  size is absolute; hvpa.controller.inplace);
 - the Hvpa status: PUT of `/status` with the Hvpa's resourceVersion, only
   when the status changed;
 - Events (core/v1), through the correlator (`hvpa.controller.events`).
@@ -46,7 +49,7 @@ from hvpa.controller.events import EventCorrelator, RecordedEvent, WriteKind
 from hvpa.controller.resources import HVPAS, OWNED_VPAS, VpaObject
 from hvpa.kube.client import Guard, KubeClient, PatchType
 from hvpa.kube.errors import AlreadyExists, KubeError, NotFound
-from hvpa.kube.resources import TARGETS, api_path
+from hvpa.kube.resources import PODS, TARGETS, api_path
 from hvpa.kube.wire import MetaOnly
 from hvpa.logs import fields
 from hvpa.records import TargetRecord
@@ -72,10 +75,8 @@ class ContainerResources:
     limits: Mapping[str, str]
 
 
-def resources_patch(
-    resource_version: str, containers: Sequence[ContainerResources]
-) -> dict[str, Any]:
-    """The strategic merge patch for the changed containers only (merged by name)."""
+def _containers_patch(containers: Sequence[ContainerResources]) -> dict[str, Any]:
+    """A pod spec fragment naming each container's new `resources` (merged by name)."""
     spec: dict[str, Any] = {}
     for container in containers:
         resources: dict[str, Any] = {}
@@ -85,9 +86,16 @@ def resources_patch(
             resources["limits"] = dict(container.limits)
         field = "initContainers" if container.sidecar else "containers"
         spec.setdefault(field, []).append({"name": container.name, "resources": resources})
+    return spec
+
+
+def resources_patch(
+    resource_version: str, containers: Sequence[ContainerResources]
+) -> dict[str, Any]:
+    """The strategic merge patch for the changed containers only (merged by name)."""
     return {
         "metadata": {"resourceVersion": resource_version},
-        "spec": {"template": {"spec": spec}},
+        "spec": {"template": {"spec": _containers_patch(containers)}},
     }
 
 
@@ -159,6 +167,25 @@ class Applier:
         )
         _logger.info("resized", extra=fields(target=target.key, containers=names))
         return answer.metadata.resource_version
+
+    async def resize_pod(
+        self, namespace: str, name: str, containers: Sequence[ContainerResources]
+    ) -> None:
+        """PATCH pods/{name}/resize with the containers' resources; raises Invalid on a refusal."""
+        names = ",".join(c.name for c in containers)
+        if self.dry_run:
+            _logger.info(
+                "dry run: not resizing pod",
+                extra=fields(pod=f"{namespace}/{name}", containers=names),
+            )
+            return
+        self._check_leader(f"resize of pod {namespace}/{name}")
+        path = PODS.path(namespace=namespace, name=name, subresource="resize")
+        patch = {"spec": _containers_patch(containers)}
+        await self._client.patch(path, patch, patch_type=PatchType.STRATEGIC)
+        _logger.info(
+            "resized pod in place", extra=fields(pod=f"{namespace}/{name}", containers=names)
+        )
 
     # -- the child VPA -----------------------------------------------------------
 

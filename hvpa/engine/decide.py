@@ -55,7 +55,13 @@ from hvpa.engine.decision import (
 )
 from hvpa.engine.demand import Demand, describe_amounts
 from hvpa.engine.explain import Explanation
-from hvpa.engine.gates import GateSettings, MaintenanceWindowError, gate_settings
+from hvpa.engine.gates import (
+    IN_PLACE_MIN_CHANGE_PERCENT,
+    GateSettings,
+    MaintenanceWindowError,
+    gate_settings,
+    in_place_min_change,
+)
 from hvpa.engine.gomath import MAX_INT32
 from hvpa.engine.guards import (
     TARGET_NOT_FOUND,
@@ -389,6 +395,8 @@ def decide(
         conditions.set(SCALING_ACTIVE, False, INVALID_SPEC, problem)
         explain.add(f"{problem}: nothing is scaled")
     else:
+        if mode != ROLLOUT:
+            gates = _in_place_gates(hvpa, target, gates, explain)
         outcome, recommendation, demand = _combine(
             hvpa,
             snapshot,
@@ -419,6 +427,29 @@ def decide(
         rewrites=rewrites,
         in_place=plan,
         template=template,
+    )
+
+
+def _in_place_gates(
+    hvpa: Hvpa, target: TargetRecord, gates: GateSettings, explain: Explanation
+) -> GateSettings:
+    """MinChange's default when resizes are made in place: a tenth of the request (gates.py),
+    for the resources no sized container restarts for; Capacity keeps having none."""
+    if _strategy(hvpa.spec) == CAPACITY:
+        return gates
+    cheap = [
+        r for r in ("cpu", "memory") if all(r not in c.restart_on_resize for c in target.containers)
+    ]
+    if not cheap:
+        return gates
+    explain.add(
+        f"in place: an unset minChange for {' and '.join(cheap)} is "
+        f"{IN_PLACE_MIN_CHANGE_PERCENT}% of the request (a resize restarts nothing)"
+    )
+    return replace(
+        gates,
+        min_change_up=in_place_min_change(gates.min_change_up, cheap),
+        min_change_down=in_place_min_change(gates.min_change_down, cheap),
     )
 
 

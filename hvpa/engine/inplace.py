@@ -186,7 +186,7 @@ def plan_in_place(
         for pod in sorted(pods, key=lambda p: p.name)
         if not pod.deleting and pod.phase not in ("Succeeded", "Failed")
     ]
-    budget = _restart_budget(target, pods)
+    budget = _restart_budget(target, pods, plans)
     admitted = 0
     paced: list[PodPlan] = []
     for plan in plans:
@@ -249,11 +249,11 @@ def _pod_plan(
     if resize is not None and resize.pending == INFEASIBLE:
         return _kubelet_state(
             pod, INFEASIBLE, resize.message, resize.pending_since, now, bounds.infeasible_seconds
-        ).with_sizes(spec, actual)
+        ).with_sizes(spec, actual, wanted)
     if resize is not None and resize.pending:
         return _kubelet_state(
             pod, DEFERRED, resize.message, resize.pending_since, now, bounds.deferred_seconds
-        ).with_sizes(spec, actual)
+        ).with_sizes(spec, actual, wanted)
     if resize is not None and resize.in_progress_since is not None:
         return _kubelet_state(
             pod,
@@ -262,10 +262,15 @@ def _pod_plan(
             resize.in_progress_since,
             now,
             bounds.in_progress_seconds,
-        ).with_sizes(spec, actual)
+        ).with_sizes(spec, actual, wanted)
     if actual is not None and any(not _same(c, wanted[c.name]) for c in actual):
         return PodPlan(
-            pod.name, RESIZING, "not yet admitted by its kubelet", spec=spec, actual=actual
+            pod.name,
+            RESIZING,
+            "not yet admitted by its kubelet",
+            spec=spec,
+            actual=actual,
+            restarts=_restarting(spec, actual, wanted),
         )
     return PodPlan(pod.name, AT_SIZE, spec=spec, actual=actual)
 
@@ -279,9 +284,15 @@ class _KubeletState:
     stuck: bool
 
     def with_sizes(
-        self, spec: tuple[ContainerSpec, ...], actual: tuple[ContainerSpec, ...] | None
+        self,
+        spec: tuple[ContainerSpec, ...],
+        actual: tuple[ContainerSpec, ...] | None,
+        wanted: Mapping[str, ContainerResources],
     ) -> PodPlan:
-        return PodPlan(self.name, self.state, self.message, self.since, self.stuck, spec, actual)
+        restarts = _restarting(spec, actual, wanted)
+        return PodPlan(
+            self.name, self.state, self.message, self.since, self.stuck, spec, actual, restarts
+        )
 
 
 def _kubelet_state(
@@ -289,6 +300,23 @@ def _kubelet_state(
 ) -> _KubeletState:
     stuck = since is not None and now - since >= bound
     return _KubeletState(pod.name, state, message, since, stuck)
+
+
+def _restarting(
+    spec: Sequence[ContainerSpec],
+    actual: Sequence[ContainerSpec] | None,
+    wanted: Mapping[str, ContainerResources],
+) -> tuple[str, ...]:
+    """The containers a resize under way will restart: running at another size for a
+    resource their resizePolicy restarts them for."""
+    if actual is None:
+        return ()
+    policies = {c.name: set(c.restart_on_resize) for c in spec}
+    return tuple(
+        c.name
+        for c in actual
+        if c.name in wanted and policies.get(c.name, set()) & _changed(c, wanted[c.name])
+    )
 
 
 def _same(container: ContainerSpec, decided: ContainerResources) -> bool:
@@ -342,8 +370,14 @@ def _qos_class(containers: Sequence[ContainerSpec]) -> str:
     return "Guaranteed" if guaranteed else "Burstable"
 
 
-def _restart_budget(target: TargetRecord, pods: Sequence[PodRecord]) -> int:
-    """How many more pods may go down now: maxUnavailable less the pods already unavailable."""
+def _restart_budget(
+    target: TargetRecord, pods: Sequence[PodRecord], plans: Sequence[PodPlan]
+) -> int:
+    """How many more pods may go down now: maxUnavailable less the pods already unavailable.
+
+    Unavailable: not Ready, or asked for a resize that restarts a container and
+    not yet done (its kubelet may restart it any moment; the cache may not show
+    it unready yet)."""
     replicas = target.spec_replicas
     value = target.max_unavailable
     if value is None:
@@ -360,8 +394,9 @@ def _restart_budget(target: TargetRecord, pods: Sequence[PodRecord]) -> int:
             allowed = _DEFAULT_MAX_UNAVAILABLE
     # Both 0 would stall a rolling update, which the workload controllers make 1; so here.
     allowed = max(allowed, 1)
-    down = sum(1 for pod in pods if not pod.deleting and pod.ready != "True")
-    return max(allowed - down, 0)
+    down = {pod.name for pod in pods if not pod.deleting and pod.ready != "True"}
+    down |= {plan.name for plan in plans if plan.state == RESIZING and plan.restarts}
+    return max(allowed - len(down), 0)
 
 
 def _stuck_message(plan: PodPlan, now: float) -> str:

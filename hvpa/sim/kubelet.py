@@ -80,7 +80,7 @@ class Kubelet:
                     # Admitted with the size the pod asks for now (a resize before it ran).
                     container.size = container.allocated = container.desired
                     container.started_at = now
-            if pod.resizing:
+            if pod.resizing or pod.resize_started is not None or pod.resize_pending is not None:
                 self._resize(pod, now, admitted)
             for container in pod.containers:
                 waiting = container.waiting_until
@@ -117,9 +117,9 @@ class Kubelet:
         return next((node for node in self._nodes.nodes if node.name == name), None)
 
     def _resize(self, pod: SimPod, now: float, admitted: dict[str, list[int]]) -> None:
-        if any(c.desired != c.admitted for c in pod.containers) and not self._admit(
-            pod, now, admitted
-        ):
+        if not any(c.desired != c.admitted for c in pod.containers):
+            pod.resize_pending = None  # nothing left to admit (a resize asked back)
+        elif not self._admit(pod, now, admitted):
             return
         if pod.resize_started is None or now - pod.resize_started < self.resize_seconds:
             return

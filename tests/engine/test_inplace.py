@@ -375,3 +375,23 @@ def test_in_place_holds_what_cannot_be_done_and_says_so() -> None:
 def _plain(status: Any) -> dict[str, Any]:
     result: dict[str, Any] = plain(status)
     return result
+
+
+def test_a_restarting_resize_under_way_counts_as_down_before_the_pod_turns_unready() -> None:
+    """The resize was asked (the spec has the size), the kubelet has not restarted the
+    container yet (Ready, running at the old size): it takes the only slot of maxUnavailable 1."""
+    bigger = resources("500m", "1500M", "1", "3G")
+    more_memory = (
+        ContainerResources(
+            "app", Resources(cpu=500, memory=GB * 3 // 2), Resources(cpu=1000, memory=3 * GB), ()
+        ),
+    )
+    pods = [
+        pod("web-0", spec=bigger, actual=resources(), memory_policy="RestartContainer"),
+        pod("web-1", spec=resources(), memory_policy="RestartContainer"),
+    ]
+    plan = plan_in_place(
+        IN_PLACE_OR_ROLLOUT, more_memory, pods, target(1), now=NOW_SECONDS, bounds=BOUNDS
+    )
+    assert states(plan) == {"web-0": "Resizing", "web-1": "Paced"}
+    assert plan.resize == ()

@@ -14,6 +14,7 @@ empty response".
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any, Final
 
 from hvpa.sim.apiserver.metrics import Metrics
@@ -33,9 +34,9 @@ class Discovery:
         metrics: Metrics,
         *,
         kubernetes_version: str,
-        pod_resize: bool = False,
+        pod_resize: Callable[[], bool] = lambda: False,
     ) -> None:
-        """`pod_resize`: the server serves pods/resize (resizing.py)."""
+        """`pod_resize()`: the server serves pods/resize now (resizing.py)."""
         self._table = table
         self._metrics = metrics
         self._version = kubernetes_version
@@ -109,7 +110,7 @@ class Discovery:
             for rtype in served:
                 resources.append(_resource(rtype))
                 resources.extend(_subresources(rtype))
-                if self._pod_resize and (rtype.group, rtype.plural) == ("", "pods"):
+                if self._pod_resize() and (rtype.group, rtype.plural) == ("", "pods"):
                     resources.append(
                         {
                             "name": "pods/resize",

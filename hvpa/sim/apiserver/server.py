@@ -101,7 +101,10 @@ class ApiServer:
             registry=registry,
             metrics=self.metrics,
             discovery=Discovery(
-                table, self.metrics, kubernetes_version=kubernetes_version, pod_resize=served
+                table,
+                self.metrics,
+                kubernetes_version=kubernetes_version,
+                pod_resize=lambda: self.resizes.served,
             ),
             faults=self.faults,
             watches=watches,
