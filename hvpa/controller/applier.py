@@ -24,10 +24,14 @@ The writes, in the order a reconcile makes them:
   size is absolute; hvpa.controller.inplace);
 - the Hvpa status: PUT of `/status` with the Hvpa's resourceVersion, only
   when the status changed;
-- Events (core/v1), through the correlator (`hvpa.controller.events`).
+- Events (core/v1), through the correlator (`hvpa.controller.events`);
+- the admission webhook's own objects, by the leader: its serving
+  certificate's Secret and its MutatingWebhookConfiguration (the pods it
+  sizes and the CA bundle), each a JSON merge patch with the
+  resourceVersion read (hvpa.server.webhook).
 
-Dry run: `write_target_*` and `*_vpa` log what they would write and write
-nothing; the status and Events are still written (they are how a dry run
+Dry run: `write_target_*`, `*_vpa`, `resize_pod` and the webhook's objects
+log what they would write and write nothing; the status and Events are still written (they are how a dry run
 reports). Event writes are best effort, as client-go's recorder: a failure
 is logged and never fails the reconcile; every other failure is raised for
 the queue to retry with backoff.
@@ -251,6 +255,38 @@ class Applier:
         }
         answer = _decode_meta(await self._client.update(path, body, guard=guard))
         return answer.metadata.resource_version
+
+    # -- the admission webhook's objects ----------------------------------------------
+
+    async def write_secret(
+        self, *, namespace: str, name: str, resource_version: str, data: Mapping[str, str]
+    ) -> None:
+        """Merge-patch a Secret's `data` (base64 values) with its resourceVersion."""
+        if self.dry_run:
+            _logger.info("dry run: not writing Secret", extra=fields(secret=f"{namespace}/{name}"))
+            return
+        self._check_leader(f"Secret {namespace}/{name}")
+        path = api_path(group="", version="v1", plural="secrets", namespace=namespace, name=name)
+        patch = {"metadata": {"resourceVersion": resource_version}, "data": dict(data)}
+        await self._client.patch(path, patch, patch_type=PatchType.MERGE)
+
+    async def write_webhook_configuration(
+        self, *, name: str, resource_version: str, webhooks: Sequence[Mapping[str, Any]]
+    ) -> None:
+        """Merge-patch a MutatingWebhookConfiguration's `webhooks` with its resourceVersion."""
+        if self.dry_run:
+            _logger.info("dry run: not writing webhook configuration", extra=fields(name=name))
+            return
+        self._check_leader(f"MutatingWebhookConfiguration {name}")
+        path = api_path(
+            group="admissionregistration.k8s.io",
+            version="v1",
+            plural="mutatingwebhookconfigurations",
+            name=name,
+        )
+        patch = {"metadata": {"resourceVersion": resource_version}, "webhooks": list(webhooks)}
+        await self._client.patch(path, patch, patch_type=PatchType.MERGE)
+        _logger.info("wrote webhook configuration", extra=fields(name=name, webhooks=len(webhooks)))
 
     # -- Events --------------------------------------------------------------------
 

@@ -17,12 +17,16 @@ Everything the cluster does goes through the in-process API server
 (`server.objects`, `server.metrics`), so the controller, over HTTP, sees
 watch events and metrics exactly as from a real cluster. The cluster has no
 timer of its own: the runner calls `step` once per tick in virtual time.
+With `settings.admission`, pods are created through the server's mutating
+webhooks: the runner then awaits `admit` after each `step`, which creates the
+pods the tick asked for (the webhooks answer over HTTPS, on the same loop).
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
+from typing import Any
 
 from hvpa.sim.apiserver import ApiServer
 from hvpa.sim.kubelet import Kubelet
@@ -37,6 +41,8 @@ from hvpa.sim.workloads import WorkloadController
 
 __all__ = ["Cluster", "ClusterSettings", "OomKill", "Tick", "WorkloadTick"]
 
+# Who creates the workloads' pods, as the API server's admission sees it.
+_CONTROLLER = "system:serviceaccount:kube-system:replicaset-controller"
 # A workload nobody gave a load: no demand, only its containers' bases.
 _IDLE = WorkloadLoad(Trace("idle", lambda elapsed: Demand(0.0, 0.0)))
 
@@ -53,6 +59,8 @@ class ClusterSettings:
     # it at all (False: they report no container resources and the API server refuses resizes).
     resize_seconds: float = 5.0
     kubelet_resize: bool = True
+    # Pods are created through the API server's mutating admission webhooks (`admit`).
+    admission: bool = False
     metrics_resolution_seconds: float = 15.0
     recommender: RecommenderSettings = field(default_factory=RecommenderSettings)
 
@@ -99,7 +107,13 @@ class Cluster:
         self._start = clock()
         self._node_count = node_count
         objects = server.objects
-        self.pods = Pods(objects, clock=clock, reports_resources=settings.kubelet_resize)
+        self.pods = Pods(
+            objects,
+            clock=clock,
+            reports_resources=settings.kubelet_resize,
+            admit=self._admit if settings.admission else None,
+        )
+        self._server = server
         server.resizes.listeners.append(self.pods.on_resize)
         self.nodes = NodePool(
             objects,
@@ -131,6 +145,14 @@ class Cluster:
         self.loads: dict[WorkloadKey, WorkloadLoad] = {}
         self._next_metrics = self._start + settings.metrics_resolution_seconds
         self._next_recommendation = self._start + settings.recommender.interval_seconds
+
+    async def _admit(self, namespace: str, manifest: dict[str, Any]) -> dict[str, Any]:
+        pods = self._server.objects.resource("pods")
+        return await self._server.admission.admit(pods, namespace, manifest, user=_CONTROLLER)
+
+    async def admit(self) -> None:
+        """Create the pods the last tick asked for, through admission (`settings.admission`)."""
+        await self.pods.admit_pending()
 
     def step(self) -> Tick:
         now = self._clock()

@@ -22,18 +22,26 @@ throttles it). They differ only while a resize is pending or in progress;
 the status reports the last two (`containerStatuses[].resources` and
 `allocatedResources`) with the `PodResizePending` and `PodResizeInProgress`
 conditions, and the scheduler holds the largest of the three on the node.
+
+With `admit` (the API server's mutating admission: its webhooks run over
+HTTPS, so a create must wait for them) a create is not made at once: it
+waits until `admit_pending`, which the cluster awaits after each tick, sends
+it through admission and creates what comes back. Meanwhile `pending(...)`
+counts it, and the workload controller leaves that workload alone until its
+creates are done, as the ReplicaSet controller waits for its expectations.
+A create the admission refuses is dropped; the next tick asks again.
 """
 
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Awaitable, Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Final
 
 from hvpa.quantity import format_bytes, format_cpu, parse_bytes, parse_cpu_millis
 from hvpa.records import format_time
-from hvpa.sim.apiserver import NotFound, Objects
+from hvpa.sim.apiserver import ApiError, NotFound, Objects
 
 __all__ = [
     "ContainerSize",
@@ -357,6 +365,17 @@ def _amounts(size: ContainerSize, part: str) -> dict[str, str]:
     return out
 
 
+Admit = Callable[[str, dict[str, Any]], Awaitable[dict[str, Any]]]
+
+
+@dataclass(frozen=True, slots=True)
+class _Create:
+    manifest: dict[str, Any]
+    workload: WorkloadKey
+    revision: str
+    ordinal: int | None
+
+
 class Pods:
     """Every pod of the model, by name, in creation order, and their writes to the API server.
 
@@ -366,11 +385,19 @@ class Pods:
     """
 
     def __init__(
-        self, objects: Objects, *, clock: Callable[[], float], reports_resources: bool = True
+        self,
+        objects: Objects,
+        *,
+        clock: Callable[[], float],
+        reports_resources: bool = True,
+        admit: Admit | None = None,
     ) -> None:
+        """`admit(namespace, pod)`: the mutating admission a create goes through, if any."""
         self._objects = objects
         self._clock = clock
         self.reports_resources = reports_resources
+        self._admit = admit
+        self._creates: list[_Create] = []
         self._pods: dict[tuple[str, str], SimPod] = {}
         self._by_workload: dict[WorkloadKey, dict[str, SimPod]] = {}
 
@@ -381,6 +408,10 @@ class Pods:
         """The workload's pods, oldest first (terminating ones included)."""
         return list(self._by_workload.get(workload, {}).values())
 
+    def pending(self, workload: WorkloadKey) -> int:
+        """Creates of this workload still waiting for admission."""
+        return sum(1 for c in self._creates if c.workload == workload)
+
     def create(
         self,
         manifest: dict[str, Any],
@@ -388,8 +419,29 @@ class Pods:
         workload: WorkloadKey,
         revision: str,
         ordinal: int | None = None,
+    ) -> SimPod | None:
+        """Create the pod object, then its record from what the server stored (defaults
+        applied); with admission, queue the create for `admit_pending` and return None."""
+        if self._admit is not None:
+            self._creates.append(_Create(manifest, workload, revision, ordinal))
+            return None
+        return self._store(manifest, workload, revision, ordinal)
+
+    async def admit_pending(self) -> None:
+        """Send the queued creates through admission and create what it lets through."""
+        creates, self._creates = self._creates, []
+        assert self._admit is not None or not creates
+        for create in creates:
+            assert self._admit is not None
+            try:
+                manifest = await self._admit(create.workload[1], create.manifest)
+                self._store(manifest, create.workload, create.revision, create.ordinal)
+            except ApiError:
+                continue
+
+    def _store(
+        self, manifest: dict[str, Any], workload: WorkloadKey, revision: str, ordinal: int | None
     ) -> SimPod:
-        """Create the pod object, then its record from what the server stored (defaults applied)."""
         created = self._objects.create("pods", manifest, namespace=workload[1])
         metadata = created["metadata"]
         restarting = restart_policies(created["spec"])

@@ -20,6 +20,7 @@ import orjson
 import yaml
 from aiohttp import web
 
+from hvpa.sim.apiserver.admission import Admission
 from hvpa.sim.apiserver.discovery import CUSTOM_METRICS, EXTERNAL_METRICS, Discovery
 from hvpa.sim.apiserver.errors import (
     ApiError,
@@ -105,6 +106,7 @@ class HttpApi:
         bookmark_interval_seconds: float,
         min_request_timeout_seconds: float,
         resizes: PodResizes,
+        admission: Admission,
     ) -> None:
         self._registry = registry
         self._metrics = metrics
@@ -118,6 +120,7 @@ class HttpApi:
         self._bookmark_interval = bookmark_interval_seconds
         self._min_request_timeout = min_request_timeout_seconds
         self._resizes = resizes
+        self._admission = admission
 
     def application(self) -> web.Application:
         app = web.Application(client_max_size=64 * 1024 * 1024)
@@ -258,6 +261,8 @@ class HttpApi:
             if method == "POST":
                 body = await _body(request)
                 warnings = self._unknown_fields(request, rtype, body, None)
+                if isinstance(body, dict):
+                    body = await self._admission.admit(rtype, namespace, body, dry_run=dry_run)
                 made = registry.create(rtype, namespace, body, dry_run=dry_run, manager=manager)
                 return _warned(_entry(made, 201), warnings)
             if method == "DELETE" and "deletecollection" in rtype.verbs:

@@ -30,6 +30,7 @@ from typing import Any, Final
 
 from aiohttp import web
 
+from hvpa.sim.apiserver.admission import Admission
 from hvpa.sim.apiserver.default_crds import default_crds
 from hvpa.sim.apiserver.discovery import Discovery
 from hvpa.sim.apiserver.faults import Faults
@@ -97,6 +98,7 @@ class ApiServer:
         self.reviews = Reviews()
         served = resize_served(kubernetes_version) if pod_resize is None else pod_resize
         self.resizes = PodResizes(registry, kubernetes_version=kubernetes_version, served=served)
+        self.admission = Admission(registry)
         self._http = HttpApi(
             registry=registry,
             metrics=self.metrics,
@@ -115,6 +117,7 @@ class ApiServer:
             bookmark_interval_seconds=bookmark_interval_seconds,
             min_request_timeout_seconds=min_request_timeout_seconds,
             resizes=self.resizes,
+            admission=self.admission,
         )
         self._runner: web.AppRunner | None = None
         self._port: int | None = None
