@@ -183,10 +183,10 @@ class Applier:
                 extra=fields(pod=f"{namespace}/{name}", containers=names),
             )
             return
-        self._check_leader(f"resize of pod {namespace}/{name}")
         path = PODS.path(namespace=namespace, name=name, subresource="resize")
         patch = {"spec": _containers_patch(containers)}
-        await self._client.patch(path, patch, patch_type=PatchType.STRATEGIC)
+        guard = self._guard(f"resize of pod {namespace}/{name}")
+        await self._client.patch(path, patch, patch_type=PatchType.STRATEGIC, guard=guard)
         _logger.info(
             "resized pod in place", extra=fields(pod=f"{namespace}/{name}", containers=names)
         )
@@ -265,10 +265,10 @@ class Applier:
         if self.dry_run:
             _logger.info("dry run: not writing Secret", extra=fields(secret=f"{namespace}/{name}"))
             return
-        self._check_leader(f"Secret {namespace}/{name}")
         path = api_path(group="", version="v1", plural="secrets", namespace=namespace, name=name)
         patch = {"metadata": {"resourceVersion": resource_version}, "data": dict(data)}
-        await self._client.patch(path, patch, patch_type=PatchType.MERGE)
+        guard = self._guard(f"Secret {namespace}/{name}")
+        await self._client.patch(path, patch, patch_type=PatchType.MERGE, guard=guard)
 
     async def write_webhook_configuration(
         self, *, name: str, resource_version: str, webhooks: Sequence[Mapping[str, Any]]
@@ -277,7 +277,6 @@ class Applier:
         if self.dry_run:
             _logger.info("dry run: not writing webhook configuration", extra=fields(name=name))
             return
-        self._check_leader(f"MutatingWebhookConfiguration {name}")
         path = api_path(
             group="admissionregistration.k8s.io",
             version="v1",
@@ -285,7 +284,8 @@ class Applier:
             name=name,
         )
         patch = {"metadata": {"resourceVersion": resource_version}, "webhooks": list(webhooks)}
-        await self._client.patch(path, patch, patch_type=PatchType.MERGE)
+        guard = self._guard(f"MutatingWebhookConfiguration {name}")
+        await self._client.patch(path, patch, patch_type=PatchType.MERGE, guard=guard)
         _logger.info("wrote webhook configuration", extra=fields(name=name, webhooks=len(webhooks)))
 
     # -- Events --------------------------------------------------------------------
