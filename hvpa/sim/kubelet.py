@@ -32,7 +32,7 @@ from collections.abc import Callable
 from typing import Final
 
 from hvpa.sim.nodes import NodePool, SimNode
-from hvpa.sim.pods import ContainerState, Pods, SimPod, changed_resources
+from hvpa.sim.pods import ContainerState, Pods, SimPod, WorkloadKey, changed_resources
 
 __all__ = ["Kubelet"]
 
@@ -57,9 +57,10 @@ class Kubelet:
         self.termination_seconds = termination_seconds
         self._nodes = nodes
         self.resize_seconds = resize_seconds
-        # Resizes admitted and containers restarted for one: (time, pod, container).
-        self.resizes: list[tuple[float, str]] = []
-        self.resize_restarts: list[tuple[float, str, str]] = []
+        # Resizes admitted, (time, workload, pod), and containers restarted for one,
+        # (time, workload, pod, container), for the report.
+        self.resizes: list[tuple[float, WorkloadKey, str]] = []
+        self.resize_restarts: list[tuple[float, WorkloadKey, str, str]] = []
 
     def sync(self) -> None:
         now = self._clock()
@@ -153,7 +154,7 @@ class Kubelet:
                 )
         pod.resize_pending = None
         pod.resize_started = now
-        self.resizes.append((now, pod.name))
+        self.resizes.append((now, pod.workload, pod.name))
         restarted = False
         for container in pod.containers:
             changed = changed_resources(container.admitted, container.desired)
@@ -163,7 +164,7 @@ class Kubelet:
             elif changed & container.restart_on_resize:
                 container.restart(now)
                 container.size = container.desired
-                self.resize_restarts.append((now, pod.name, container.size.name))
+                self.resize_restarts.append((now, pod.workload, pod.name, container.size.name))
                 restarted = True
         if restarted:
             pod.ready_since = None

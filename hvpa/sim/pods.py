@@ -23,21 +23,23 @@ the status reports the last two (`containerStatuses[].resources` and
 `allocatedResources`) with the `PodResizePending` and `PodResizeInProgress`
 conditions, and the scheduler holds the largest of the three on the node.
 
-With `admit` (the API server's mutating admission: its webhooks run over
-HTTPS, so a create must wait for them) a create is not made at once: it
-waits until `admit_pending`, which the cluster awaits after each tick, sends
-it through admission and creates what comes back. Meanwhile `pending(...)`
-counts it, and the workload controller leaves that workload alone until its
-creates are done, as the ReplicaSet controller waits for its expectations.
-A create the admission refuses is dropped; the next tick asks again.
+With `admission` (the API server's mutating admission: its webhooks run
+over HTTPS, so a create must wait for them) a create that some webhook
+matches is not made at once: it waits until `admit_pending`, which the
+cluster awaits before its scheduler runs, sends it through admission and
+creates what comes back. Meanwhile `pending(...)` counts it, and the
+workload controller leaves that workload alone until its creates are done,
+as the ReplicaSet controller waits for its expectations. A create the
+admission refuses is dropped; the next tick asks again. A create no webhook
+matches is made at once, as without admission.
 """
 
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Awaitable, Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
-from typing import Any, Final
+from typing import Any, Final, Protocol
 
 from hvpa.quantity import format_bytes, format_cpu, parse_bytes, parse_cpu_millis
 from hvpa.records import format_time
@@ -365,7 +367,16 @@ def _amounts(size: ContainerSize, part: str) -> dict[str, str]:
     return out
 
 
-Admit = Callable[[str, dict[str, Any]], Awaitable[dict[str, Any]]]
+class Admission(Protocol):
+    """The API server's mutating admission, as the model's pod creates go through it."""
+
+    def needed(self, namespace: str, manifest: Mapping[str, Any]) -> bool:
+        """Whether any webhook would be called for this pod."""
+        ...
+
+    async def admit(self, namespace: str, manifest: dict[str, Any]) -> dict[str, Any]:
+        """The pod as the webhooks patched it; raises ApiError to refuse it."""
+        ...
 
 
 @dataclass(frozen=True, slots=True)
@@ -390,13 +401,13 @@ class Pods:
         *,
         clock: Callable[[], float],
         reports_resources: bool = True,
-        admit: Admit | None = None,
+        admission: Admission | None = None,
     ) -> None:
-        """`admit(namespace, pod)`: the mutating admission a create goes through, if any."""
+        """`admission`: the mutating admission a create goes through, if any."""
         self._objects = objects
         self._clock = clock
         self.reports_resources = reports_resources
-        self._admit = admit
+        self._admission = admission
         self._creates: list[_Create] = []
         self._pods: dict[tuple[str, str], SimPod] = {}
         self._by_workload: dict[WorkloadKey, dict[str, SimPod]] = {}
@@ -422,7 +433,7 @@ class Pods:
     ) -> SimPod | None:
         """Create the pod object, then its record from what the server stored (defaults
         applied); with admission, queue the create for `admit_pending` and return None."""
-        if self._admit is not None:
+        if self._admission is not None and self._admission.needed(workload[1], manifest):
             self._creates.append(_Create(manifest, workload, revision, ordinal))
             return None
         return self._store(manifest, workload, revision, ordinal)
@@ -430,11 +441,11 @@ class Pods:
     async def admit_pending(self) -> None:
         """Send the queued creates through admission and create what it lets through."""
         creates, self._creates = self._creates, []
-        assert self._admit is not None or not creates
+        assert self._admission is not None or not creates
         for create in creates:
-            assert self._admit is not None
+            assert self._admission is not None
             try:
-                manifest = await self._admit(create.workload[1], create.manifest)
+                manifest = await self._admission.admit(create.workload[1], create.manifest)
                 self._store(manifest, create.workload, create.revision, create.ordinal)
             except ApiError:
                 continue
@@ -518,6 +529,10 @@ class Pods:
             return
         now = format_time(self._clock())
         written = {**status, "conditions": []}
+        # A condition that went away and comes back is a new transition (a second resize).
+        present = {condition["type"] for condition in status["conditions"]}
+        for kind in [kind for kind in pod.transitions if kind not in present]:
+            del pod.transitions[kind]
         for condition in status["conditions"]:
             kind, value = condition["type"], condition["status"]
             since = pod.transitions.get(kind)

@@ -37,8 +37,7 @@ class ModelCluster:
 
     async def run(self) -> None:
         while True:
-            self.cluster.step()
-            await self.cluster.admit()
+            await self.cluster.advance()
             await asyncio.sleep(self.tick_seconds)
 
     def pods(self) -> list[SimPod]:

@@ -18,9 +18,11 @@ write the controller makes:
   `configMapRef`, scaled through `statefulsets/scale`;
 - `batch` (a bare ReplicaSet): cluster-proportional from inline parameters,
   scaled through `replicasets/scale`;
-- `broken`: an Hvpa hvpa's validation refuses (InvalidSpec, an Event,
-  repeated on every resync); the CRD's rules refuse it too, so it is stored
-  as one written before them would be (`validate=False`);
+- `broken`: an Hvpa hvpa's validation refuses (InvalidSpec, an Event); the
+  CRD's rules refuse it too, so it is stored as one written before them
+  would be (`validate=False`). Later its status is cleared (as a restore from
+  a backup would leave it), so the controller writes the condition again and
+  repeats the Event, which its event recorder counts by a patch;
 - `legacy`: an HPA for another Deployment, which conflict detection reads;
 - `cart` (Deployment): vertical only, resized in place (`resizeMode:
   InPlaceOrRollout`): its pods through `pods/resize`, later a scale-up's pod
@@ -347,8 +349,7 @@ async def _record() -> RecordedRun:
         async def tick_until(elapsed_seconds: float) -> None:
             while clock.elapsed() < elapsed_seconds:
                 await asyncio.sleep(TICK_SECONDS)
-                cluster.step()
-                await cluster.admit()
+                await cluster.advance()
                 for pod in server.objects.list(
                     "pods", namespace=WORKLOAD_NAMESPACE, label_selector="app=api"
                 ):
@@ -374,6 +375,14 @@ async def _record() -> RecordedRun:
             "deployments", "cart", {"spec": {"replicas": 3}}, namespace=WORKLOAD_NAMESPACE
         )
         await tick_until(13 * 60)
+        server.objects.patch(
+            "hvpas",
+            "broken",
+            {"status": None},
+            namespace=WORKLOAD_NAMESPACE,
+            subresource="status",
+            patch_type="merge",
+        )
         api = server.objects.get("hvpas", "api", namespace=WORKLOAD_NAMESPACE)
         api["spec"]["vpa"]["deploy"] = False
         server.objects.update("hvpas", api)

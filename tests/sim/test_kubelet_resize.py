@@ -9,6 +9,7 @@ from typing import Any
 import pytest
 from sim_kit import GIB, MIB, Model, container, model, workload
 
+from hvpa.records import parse_time
 from hvpa.sim.apiserver import Invalid
 from hvpa.sim.apiserver.patching import PatchType
 from hvpa.sim.load import ContainerLoad, WorkloadLoad
@@ -67,6 +68,24 @@ def test_a_resize_that_fits_is_applied_after_a_while_without_a_restart() -> None
     assert app["resources"]["limits"]["cpu"] == "1400m"
     assert app["restartCount"] == 0
     assert pod.ready and m.pods(DEPLOYMENT) == [pod]
+
+
+def test_a_second_resize_is_in_progress_since_it_began() -> None:
+    """The condition went away between the two resizes: the second one's lastTransitionTime
+    is its own start, not the first's (else the controller would count one resize in progress
+    for as long as the pod kept being resized)."""
+    m = model(kubernetes_version="v1.35.0", nodes=1, resize_seconds=10.0)
+    started(m, replicas=1)
+    pod = m.pods(DEPLOYMENT)[0]
+    resize(m, pod.name, requests={"cpu": "700m"}, limits={"cpu": "1400m"})
+    m.step()
+    first = conditions(m, pod.name)["PodResizeInProgress"]["lastTransitionTime"]
+    m.run(60)
+    assert "PodResizeInProgress" not in conditions(m, pod.name)
+    resize(m, pod.name, requests={"cpu": "600m"}, limits={"cpu": "1200m"})
+    m.step()
+    second = conditions(m, pod.name)["PodResizeInProgress"]["lastTransitionTime"]
+    assert parse_time(second) - parse_time(first) >= 60
 
 
 def test_more_than_the_node_has_is_infeasible() -> None:
@@ -133,7 +152,9 @@ def test_restart_container_policy_restarts_only_for_its_resource() -> None:
     assert pod.containers[0].size.limit_memory == 600 * MIB
     m.run(20)
     assert pod.ready
-    assert [(name, c) for _, name, c in m.cluster.kubelet.resize_restarts] == [(pod.name, "app")]
+    assert [(w, name, c) for _, w, name, c in m.cluster.kubelet.resize_restarts] == [
+        (DEPLOYMENT, pod.name, "app")
+    ]
 
 
 def test_a_memory_limit_is_lowered_only_below_the_usage() -> None:

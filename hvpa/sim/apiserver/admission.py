@@ -104,6 +104,10 @@ class Admission:
             obj = await self._call(webhook, rtype, namespace, obj, user=user, dry_run=dry_run)
         return obj
 
+    def needed(self, rtype: ResourceType, namespace: str | None, obj: Mapping[str, Any]) -> bool:
+        """Whether a create of `obj` would call any webhook (else `admit` returns it as is)."""
+        return bool(self._matching(rtype, namespace, obj))
+
     # -- matching ----------------------------------------------------------------------
 
     def _matching(
