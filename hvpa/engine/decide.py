@@ -31,7 +31,7 @@ from typing import Final
 import msgspec
 
 from hvpa.api import apply_defaults
-from hvpa.api.defaults import DEFAULT_MIN_REPLICAS
+from hvpa.api.defaults import CAPACITY_IN_PLACE_RESIZE_TOLERANCE_PERCENT, DEFAULT_MIN_REPLICAS
 from hvpa.api.proportional import ProportionalError
 from hvpa.api.resource import Hvpa
 from hvpa.api.spec import HpaTemplateSpec, HvpaSpec
@@ -316,6 +316,7 @@ def decide(
 ) -> Decision:
     """The decision for one Hvpa (its spec, and its status as the history) at `now`."""
     settings = settings or Settings()
+    band_unset = hvpa.spec.capacity is not None and hvpa.spec.capacity.resize_tolerance is None
     hvpa = apply_defaults(hvpa)
     explain = Explanation()
     explain.add(f"Hvpa {hvpa.namespace}/{hvpa.name} at {format_time(now)}")
@@ -345,6 +346,8 @@ def decide(
         explain.add(line)
     mode = _resize_mode(hvpa, snapshot, conditions, explain)
     template = target.containers
+    if band_unset and mode != ROLLOUT:
+        hvpa = _in_place_band(hvpa, explain)
     target = _at_decided_size(hvpa, target, explain)
     for container in target.containers:
         explain.add(
@@ -451,6 +454,22 @@ def _in_place_gates(
         min_change_up=in_place_min_change(gates.min_change_up, cheap),
         min_change_down=in_place_min_change(gates.min_change_down, cheap),
     )
+
+
+def _in_place_band(hvpa: Hvpa, explain: Explanation) -> Hvpa:
+    """Capacity's resize band when no resizeTolerance is written and pods are resized in place:
+    narrower than for rollouts, since a resize then replaces no pod (api/defaults.py)."""
+    capacity = hvpa.spec.capacity
+    assert capacity is not None
+    explain.add(
+        f"in place: an unset resizeTolerance is {CAPACITY_IN_PLACE_RESIZE_TOLERANCE_PERCENT}% "
+        "(a resize replaces no pod)"
+    )
+    band = msgspec.structs.replace(
+        capacity, resize_tolerance=CAPACITY_IN_PLACE_RESIZE_TOLERANCE_PERCENT
+    )
+    spec = msgspec.structs.replace(hvpa.spec, capacity=band)
+    return msgspec.structs.replace(hvpa, spec=spec)
 
 
 def _resize_mode(

@@ -14,6 +14,7 @@ from dataclasses import replace
 from typing import Any
 
 import pytest
+from capacity_kit import Workload, capacity_hvpa
 from decide_kit import (
     NOW_SECONDS,
     at,
@@ -395,3 +396,102 @@ def test_a_restarting_resize_under_way_counts_as_down_before_the_pod_turns_unrea
     )
     assert states(plan) == {"web-0": "Resizing", "web-1": "Paced"}
     assert plan.resize == ()
+
+
+# ------------------------------------------------------------------ what the gates assume
+
+
+def restarting(raw: dict[str, Any], resource: str) -> dict[str, Any]:
+    """The template's container restarts to resize `resource` (resizePolicy RestartContainer)."""
+    box = raw["target"]["spec"]["template"]["spec"]["containers"][0]
+    box["resizePolicy"] = [{"resourceName": resource, "restartPolicy": "RestartContainer"}]
+    return raw
+
+
+@pytest.mark.parametrize(
+    ("mode", "vpa_cpu", "applied"),
+    [
+        # Rollout: Gardener's 200m, the smallest step worth replacing every pod.
+        ("Rollout", "620m", False),
+        # In place: a tenth of the 500m request, 50m.
+        (IN_PLACE_OR_ROLLOUT, "620m", True),
+        (IN_PLACE_OR_ROLLOUT, "540m", False),
+        (IN_PLACE, "560m", True),
+    ],
+)
+def test_an_unset_min_change_is_a_tenth_of_the_request_in_place(
+    mode: str, vpa_cpu: str, applied: bool
+) -> None:
+    hvpa = in_place(mode) if mode != "Rollout" else hvpa_object(intervals=[{"vpaWeight": 100}])
+    decision = run(scenario(hvpa, vpa_target={"cpu": vpa_cpu, "memory": "1G"}))
+    assert (requests_of(decision)[0] > 500) == applied
+    assert (("vertical", "up", "MinChange") in blocked_of(decision)) == (not applied)
+
+
+def test_a_resource_a_resize_restarts_for_keeps_the_rollout_min_change() -> None:
+    """The container restarts for a CPU resize: that costs what a rollout does, so CPU keeps
+    the 200m default; memory, which restarts nothing, has the tenth (100M of 1G)."""
+    raw = restarting(scenario(in_place(), vpa_target={"cpu": "620m", "memory": "1150M"}), "cpu")
+    decision = run(raw)
+    assert requests_of(decision) == (500, 1150 * 10**6)
+    assert ("vertical", "up", "MinChange") in blocked_of(decision)
+
+
+# As tests/engine/test_capacity_decide.py's: memory at 575M x 1.1 (the band's slack), and a
+# flat curve of 1 CPU and 2G per pod from 2 replicas, so a resize can keep the count.
+SETTLED = Workload(memory=632_500_000_000)
+FROM_TWO = [
+    {"replicas": 2, "cpu": "1", "memory": "2G"},
+    {"replicas": 10, "cpu": "1", "memory": "2G"},
+]
+
+
+@pytest.mark.parametrize(
+    ("mode", "band", "cpu"),
+    [
+        # Two pods of 500m use 190m each: at the 50% target a demand of 380m per pod, 24% under
+        # the request. Rollout's 30% band keeps the size; in place the 20% band resizes.
+        ("Rollout", None, 500),
+        (IN_PLACE_OR_ROLLOUT, None, 380),
+        # A resizeTolerance in the spec is kept in every mode.
+        (IN_PLACE_OR_ROLLOUT, 30, 500),
+    ],
+)
+def test_capacitys_unset_resize_band_is_narrower_in_place(
+    mode: str, band: float | None, cpu: int
+) -> None:
+    hvpa = capacity_hvpa(FROM_TWO, minimum=2)
+    hvpa["spec"]["vpa"]["resizeMode"] = mode
+    if band is not None:
+        hvpa["spec"]["capacity"]["resizeTolerance"] = band
+    decision = replace(SETTLED, cpu_usage=190).decide(hvpa)
+    assert (decision.desired_replicas, requests_of(decision)[0]) == (2, cpu)
+
+
+def test_a_min_change_in_the_spec_is_kept_in_place() -> None:
+    hvpa = in_place(vpa_scale_up={"minChange": {"cpu": {"value": "300m"}}})
+    decision = run(scenario(hvpa, vpa_target={"cpu": "620m", "memory": "1G"}))
+    assert requests_of(decision)[0] == 500
+    assert ("vertical", "up", "MinChange") in blocked_of(decision)
+
+
+# ------------------------------------------------------------------ other writers (rewrites.py)
+
+
+def _vertical_writes(decision: Any) -> list[Any]:
+    history = decision.status.history
+    return [w for w in (history.writes or ()) if w.axis == "vertical"] if history else []
+
+
+def test_a_resize_in_place_is_no_template_write_for_the_rewrite_guard() -> None:
+    """The template keeps its size in place; a write recorded for it would read, on the
+    next pass, as a value put back by someone else (rewrites.py) and hold the axis."""
+    first = run(scenario(in_place()))
+    assert first.containers[0].changed and _vertical_writes(first) == []
+    again = run(scenario(in_place(status=_plain(first.status))))
+    history = again.status.history
+    assert history is None or not history.rewrites
+    assert condition(again, "AbleToScale") != ("False", "ConflictingFieldManager")
+    # Rollout mode writes the template: that write is recorded.
+    rolled = run(scenario(hvpa_object(intervals=[{"vpaWeight": 100}])))
+    assert [f.value for f in _vertical_writes(rolled)[0].fields][:1] == ["1"]
