@@ -60,6 +60,7 @@ __all__ = [
     "PodMetricsRecord",
     "PodRecord",
     "RecordError",
+    "ResizeStatus",
     "Resources",
     "TargetRecord",
     "UnreadableInput",
@@ -174,11 +175,27 @@ class ContainerSpec(msgspec.Struct, frozen=True, gc=False):
     # Resource names requested besides cpu and memory (ephemeral-storage,
     # GPUs...), kept so an HPA utilization metric on them can say so.
     other_requests: tuple[str, ...] = ()
+    # The resources whose in-place resize restarts the container (its
+    # resizePolicy says RestartContainer for them).
+    restart_on_resize: tuple[str, ...] = ()
 
 
 class OomKill(msgspec.Struct, frozen=True, gc=False):
     container: str
     finished_at: float | None
+
+
+class ResizeStatus(msgspec.Struct, frozen=True, gc=False):
+    """What the kubelet reports of an in-place resize (the PodResizePending and
+    PodResizeInProgress conditions of KEP 1287), times in POSIX seconds."""
+
+    # PodResizePending's reason: Deferred or Infeasible ("" when not pending).
+    pending: str = ""
+    pending_since: float | None = None
+    in_progress_since: float | None = None
+    # The pending condition's message, or the in-progress one's when its reason is Error.
+    message: str = ""
+    error: bool = False
 
 
 class PodRecord(msgspec.Struct, frozen=True, gc=False):
@@ -200,6 +217,14 @@ class PodRecord(msgspec.Struct, frozen=True, gc=False):
     requests: Resources = NO_RESOURCES
     # Fields that held a quantity hvpa cannot use (their amounts are None), each named.
     unreadable: tuple[str, ...] = ()
+    # In-place resize: the kubelet's conditions (None: neither is set), the resources the
+    # containers run with (status.containerStatuses[].resources; None: not reported yet),
+    # whether a running container reports none (its kubelet cannot resize in place), and
+    # the QoS class, which a resize must keep.
+    resize: ResizeStatus | None = None
+    actual: tuple[ContainerSpec, ...] | None = None
+    resize_unsupported: bool = False
+    qos_class: str = ""
 
     @property
     def key(self) -> str:
@@ -263,6 +288,9 @@ class TargetRecord(msgspec.Struct, frozen=True, gc=False):
     # Who owns spec.replicas and the containers' cpu and memory requests and limits, from
     # metadata.managedFields (empty where the server keeps none).
     field_owners: tuple[FieldOwner, ...] = ()
+    # The rolling update's maxUnavailable as written (a count or a percentage), None when the
+    # workload sets none: how many pods may be down at once for a resize that restarts them.
+    max_unavailable: int | str | None = None
 
     @property
     def key(self) -> str:
@@ -389,10 +417,16 @@ class _Requirements(msgspec.Struct):
     limits: _Amounts | None = None
 
 
+class _ResizePolicy(msgspec.Struct, rename="camel"):
+    resource_name: str | None = None
+    restart_policy: str | None = None
+
+
 class _Container(msgspec.Struct, rename="camel"):
     name: str = ""
     resources: _Requirements | None = None
     restart_policy: str | None = None
+    resize_policy: list[_ResizePolicy] | None = None
 
 
 class _PodSpec(msgspec.Struct, rename="camel"):
@@ -417,12 +451,14 @@ class _Terminated(msgspec.Struct, rename="camel"):
 
 class _State(msgspec.Struct):
     terminated: _Terminated | None = None
+    running: dict[str, Any] | None = None
 
 
 class _ContainerStatus(msgspec.Struct, rename="camel"):
     name: str = ""
     last_state: _State | None = None
     state: _State | None = None
+    resources: _Requirements | None = None
 
 
 class _PodStatus(msgspec.Struct, rename="camel"):
@@ -430,6 +466,8 @@ class _PodStatus(msgspec.Struct, rename="camel"):
     start_time: str | None = None
     conditions: list[_Condition] = []
     container_statuses: list[_ContainerStatus] = []
+    init_container_statuses: list[_ContainerStatus] | None = None
+    qos_class: str | None = None
 
 
 class PodWire(msgspec.Struct):
@@ -468,11 +506,22 @@ class _TemplateSpec(msgspec.Struct):
     spec: _PodSpec = msgspec.field(default_factory=_PodSpec)
 
 
-class _TargetSpec(msgspec.Struct):
+class _RollingUpdate(msgspec.Struct, rename="camel"):
+    max_unavailable: int | str | None = None
+
+
+class _UpdateStrategy(msgspec.Struct, rename="camel"):
+    rolling_update: _RollingUpdate | None = None
+
+
+class _TargetSpec(msgspec.Struct, rename="camel"):
     replicas: int | None = None
     selector: _Selector | None = None
     template: _TemplateSpec = msgspec.field(default_factory=_TemplateSpec)
     paused: bool = False
+    # Deployment's `strategy`, StatefulSet's `updateStrategy`.
+    strategy: _UpdateStrategy | None = None
+    update_strategy: _UpdateStrategy | None = None
 
 
 class _TargetStatus(msgspec.Struct, rename="camel"):
@@ -626,11 +675,17 @@ def _amounts_key(amounts: _Amounts | None) -> tuple[tuple[str, str | int | float
 
 def _container_key(container: _Container) -> tuple[object, ...]:
     resources = container.resources
+    policies = (
+        tuple((p.resource_name, p.restart_policy) for p in container.resize_policy)
+        if container.resize_policy
+        else None
+    )
     if resources is None:
-        return (container.name, container.restart_policy)
+        return (container.name, container.restart_policy, policies)
     return (
         container.name,
         container.restart_policy,
+        policies,
         _amounts_key(resources.requests),
         _amounts_key(resources.limits),
     )
@@ -685,12 +740,20 @@ def _container_spec(
     requests, request_problems = _resources(resources.requests, f"{where}.resources.requests")
     limits, limit_problems = _resources(resources.limits, f"{where}.resources.limits")
     others = tuple(sorted(name for name in resources.requests or {} if name not in (CPU, MEMORY)))
+    restarting = tuple(
+        sorted(
+            p.resource_name
+            for p in container.resize_policy or ()
+            if p.restart_policy == "RestartContainer" and p.resource_name
+        )
+    )
     spec = ContainerSpec(
         name=sys.intern(container.name),
         requests=requests,
         limits=limits,
         sidecar=sidecar,
         other_requests=others,
+        restart_on_resize=restarting,
     )
     return spec, request_problems + limit_problems
 
@@ -716,6 +779,57 @@ def _terminations(status: _ContainerStatus) -> list[_Terminated]:
     ]
 
 
+def _resize_status(conditions: list[_Condition]) -> ResizeStatus | None:
+    pending = _condition(conditions, "PodResizePending")
+    progress = _condition(conditions, "PodResizeInProgress")
+    pending = pending if pending is not None and pending.status == "True" else None
+    progress = progress if progress is not None and progress.status == "True" else None
+    if pending is None and progress is None:
+        return None
+    error = progress is not None and progress.reason == "Error"
+    if pending is not None:
+        message = pending.message
+    else:
+        message = progress.message if progress is not None and error else ""
+    return ResizeStatus(
+        pending=(pending.reason or "Deferred") if pending is not None else "",
+        pending_since=parse_time(pending.last_transition_time) if pending else None,
+        in_progress_since=parse_time(progress.last_transition_time) if progress else None,
+        message=message,
+        error=error,
+    )
+
+
+def _actual_resources(
+    status: _PodStatus, spec: _PodSpec, where: str
+) -> tuple[tuple[ContainerSpec, ...] | None, bool]:
+    """The containers' status resources, and whether a running container reports none.
+
+    None while a container has not reported any (not started, or its kubelet
+    cannot resize) or reports an amount hvpa cannot read: the pod's spec is
+    then all that is known of its size. Parsed through the same cache as
+    specs (pods of one size share them).
+    """
+    sidecars = {c.name for c in spec.init_containers if c.restart_policy == "Always"}
+    main = status.container_statuses
+    side = [s for s in status.init_container_statuses or () if s.name in sidecars]
+    reported = [*main, *side]
+    unsupported = any(
+        s.resources is None and s.state is not None and s.state.running is not None
+        for s in reported
+    )
+    if not reported or any(s.resources is None for s in reported):
+        return None, unsupported
+    sizes = _PodSpec(
+        containers=[_Container(name=s.name, resources=s.resources) for s in main],
+        init_containers=[
+            _Container(name=s.name, resources=s.resources, restart_policy="Always") for s in side
+        ],
+    )
+    specs, problems = _container_specs(sizes, f"{where}.containerStatuses")
+    return (None if problems else specs), unsupported
+
+
 def pod_from_wire(wire: PodWire) -> PodRecord:
     meta, status = wire.metadata, wire.status
     ready = _condition(status.conditions, "Ready")
@@ -728,6 +842,9 @@ def pod_from_wire(wire: PodWire) -> PodRecord:
     where = f"Pod {meta.namespace}/{meta.name} spec"
     containers, container_problems = _container_specs(wire.spec, where)
     requests, request_problems = _pod_level_requests(wire.spec, where)
+    actual, unsupported = _actual_resources(
+        status, wire.spec, f"Pod {meta.namespace}/{meta.name} status"
+    )
     return PodRecord(
         namespace=sys.intern(meta.namespace),
         name=meta.name,
@@ -745,6 +862,10 @@ def pod_from_wire(wire: PodWire) -> PodRecord:
         owner_uid=_intern_optional(_controller_uid(meta)),
         requests=requests,
         unreadable=container_problems + request_problems,
+        resize=_resize_status(status.conditions),
+        actual=actual,
+        resize_unsupported=unsupported,
+        qos_class=sys.intern(status.qos_class or ""),
     )
 
 
@@ -803,7 +924,14 @@ def target_from_wire(wire: TargetWire) -> TargetRecord:
         update_revision=status.update_revision,
         unreadable=unreadable,
         field_owners=_field_owners(meta.managed_fields or ()),
+        max_unavailable=_max_unavailable(spec),
     )
+
+
+def _max_unavailable(spec: _TargetSpec) -> int | str | None:
+    strategy = spec.strategy or spec.update_strategy
+    rolling = strategy.rolling_update if strategy is not None else None
+    return rolling.max_unavailable if rolling is not None else None
 
 
 def _child(node: Any, element: str) -> dict[str, Any]:

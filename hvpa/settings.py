@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Final, TypeVar
 
 from hvpa.durations import DurationError, parse_duration
+from hvpa.engine.inplace import InPlaceBounds
 from hvpa.engine.settings import Settings as EngineSettings
 from hvpa.kube.settings import (
     ClientSettings,
@@ -39,6 +40,7 @@ __all__ = [
     "ControllerSettings",
     "RunSettings",
     "ServerSettings",
+    "WebhookSettings",
     "add_engine_flags",
     "add_flags",
     "describe",
@@ -52,6 +54,8 @@ DEFAULT_CONCURRENCY: Final = 5
 # Secure metrics serving, as kubebuilder's scaffold serves it (HTTPS on 8443).
 DEFAULT_METRICS_BIND_ADDRESS: Final = ":8443"
 DEFAULT_HEALTH_PROBE_BIND_ADDRESS: Final = ":8081"
+# controller-runtime's webhook server port.
+DEFAULT_WEBHOOK_BIND_ADDRESS: Final = ":9443"
 DEFAULT_LEADER_ELECTION_ID: Final = "hvpa"
 # One metrics API answer: a PodMetrics of one container is about 350 bytes of JSON, so
 # 4 MiB holds some 12,000 pods of one target; more is not a metric but an attack or a bug.
@@ -138,6 +142,43 @@ class AccessSettings:
 
 
 @dataclass(frozen=True, slots=True)
+class WebhookSettings:
+    """The pod admission webhook that sizes new pods for the in-place resize modes.
+
+    It listens on `bind_address` (`0` turns it off: the default in process, where
+    the simulator and the tests turn it on; `hvpa run` listens on `:9443`) over HTTPS. Its
+    certificate comes from `cert_path` (a directory with `tls.crt` and
+    `tls.key`, e.g. cert-manager's) or is made and rotated by hvpa in the
+    Secret `secret_name` of `namespace` (hvpa.server.webhook_tls). The
+    leader keeps the MutatingWebhookConfiguration `configuration_name` in
+    line (hvpa.controller.webhooks), registering the Service `service` of
+    `namespace` on `service_port`, or `url` instead when it is set (a
+    controller run outside the cluster).
+    """
+
+    bind_address: str = "0"
+    cert_path: str | None = None
+    namespace: str = DEFAULT_LEADER_ELECTION_NAMESPACE
+    secret_name: str = "hvpa-webhook-tls"
+    configuration_name: str = "hvpa"
+    service: str = "hvpa-webhook"
+    service_port: int = 443
+    url: str | None = None
+    # How often every replica reads the certificate, and the leader rotates it and keeps the
+    # configuration in line.
+    refresh_seconds: float = 30.0
+    # An AdmissionReview carries the pod once (creates have no old object); a pod is at most
+    # the 1.5 MiB etcd takes, so this bounds a request with room to spare.
+    max_request_bytes: int = 3 * 1024 * 1024
+
+    def __post_init__(self) -> None:
+        if self.refresh_seconds <= 0:
+            raise ValueError("the webhook refresh period must be positive")
+        if not 0 < self.service_port < 65536:
+            raise ValueError("the webhook service port must be a port number")
+
+
+@dataclass(frozen=True, slots=True)
 class ServerSettings:
     """The two listeners, as controller-runtime splits them: metrics, and health probes.
 
@@ -170,6 +211,7 @@ class ServerSettings:
     # /debug/state: at most this many bytes for one Hvpa's entry, and for the whole answer.
     debug_state_max_entry_bytes: int = 64 * 1024
     debug_state_max_bytes: int = 1024 * 1024
+    webhook: WebhookSettings = field(default_factory=WebhookSettings)
 
     def __post_init__(self) -> None:
         if self.max_connections < 1:
@@ -188,7 +230,11 @@ class RunSettings:
         default_factory=lambda: LeaderElectionSettings(lease_name=DEFAULT_LEADER_ELECTION_ID)
     )
     controller: ControllerSettings = field(default_factory=ControllerSettings)
-    server: ServerSettings = field(default_factory=ServerSettings)
+    server: ServerSettings = field(
+        default_factory=lambda: ServerSettings(
+            webhook=WebhookSettings(bind_address=DEFAULT_WEBHOOK_BIND_ADDRESS)
+        )
+    )
     engine: EngineSettings = field(default_factory=EngineSettings)
     client: ClientSettings = field(default_factory=ClientSettings)
     log_format: str = "text"
@@ -415,7 +461,65 @@ def add_flags(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--log-format", choices=LOG_FORMATS, default=defaults.log_format)
     parser.add_argument("--log-level", choices=LOG_LEVELS, default=defaults.log_level)
     _bool_flag(parser, "--debug-state", server.debug_state, "serve /debug/state (default true)")
+    _add_webhook_flags(parser, server.webhook)
     add_engine_flags(parser)
+    _add_in_place_flags(parser, defaults.engine.in_place)
+
+
+def _add_webhook_flags(parser: argparse.ArgumentParser, webhook: WebhookSettings) -> None:
+    parser.add_argument(
+        "--webhook-bind-address",
+        default=webhook.bind_address,
+        metavar="ADDRESS",
+        help="the pod admission webhook (in-place resize modes) listens here over HTTPS; "
+        f"0 turns it off (default {webhook.bind_address})",
+    )
+    parser.add_argument(
+        "--webhook-cert-path",
+        metavar="DIR",
+        help="directory with tls.crt and tls.key for the webhook, its CA bundle injected by "
+        "cert-manager (default: a CA and certificate hvpa makes and rotates in a Secret)",
+    )
+    parser.add_argument(
+        "--webhook-secret-name",
+        default=webhook.secret_name,
+        metavar="NAME",
+        help=f"the Secret of hvpa's namespace holding them (default {webhook.secret_name})",
+    )
+    parser.add_argument(
+        "--webhook-configuration-name",
+        default=webhook.configuration_name,
+        metavar="NAME",
+        help="the MutatingWebhookConfiguration the leader keeps in line "
+        f"(default {webhook.configuration_name})",
+    )
+    parser.add_argument(
+        "--webhook-service",
+        default=webhook.service,
+        metavar="NAME",
+        help=f"the webhook's Service in hvpa's namespace, port 443 (default {webhook.service})",
+    )
+    parser.add_argument(
+        "--webhook-url",
+        metavar="URL",
+        help="register the webhook at this https URL instead of the Service (outside a cluster)",
+    )
+
+
+def _add_in_place_flags(parser: argparse.ArgumentParser, bounds: InPlaceBounds) -> None:
+    for name, default, state in (
+        ("--in-place-infeasible-timeout", bounds.infeasible_seconds, "Infeasible"),
+        ("--in-place-deferred-timeout", bounds.deferred_seconds, "Deferred"),
+        ("--in-place-in-progress-timeout", bounds.in_progress_seconds, "in progress"),
+    ):
+        parser.add_argument(
+            name,
+            type=_seconds,
+            default=default,
+            metavar="DURATION",
+            help=f"a resize {state} this long counts as stuck: InPlaceOrRollout rolls out, "
+            f"InPlace reports it (default {default:g}s)",
+        )
 
 
 def _lease_namespace(flag: str | None) -> str:
@@ -428,8 +532,20 @@ def _lease_namespace(flag: str | None) -> str:
 
 
 def engine_settings_from_args(args: argparse.Namespace) -> EngineSettings:
-    """The engine settings of the flags `add_engine_flags` added; ValueError for a bad combination."""
+    """The engine settings of the flags `add_engine_flags` added (and `hvpa run`'s in-place
+    bounds, where given); ValueError for a bad combination."""
+    defaults = InPlaceBounds()
+    in_place = InPlaceBounds(
+        infeasible_seconds=getattr(
+            args, "in_place_infeasible_timeout", defaults.infeasible_seconds
+        ),
+        deferred_seconds=getattr(args, "in_place_deferred_timeout", defaults.deferred_seconds),
+        in_progress_seconds=getattr(
+            args, "in_place_in_progress_timeout", defaults.in_progress_seconds
+        ),
+    )
     return EngineSettings(
+        in_place=in_place,
         cpu_initialization_period_seconds=args.cpu_initialization_period,
         initial_readiness_delay_seconds=args.initial_readiness_delay,
         tolerance=args.tolerance,
@@ -444,13 +560,14 @@ def engine_settings_from_args(args: argparse.Namespace) -> EngineSettings:
 def settings_from_args(args: argparse.Namespace) -> RunSettings:
     """The RunSettings of parsed flags; a combination no setting accepts raises ValueError."""
     namespaces = tuple(dict.fromkeys(args.namespace))
+    own_namespace = _lease_namespace(args.leader_election_namespace)
     return RunSettings(
         kubeconfig=args.kubeconfig,
         leader_elect=args.leader_elect,
         leader_election=replace(
             LeaderElectionSettings(),
             lease_name=args.leader_election_id,
-            lease_namespace=_lease_namespace(args.leader_election_namespace),
+            lease_namespace=own_namespace,
         ),
         controller=ControllerSettings(
             namespaces=namespaces,
@@ -466,6 +583,15 @@ def settings_from_args(args: argparse.Namespace) -> RunSettings:
             debug_state=args.debug_state,
             metrics_secure=args.metrics_secure,
             metrics_cert_path=args.metrics_cert_path,
+            webhook=WebhookSettings(
+                bind_address=args.webhook_bind_address,
+                cert_path=args.webhook_cert_path,
+                namespace=own_namespace,
+                secret_name=args.webhook_secret_name,
+                configuration_name=args.webhook_configuration_name,
+                service=args.webhook_service,
+                url=args.webhook_url,
+            ),
         ),
         engine=engine_settings_from_args(args),
         client=replace(ClientSettings(), field_manager=args.field_manager),
@@ -494,6 +620,11 @@ def describe(settings: RunSettings) -> dict[str, object]:
         "metrics_secure": settings.server.metrics_secure,
         "metrics_cert_path": settings.server.metrics_cert_path or "(self-signed)",
         "field_manager": settings.client.field_manager,
+        "webhook_bind_address": settings.server.webhook.bind_address,
+        "webhook_cert_path": settings.server.webhook.cert_path or "(made by hvpa)",
     }
-    out.update({f.name: getattr(engine, f.name) for f in fields(engine)})
+    out.update({f.name: getattr(engine, f.name) for f in fields(engine) if f.name != "in_place"})
+    out.update(
+        {f"in_place_{f.name}": getattr(engine.in_place, f.name) for f in fields(engine.in_place)}
+    )
     return out

@@ -428,3 +428,87 @@ def test_a_time_without_a_zone_is_utc() -> None:
     assert parse_time("2026-01-01T00:00:00") == parse_time("2026-01-01T00:00:00Z")
     with pytest.raises(RecordError, match="not an RFC 3339 time"):
         parse_time("0001-01-01T00:00:00+14:00x")
+
+
+# ---------------------------------------------------------------- in-place resize
+
+
+def _resizing_pod(**status: Any) -> dict[str, Any]:
+    body: dict[str, Any] = pod("web-0", **status)
+    container = body["spec"]["containers"][0]
+    container["resizePolicy"] = [
+        {"resourceName": "cpu", "restartPolicy": "NotRequired"},
+        {"resourceName": "memory", "restartPolicy": "RestartContainer"},
+    ]
+    return body
+
+
+def test_pod_resize_conditions_and_actual_resources() -> None:
+    record = decode_pod(
+        _resizing_pod(
+            qosClass="Burstable",
+            conditions=[
+                {"type": "Ready", "status": "True"},
+                {
+                    "type": "PodResizePending",
+                    "status": "True",
+                    "reason": "Infeasible",
+                    "message": "Node didn't have enough capacity: cpu",
+                    "lastTransitionTime": "2026-01-01T00:00:10Z",
+                },
+            ],
+            containerStatuses=[
+                {
+                    "name": "app",
+                    "state": {"running": {}},
+                    "resources": {"requests": {"cpu": "250m"}, "limits": {"cpu": "1"}},
+                }
+            ],
+        )
+    )
+    assert record.resize is not None
+    assert (record.resize.pending, record.resize.message) == (
+        "Infeasible",
+        "Node didn't have enough capacity: cpu",
+    )
+    assert record.resize.pending_since == 1767225610.0
+    assert record.actual is not None and record.actual[0].requests == Resources(cpu=250)
+    assert record.containers[0].restart_on_resize == ("memory",)
+    assert (record.qos_class, record.resize_unsupported) == ("Burstable", False)
+
+
+def test_a_running_container_without_status_resources_cannot_be_resized() -> None:
+    record = decode_pod(
+        _resizing_pod(containerStatuses=[{"name": "app", "state": {"running": {}}}])
+    )
+    assert record.actual is None and record.resize_unsupported
+
+
+def test_nulls_in_the_resize_fields_are_tolerated() -> None:
+    """A status written with `qosClass: null` (the in-repo server wrote one for a status patch
+    of a pod created with a status) must not make the informer skip the pod."""
+    body = _resizing_pod(qosClass=None, initContainerStatuses=None)
+    body["spec"]["containers"][0]["resizePolicy"] = [{"resourceName": None, "restartPolicy": None}]
+    raw = orjson.dumps(body)
+    record = pod_from_wire(msgspec.json.Decoder(PodWire).decode(raw))
+    assert record.qos_class == "" and record.containers[0].restart_on_resize == ()
+
+
+@pytest.mark.parametrize(
+    ("kind", "spec", "expected"),
+    [
+        ("Deployment", {"strategy": {"rollingUpdate": {"maxUnavailable": "25%"}}}, "25%"),
+        ("StatefulSet", {"updateStrategy": {"rollingUpdate": {"maxUnavailable": 2}}}, 2),
+        ("StatefulSet", {"updateStrategy": {"type": "RollingUpdate"}}, None),
+    ],
+)
+def test_target_max_unavailable(kind: str, spec: dict[str, Any], expected: Any) -> None:
+    record = decode_target(
+        {
+            "apiVersion": "apps/v1",
+            "kind": kind,
+            "metadata": {"name": "web", "namespace": "shop"},
+            "spec": {"selector": {"matchLabels": {"app": "web"}}, **spec},
+        }
+    )
+    assert record.max_unavailable == expected

@@ -2,10 +2,10 @@
 
 Field names and JSON shapes are Gardener's `autoscaling.k8s.io/v1alpha1`
 (hvpa-controller api/v1alpha1/hvpa_types.go), so its manifests keep their
-meaning; `strategy`, `mixed`, `capacity`, `clusterProportional` and
-`hpa.template.spec.behavior` are hvpa's (docs/engine.md, docs/strategies.md). Optional
-fields are None when the manifest leaves them out: the defaults live in
-`hvpa.api.defaults`, applied as a separate step.
+meaning; `strategy`, `mixed`, `capacity`, `clusterProportional`, `vpa.resizeMode` and
+`hpa.template.spec.behavior` are hvpa's (docs/engine.md, docs/strategies.md,
+docs/in-place.md). Optional fields are None when the manifest leaves them out:
+the defaults live in `hvpa.api.defaults`, applied as a separate step.
 """
 
 from __future__ import annotations
@@ -26,6 +26,7 @@ from hvpa.api.proportional import ClusterProportionalSpec, parse_cluster_proport
 from hvpa.labels import LabelSelector
 
 __all__ = [
+    "RESIZE_MODES",
     "STRATEGIES",
     "UPDATE_MODES",
     "CapacitySpec",
@@ -57,8 +58,13 @@ __all__ = [
 
 UpdateMode = Literal["Auto", "Off", "MaintenanceWindow"]
 Strategy = Literal["Weighted", "HpaPreferred", "HpaBiased", "VpaBiased", "Mixed", "Capacity"]
+# How a new pod size reaches the pods: `Rollout` patches the template (every pod is replaced);
+# the in-place modes resize running pods through pods/resize and size new ones at admission
+# (docs/in-place.md). The VPA names its equivalent `updateMode: InPlaceOrRecreate`.
+ResizeMode = Literal["Rollout", "InPlaceOrRollout", "InPlace"]
 UPDATE_MODES: Final[tuple[str, ...]] = get_args(UpdateMode)
 STRATEGIES: Final[tuple[str, ...]] = get_args(Strategy)
+RESIZE_MODES: Final[tuple[str, ...]] = get_args(ResizeMode)
 
 ResourceList = dict[str, Quantity]
 """A corev1.ResourceList: resource name (`cpu`, `memory`) to quantity."""
@@ -230,6 +236,14 @@ class VpaSpec(Model, frozen=True, kw_only=True):
     limits_requests_gap_scale_params: ScaleParams | None = None
     """New limits: the larger of request x (1 + percentage/100) and request + value; absent: keep
     the old limit/request ratio.
+    """
+    resize_mode: ResizeMode | None = None
+    """How new container resources reach the pods. Rollout (default): the target's pod template
+    is patched, so every pod is replaced. InPlaceOrRollout: running pods are resized in place
+    (pods/resize) and new pods get the size at admission; the template is patched (a rollout)
+    only where a pod cannot be resized in place. InPlace: never a rollout for a resize; what
+    cannot be done in place is held and reported. The in-place modes need Kubernetes 1.33 or
+    newer and hvpa's admission webhook; on a server without pods/resize they act as Rollout.
     """
 
 

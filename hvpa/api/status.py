@@ -14,7 +14,7 @@ from typing import Annotated, Final, Literal, TypeVar, get_args
 import msgspec
 
 from hvpa.api.autoscaling import CrossVersionObjectReference, Quantity
-from hvpa.api.base import Int32, Int64, Model, Text, Time
+from hvpa.api.base import Int32, Int64, Model, NonNegative, Text, Time
 from hvpa.api.spec import ResourceList, UpdatePolicy
 
 __all__ = [
@@ -29,12 +29,14 @@ __all__ = [
     "HvpaStatus",
     "LastError",
     "LastScaleTimes",
+    "PodResources",
     "RecommendedContainerResources",
     "RecommendedPodResources",
     "ReplicaRecommendation",
     "ResourceSample",
     "ScaleEvent",
     "ScalingStatus",
+    "SizedContainer",
     "VerticalPodAutoscalerCondition",
     "VerticalPodAutoscalerStatus",
 ]
@@ -272,6 +274,47 @@ class History(Model, frozen=True, kw_only=True):
     """The latest rewrite of each axis by another writer, while it still counts."""
 
 
+# A pod has no bound on its containers; this is far above any real one, and it is what the API
+# server's cost estimate for the status schema needs.
+MAX_SIZED_CONTAINERS: Final = 64
+
+
+class SizedContainer(Model, frozen=True, kw_only=True):
+    """One container's size, as hvpa decided it for the target's pods."""
+
+    name: str
+    """The container (a restartable init container too)."""
+    requests: ResourceList | None = None
+    """Its requests."""
+    limits: ResourceList | None = None
+    """Its limits."""
+
+
+class PodResources(Model, frozen=True, kw_only=True):
+    """The pod size the in-place modes apply, and how far the pods are from it.
+
+    The template keeps the size it had (patching it would replace every pod),
+    so the size lives here: the next decision starts from it, the admission
+    webhook gives it to new pods, and running pods are resized to it. The
+    counts are the pods of the target at the latest decision.
+    """
+
+    containers: Annotated[tuple[SizedContainer, ...], msgspec.Meta(max_length=MAX_SIZED_CONTAINERS)]
+    """The decided requests and limits of each sized container."""
+    pods: NonNegative = 0
+    """Pods of the target, not terminating."""
+    at_size: NonNegative = 0
+    """Of those, running at the decided size (what the kubelet reports applied)."""
+    resizing: NonNegative = 0
+    """Accepted by their kubelet, being applied (or restarting a container to apply it)."""
+    waiting: NonNegative = 0
+    """Not yet asked: paced (a container restarts for the resize) or held."""
+    deferred: NonNegative = 0
+    """Their kubelet cannot apply the size now (PodResizePending, Deferred)."""
+    infeasible: NonNegative = 0
+    """Their node can never fit the size, or the API server refuses it in place."""
+
+
 class HvpaStatus(Model, frozen=True, kw_only=True):
     replicas: Int32 | None = None
     """The target's replica count after the latest decision (in a dry run, as it is)."""
@@ -312,3 +355,7 @@ class HvpaStatus(Model, frozen=True, kw_only=True):
     """The spec generation the status was written for."""
     history: History | None = None
     """What the next decision reads: recommendations, scale events, usage and demand samples."""
+    pod_resources: PodResources | None = None
+    """spec.vpa.resizeMode InPlaceOrRollout or InPlace: the size the pods are resized to in
+    place and new pods get at admission, and how many pods have it.
+    """

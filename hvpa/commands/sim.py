@@ -3,7 +3,8 @@
     hvpa sim                                   # proposal-1 under a 6 h ramp, report + plot in ./sim-output
     hvpa sim --hvpa kube-apiserver --trace diurnal --duration 12h
     hvpa sim --hvpa my-hvpa.yaml --trace load.csv --strategy HpaBiased
-    hvpa sim --compare --trace spike           # every strategy over the same trace, one table
+    hvpa sim --compare --trace spike           # every strategy, rolled out and in place, one table
+    hvpa sim --resize-mode InPlaceOrRollout    # pods resized in place (spec.vpa.resizeMode)
     hvpa sim --keep-running                    # then keep the cluster and controller up, until Ctrl-C
     hvpa sim --list                            # built-in scenarios and traces
 
@@ -11,7 +12,8 @@ Writes DIR/report.json (scenario, summary, the target's changes, a
 one-minute time series) and DIR/plot.png (with matplotlib, the `plot`
 extra); with --curve also DIR/curve.png (the Capacity curve and the path
 the target took); with --compare, DIR/report.json holds every run and
-DIR/plot-<strategy>.png (and curve-<strategy>.png) each picture. The summary (or the comparison) goes to stdout, the progress
+DIR/plot-<run>.png (and curve-<run>.png) each picture, a run being a
+strategy (`Weighted`) or a strategy resized in place (`Weighted+InPlaceOrRollout`). The summary (or the comparison) goes to stdout, the progress
 bar to stderr when it is a terminal (or with --progress).
 
 Exit codes (hvpa.commands): 0 done; 1 the simulation failed (the controller
@@ -38,6 +40,10 @@ if TYPE_CHECKING:
 HELP = "run the controller against a simulated cluster in virtual time, and report"
 
 DEFAULT_SCENARIO: Final = "proposal-1"
+# spec.vpa.resizeMode's values (hvpa.api.spec.RESIZE_MODES, not imported: --help stays light).
+RESIZE_MODES: Final = ("Rollout", "InPlaceOrRollout", "InPlace")
+# What --compare runs each strategy in, unless --resize-mode picks one.
+COMPARED_MODES: Final = ("Rollout", "InPlaceOrRollout")
 DEFAULT_DURATION: Final = "6h"
 
 
@@ -74,7 +80,16 @@ def configure(parser: argparse.ArgumentParser) -> None:
         nargs="?",
         const="all",
         metavar="S1,S2,...",
-        help="run several strategies over the same trace and print one table (default: all)",
+        help="run several strategies over the same trace, each with the pods rolled out and "
+        "resized in place (InPlaceOrRollout) unless --resize-mode picks one, and print one "
+        "table (default: all strategies)",
+    )
+    parser.add_argument(
+        "--resize-mode",
+        choices=RESIZE_MODES,
+        metavar="MODE",
+        help="override spec.vpa.resizeMode: Rollout, InPlaceOrRollout or InPlace "
+        "(default: the Hvpa's; with --compare, both Rollout and InPlaceOrRollout)",
     )
     parser.add_argument("--seed", type=int, default=1, help="same seed, same report (default 1)")
     parser.add_argument(
@@ -193,7 +208,7 @@ def _list() -> int:
     return OK
 
 
-def _options(args: argparse.Namespace, strategy: str | None) -> RunOptions:
+def _options(args: argparse.Namespace, strategy: str | None, mode: str | None) -> RunOptions:
     """Everything one run needs, from the flags; raises ValueError (of several kinds) on bad input."""
     import dataclasses
 
@@ -209,6 +224,8 @@ def _options(args: argparse.Namespace, strategy: str | None) -> RunOptions:
                 f"unknown strategy {strategy!r}: expected one of {', '.join(STRATEGIES)}"
             )
         scenario = scenario.with_strategy(strategy)
+    if mode is not None:
+        scenario = scenario.with_resize_mode(mode)
     if args.nodes is not None:
         if args.nodes < 1:
             raise ValueError("--nodes must be at least 1")
@@ -239,14 +256,18 @@ def _options(args: argparse.Namespace, strategy: str | None) -> RunOptions:
     )
 
 
-def _strategies(args: argparse.Namespace) -> list[str | None]:
+def _strategies(args: argparse.Namespace) -> list[tuple[str | None, str | None]]:
+    """(strategy, resize mode) of each run; None: the Hvpa's own."""
     from hvpa.sim.scenarios import STRATEGIES
 
     if args.compare is None:
-        return [args.strategy]
+        return [(args.strategy, args.resize_mode)]
     if args.compare == "all":
-        return list(STRATEGIES)
-    return [s.strip() for s in args.compare.split(",") if s.strip()]
+        strategies = list(STRATEGIES)
+    else:
+        strategies = [s.strip() for s in args.compare.split(",") if s.strip()]
+    modes = [args.resize_mode] if args.resize_mode else list(COMPARED_MODES)
+    return [(strategy, mode) for strategy in strategies for mode in modes]
 
 
 def _write_json(path: Path, document: Any) -> None:
@@ -322,7 +343,7 @@ def run(args: argparse.Namespace) -> int:
     logs.configure("info" if args.verbose else "warning")
     strategies = _strategies(args)
     try:
-        runs = [_options(args, strategy) for strategy in strategies]
+        runs = [_options(args, strategy, mode) for strategy, mode in strategies]
     except ValueError as error:  # TraceError, ScenarioError, DurationError are ValueErrors
         return _fail(str(error))
     output = Path(args.output)
@@ -348,11 +369,11 @@ def _run_all(args: argparse.Namespace, runs: list[RunOptions], output: Path) -> 
     for options in runs:
         scenario = options.scenario
         out.write(
-            f"hvpa sim: {scenario.name} ({scenario.strategy}), trace {options.trace.name}, "
+            f"hvpa sim: {scenario.name} ({scenario.label}), trace {options.trace.name}, "
             f"{_clock(options.duration_seconds)}, seed {options.seed}\n"
         )
         out.flush()
-        progress = _ProgressBar(sys.stderr, scenario.strategy) if show_progress else None
+        progress = _ProgressBar(sys.stderr, scenario.label) if show_progress else None
         started = time.perf_counter()
 
         def write_single(report: dict[str, Any], run: RunOptions = options) -> None:
@@ -383,7 +404,7 @@ def _run_all(args: argparse.Namespace, runs: list[RunOptions], output: Path) -> 
         sys.stderr.write(
             f"simulated {_clock(options.duration_seconds)} in {time.perf_counter() - started:.1f} s\n"
         )
-        reports.append((scenario.strategy, report))
+        reports.append((scenario.label, report))
     if args.compare is not None:
         out.write("\n" + compare_table([(s, r["summary"]) for s, r in reports]))
         _write_json(

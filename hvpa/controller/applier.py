@@ -19,12 +19,19 @@ The writes, in the order a reconcile makes them:
   the changed containers' `resources` (init containers that are sidecars
   under `initContainers`), with `metadata.resourceVersion` as precondition;
   it chains on the resourceVersion the /scale write returned;
+- in the in-place resize modes, a pod's containers instead: a strategic-merge
+  PATCH of `pods/{name}/resize` with the same shape and no precondition (the
+  size is absolute; hvpa.controller.inplace);
 - the Hvpa status: PUT of `/status` with the Hvpa's resourceVersion, only
   when the status changed;
-- Events (core/v1), through the correlator (`hvpa.controller.events`).
+- Events (core/v1), through the correlator (`hvpa.controller.events`);
+- the admission webhook's own objects, by the leader: its serving
+  certificate's Secret and its MutatingWebhookConfiguration (the pods it
+  sizes and the CA bundle), each a JSON merge patch with the
+  resourceVersion read (hvpa.server.webhook).
 
-Dry run: `write_target_*` and `*_vpa` log what they would write and write
-nothing; the status and Events are still written (they are how a dry run
+Dry run: `write_target_*`, `*_vpa`, `resize_pod` and the webhook's objects
+log what they would write and write nothing; the status and Events are still written (they are how a dry run
 reports). Event writes are best effort, as client-go's recorder: a failure
 is logged and never fails the reconcile; every other failure is raised for
 the queue to retry with backoff.
@@ -46,7 +53,7 @@ from hvpa.controller.events import EventCorrelator, RecordedEvent, WriteKind
 from hvpa.controller.resources import HVPAS, OWNED_VPAS, VpaObject
 from hvpa.kube.client import Guard, KubeClient, PatchType
 from hvpa.kube.errors import AlreadyExists, KubeError, NotFound
-from hvpa.kube.resources import TARGETS, api_path
+from hvpa.kube.resources import PODS, TARGETS, api_path
 from hvpa.kube.wire import MetaOnly
 from hvpa.logs import fields
 from hvpa.records import TargetRecord
@@ -72,10 +79,8 @@ class ContainerResources:
     limits: Mapping[str, str]
 
 
-def resources_patch(
-    resource_version: str, containers: Sequence[ContainerResources]
-) -> dict[str, Any]:
-    """The strategic merge patch for the changed containers only (merged by name)."""
+def _containers_patch(containers: Sequence[ContainerResources]) -> dict[str, Any]:
+    """A pod spec fragment naming each container's new `resources` (merged by name)."""
     spec: dict[str, Any] = {}
     for container in containers:
         resources: dict[str, Any] = {}
@@ -85,9 +90,16 @@ def resources_patch(
             resources["limits"] = dict(container.limits)
         field = "initContainers" if container.sidecar else "containers"
         spec.setdefault(field, []).append({"name": container.name, "resources": resources})
+    return spec
+
+
+def resources_patch(
+    resource_version: str, containers: Sequence[ContainerResources]
+) -> dict[str, Any]:
+    """The strategic merge patch for the changed containers only (merged by name)."""
     return {
         "metadata": {"resourceVersion": resource_version},
-        "spec": {"template": {"spec": spec}},
+        "spec": {"template": {"spec": _containers_patch(containers)}},
     }
 
 
@@ -160,6 +172,25 @@ class Applier:
         _logger.info("resized", extra=fields(target=target.key, containers=names))
         return answer.metadata.resource_version
 
+    async def resize_pod(
+        self, namespace: str, name: str, containers: Sequence[ContainerResources]
+    ) -> None:
+        """PATCH pods/{name}/resize with the containers' resources; raises Invalid on a refusal."""
+        names = ",".join(c.name for c in containers)
+        if self.dry_run:
+            _logger.info(
+                "dry run: not resizing pod",
+                extra=fields(pod=f"{namespace}/{name}", containers=names),
+            )
+            return
+        path = PODS.path(namespace=namespace, name=name, subresource="resize")
+        patch = {"spec": _containers_patch(containers)}
+        guard = self._guard(f"resize of pod {namespace}/{name}")
+        await self._client.patch(path, patch, patch_type=PatchType.STRATEGIC, guard=guard)
+        _logger.info(
+            "resized pod in place", extra=fields(pod=f"{namespace}/{name}", containers=names)
+        )
+
     # -- the child VPA -----------------------------------------------------------
 
     async def create_vpa(self, body: Mapping[str, Any]) -> None:
@@ -224,6 +255,38 @@ class Applier:
         }
         answer = _decode_meta(await self._client.update(path, body, guard=guard))
         return answer.metadata.resource_version
+
+    # -- the admission webhook's objects ----------------------------------------------
+
+    async def write_secret(
+        self, *, namespace: str, name: str, resource_version: str, data: Mapping[str, str]
+    ) -> None:
+        """Merge-patch a Secret's `data` (base64 values) with its resourceVersion."""
+        if self.dry_run:
+            _logger.info("dry run: not writing Secret", extra=fields(secret=f"{namespace}/{name}"))
+            return
+        path = api_path(group="", version="v1", plural="secrets", namespace=namespace, name=name)
+        patch = {"metadata": {"resourceVersion": resource_version}, "data": dict(data)}
+        guard = self._guard(f"Secret {namespace}/{name}")
+        await self._client.patch(path, patch, patch_type=PatchType.MERGE, guard=guard)
+
+    async def write_webhook_configuration(
+        self, *, name: str, resource_version: str, webhooks: Sequence[Mapping[str, Any]]
+    ) -> None:
+        """Merge-patch a MutatingWebhookConfiguration's `webhooks` with its resourceVersion."""
+        if self.dry_run:
+            _logger.info("dry run: not writing webhook configuration", extra=fields(name=name))
+            return
+        path = api_path(
+            group="admissionregistration.k8s.io",
+            version="v1",
+            plural="mutatingwebhookconfigurations",
+            name=name,
+        )
+        patch = {"metadata": {"resourceVersion": resource_version}, "webhooks": list(webhooks)}
+        guard = self._guard(f"MutatingWebhookConfiguration {name}")
+        await self._client.patch(path, patch, patch_type=PatchType.MERGE, guard=guard)
+        _logger.info("wrote webhook configuration", extra=fields(name=name, webhooks=len(webhooks)))
 
     # -- Events --------------------------------------------------------------------
 

@@ -75,6 +75,7 @@ from hvpa.controller.cache import (
 from hvpa.controller.configmaps import ConfigMapWatches
 from hvpa.controller.events import EventCorrelator
 from hvpa.controller.handlers import Handlers
+from hvpa.controller.inplace import ResizeDiscovery
 from hvpa.controller.metricsapi import MetricsReader
 from hvpa.controller.observability import ControllerMetrics, InformerStates, Observations
 from hvpa.controller.reconciler import Reconciler
@@ -223,6 +224,9 @@ class Manager:
             engine=engine or EngineSettings(),
             settings=settings,
             vpa_api_served=lambda: all(informer.served for informer in vpas[1]),
+            resize_discovery=ResizeDiscovery(
+                client, clock=lambda: asyncio.get_running_loop().time()
+            ),
         )
 
     # -- construction helpers ------------------------------------------------------

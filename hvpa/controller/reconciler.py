@@ -21,9 +21,11 @@ converges; it never depends on which event queued it. The steps:
 4. The snapshot (`hvpa.controller.snapshot`), the metric reads
    (`hvpa.controller.metricsapi`; a failed read is a reading, not an
    exception), and `decide` at the injected clock's `now`.
-5. Apply through the applier: replicas, then container resources, then the
-   status (only when it changed); Events for each scaling (right after it
-   landed), for each newly blocked change and each condition that newly
+5. Apply through the applier: replicas, then container resources (the
+   template; in the in-place resize modes the pods, through pods/resize,
+   and the template only when the engine falls back to a rollout), then
+   the status (only when it changed); Events for each scaling (right after
+   it landed), for each newly blocked change and each condition that newly
    turned False (after the status that records them landed, so a retried
    reconcile does not announce them twice).
 
@@ -37,7 +39,7 @@ import asyncio
 import contextlib
 import logging
 from collections.abc import Callable, Iterable, Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Final
 
 import msgspec
@@ -50,6 +52,7 @@ from hvpa.api.status import BlockedScaling, HvpaStatus
 from hvpa.controller.applier import Applier, ContainerResources
 from hvpa.controller.cache import Cache
 from hvpa.controller.events import InvolvedObject, RecordedEvent
+from hvpa.controller.inplace import ResizeDiscovery, Resizer
 from hvpa.controller.metricsapi import MetricsReader
 from hvpa.controller.observability import Observations
 from hvpa.controller.resources import HvpaRecord
@@ -71,6 +74,7 @@ from hvpa.controller.vpa import vpa_body, vpa_changes, vpa_name
 from hvpa.engine.conditions import ABLE_TO_SCALE, SCALING_ACTIVE, VERTICAL_SCALING_ACTIVE
 from hvpa.engine.decide import decide
 from hvpa.engine.decision import Decision, Snapshot, format_resources
+from hvpa.engine.inplace import IN_PLACE_MODES, RESIZING_IN_PLACE
 from hvpa.engine.settings import Settings as EngineSettings
 from hvpa.kube.errors import Conflict
 from hvpa.logs import fields
@@ -83,7 +87,12 @@ _logger = logging.getLogger(__name__)
 
 # Conditions whose turning False a person should notice (a Warning Event), and
 # the reasons that are a choice rather than a problem.
-_WATCHED_CONDITIONS: Final = (ABLE_TO_SCALE, SCALING_ACTIVE, VERTICAL_SCALING_ACTIVE)
+_WATCHED_CONDITIONS: Final = (
+    ABLE_TO_SCALE,
+    SCALING_ACTIVE,
+    VERTICAL_SCALING_ACTIVE,
+    RESIZING_IN_PLACE,
+)
 _QUIET_REASONS: Final = frozenset({"ScalingDisabled", "VerticalScalingOff"})
 
 
@@ -138,10 +147,18 @@ class Reconciler:
         engine: EngineSettings,
         settings: ControllerSettings,
         vpa_api_served: Callable[[], bool] = lambda: True,
+        resize_discovery: ResizeDiscovery | None = None,
     ) -> None:
         """`vpa_api_served` False: the VerticalPodAutoscaler CRD is not installed, so
-        no VPA is created (the engine holds the vertical axis for want of one)."""
+        no VPA is created (the engine holds the vertical axis for want of one).
+        `resize_discovery`: whether the server serves pods/resize (None: it does)."""
         self._cache = cache
+        self._resize_discovery = resize_discovery
+        self._resizer = (
+            Resizer(applier, resize_discovery, expect_seconds=settings.expectation_timeout_seconds)
+            if resize_discovery is not None
+            else None
+        )
         self._vpa_api_served = vpa_api_served
         self._reader = reader
         self._applier = applier
@@ -222,6 +239,8 @@ class Reconciler:
         if record is None:
             self._observations.forget(key)
             self._expectations.pop(key, None)
+            if self._resizer is not None:
+                self._resizer.forget(key)
             self._unwritten_history.pop(key, None)
             self._warned = {w for w in self._warned if w[0] != key}
             return None
@@ -242,13 +261,26 @@ class Reconciler:
             return self._settings.config_map_sync_retry_seconds
         await self._ensure_vpa(record, prepared)
         readings = await self._reader.read(prepared.queries)
-        snapshot = complete(prepared, readings)
+        snapshot = await self._with_resize_facts(key, prepared.hvpa, complete(prepared, readings))
         now = self._clock()
         decided_from = self._with_unwritten_history(record, prepared.hvpa)
         decision = decide(decided_from, snapshot, now, self._engine)
         self._observe(record, prepared, snapshot, decision, now)
         await self._apply(record, prepared, decided_from, decision, now)
         return None
+
+    async def _with_resize_facts(self, key: str, hvpa: Hvpa, snapshot: Snapshot) -> Snapshot:
+        """What only the controller knows about resizing in place: whether the server serves
+        pods/resize (looked up only for an Hvpa that asks for it), and what it refused."""
+        if hvpa.spec.vpa.resize_mode not in IN_PLACE_MODES or self._resize_discovery is None:
+            return snapshot
+        await self._resize_discovery.refresh()
+        assert self._resizer is not None
+        return replace(
+            snapshot,
+            resize_served=self._resize_discovery.served(),
+            resize_refused=self._resizer.refusals(key),
+        )
 
     def _with_unwritten_history(self, record: HvpaRecord, hvpa: Hvpa) -> Hvpa:
         """The Hvpa as the last decision left it, when only its history is still unwritten.
@@ -462,29 +494,87 @@ class Reconciler:
                     f"New size: {desired} (was {current}); {target.kind} {target.name}",
                 )
             )
+        if decision.in_place is not None:
+            await self._apply_in_place(key, target, resource_version, decision, involved)
+            return
         changed = self._changed_containers(target, decision)
         if not changed:
             return
         with self._stale_on_conflict(key, "target", resource_version):
             written = await self._applier.write_target_resources(target, resource_version, changed)
         self._expect(key, "target", resource_version, written)
-        for direction in self._vertical_directions(target, decision):
+        self._count_resize(key, target, decision)
+        await self._applier.record(
+            RecordedEvent(involved, "Normal", "SuccessfulResize", _describe_changes(changed))
+        )
+
+    def _count_resize(self, key: str, target: TargetRecord, decision: Decision) -> None:
+        """Count the resize by direction: against the template, or, in place (where the
+        template keeps an older size), by the direction of each change the engine applied."""
+        directions: list[str]
+        if decision.in_place is not None:
+            directions = sorted(
+                {str(change.direction) for c in decision.containers for change in c.applied}
+            )
+        else:
+            directions = self._vertical_directions(target, decision)
+        for direction in directions:
             self._observations.count_scaling(key, "vertical", direction)
         self._observations.count_oomkill_scale_ups(key, decision)
-        await self._applier.record(
-            RecordedEvent(
-                involved,
-                "Normal",
-                "SuccessfulResize",
-                "; ".join(
-                    f"container {c.name}: requests {_show(c.requests)}, limits {_show(c.limits)}"
-                    for c in changed
-                ),
+
+    async def _apply_in_place(
+        self,
+        key: str,
+        target: TargetRecord,
+        resource_version: str,
+        decision: Decision,
+        involved: InvolvedObject,
+    ) -> None:
+        """Resize the pods the plan names; roll the size out through the template only when
+        the engine says so (InPlaceOrRollout, a pod that cannot be resized in place)."""
+        plan = decision.in_place
+        assert plan is not None and self._resizer is not None
+        if plan.rollout:
+            changed = self._changed_containers(target, decision)
+            if changed:
+                with self._stale_on_conflict(key, "target", resource_version):
+                    written = await self._applier.write_target_resources(
+                        target, resource_version, changed
+                    )
+                self._expect(key, "target", resource_version, written)
+        sidecars = [c.name for c in target.containers if c.sidecar]
+        outcome = await self._resizer.resize(key, target.namespace, plan, sidecars)
+        if any(c.changed for c in decision.containers):
+            self._count_resize(key, target, decision)
+            pods = len(plan.pods)
+            sized = [
+                ContainerResources(
+                    c.name, False, format_resources(c.requests), format_resources(c.limits)
+                )
+                for c in plan.containers
+            ]
+            await self._applier.record(
+                RecordedEvent(
+                    involved,
+                    "Normal",
+                    "SuccessfulResize",
+                    f"{_describe_changes(sized)} (in place, {pods} pod{'s' if pods != 1 else ''})",
+                )
             )
-        )
+        if outcome.refused:
+            _logger.info(
+                "resizes refused; the next decision treats those pods as not resizable in place",
+                extra=fields(hvpa=key, pods=",".join(pod for pod, _ in outcome.refused)),
+            )
 
     @staticmethod
     def _changed_containers(target: TargetRecord, decision: Decision) -> list[ContainerResources]:
+        """The containers whose decided resources differ from the template's.
+
+        Usually those the decision changed; also those a pod was resized to in
+        place while the template kept its size, when the template catches up
+        (a fall back to a rollout, or resizeMode switched back to Rollout)."""
+        template = {c.name: c for c in target.containers}
         sidecars = {c.name for c in target.containers if c.sidecar}
         return [
             ContainerResources(
@@ -494,7 +584,8 @@ class Reconciler:
                 limits=format_resources(c.limits),
             )
             for c in decision.containers
-            if c.changed
+            if c.name in template
+            and (c.requests, c.limits) != (template[c.name].requests, template[c.name].limits)
         ]
 
     @staticmethod
@@ -573,6 +664,13 @@ class Reconciler:
             for direction in self._vertical_directions(target, decision):
                 self._observations.count_scaling(key, "vertical", direction)
             self._observations.count_oomkill_scale_ups(key, decision)
+
+
+def _describe_changes(changed: Iterable[ContainerResources]) -> str:
+    return "; ".join(
+        f"container {c.name}: requests {_show(c.requests)}, limits {_show(c.limits)}"
+        for c in changed
+    )
 
 
 def _show(amounts: dict[str, str] | object) -> str:

@@ -10,8 +10,9 @@ The controller adds, on top:
 - in a dry run, nothing that says a change was applied: `lastScaling`,
   `hpaWeight`/`vpaWeight`, `overrideScaleUpStabilization` and the history of
   applied changes (`scaleUpEvents`, `scaleDownEvents`, `lastScaleTimes`, and
-  `writes`, what rewrites are checked against) keep
-  their previous values, so rate limits and stabilization windows behave as
+  `writes`, what rewrites are checked against) and the size the in-place
+  modes gave the pods (`podResources`) keep their
+  previous values, so rate limits and stabilization windows behave as
   they would for the real thing; the raw recommendations, conditions and
   `lastBlockedScaling` are written (they are what a dry run reports); an
   `AbleToScale` condition claiming a successful rescale says `DryRun`
@@ -107,6 +108,7 @@ def _applied_kept(status: HvpaStatus, previous: HvpaStatus) -> HvpaStatus:
         hpa_weight=previous.hpa_weight,
         vpa_weight=previous.vpa_weight,
         override_scale_up_stabilization=previous.override_scale_up_stabilization,
+        pod_resources=previous.pod_resources,
     )
 
 

@@ -70,6 +70,10 @@ class Conditions:
                 return
         self._items.append(Condition(kind, text, reason, message, self._now))
 
+    def remove(self, kind: str) -> None:
+        """Drop the condition of that type (it no longer applies: a mode switched off)."""
+        self._items = [c for c in self._items if c.type != kind]
+
     def get(self, kind: str) -> Condition | None:
         return next((c for c in self._items if c.type == kind), None)
 

@@ -14,7 +14,8 @@ NoVerticalPodAutoscaler, NoRecommendation, RecommendationNotProvided,
 ConfigUnsupported, LowConfidence, ConflictingAutoscaler, TargetNotFound),
 `AbleToScale=False, reason=ConflictingAutoscaler` when another writer holds
 the replica count, `reason=ConflictingFieldManager` on either axis while
-another field manager keeps rewriting what hvpa set there (rewrites.py), `reason=NoDemand` on both when the Capacity strategy has
+another field manager keeps rewriting what hvpa set there (rewrites.py),
+`ResizingInPlace` in the in-place resize modes (inplace.py), `reason=NoDemand` on both when the Capacity strategy has
 nothing to measure demand from, and `ScalingActive=False,
 reason=InvalidSpec` when the spec cannot be applied at all. For a Capacity
 Hvpa ScalingActive says whether it has a demand (True: DemandMeasured or
@@ -23,17 +24,18 @@ DemandFromVpaTarget; False: NoDemand), not what the HPA metrics say.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import replace
 from typing import Final
 
 import msgspec
 
 from hvpa.api import apply_defaults
-from hvpa.api.defaults import DEFAULT_MIN_REPLICAS
+from hvpa.api.defaults import CAPACITY_IN_PLACE_RESIZE_TOLERANCE_PERCENT, DEFAULT_MIN_REPLICAS
 from hvpa.api.proportional import ProportionalError
 from hvpa.api.resource import Hvpa
 from hvpa.api.spec import HpaTemplateSpec, HvpaSpec
-from hvpa.api.status import History, HvpaStatus
+from hvpa.api.status import History, HvpaStatus, PodResources, SizedContainer
 from hvpa.durations import DurationError
 from hvpa.engine.capacity_inputs import CAPACITY, capacity_input, capacity_problem
 from hvpa.engine.conditions import (
@@ -49,10 +51,17 @@ from hvpa.engine.decision import (
     Snapshot,
     VerticalContainer,
     VerticalDecision,
+    format_resources,
 )
 from hvpa.engine.demand import Demand, describe_amounts
 from hvpa.engine.explain import Explanation
-from hvpa.engine.gates import GateSettings, MaintenanceWindowError, gate_settings
+from hvpa.engine.gates import (
+    IN_PLACE_MIN_CHANGE_PERCENT,
+    GateSettings,
+    MaintenanceWindowError,
+    gate_settings,
+    in_place_min_change,
+)
 from hvpa.engine.gomath import MAX_INT32
 from hvpa.engine.guards import (
     TARGET_NOT_FOUND,
@@ -68,6 +77,14 @@ from hvpa.engine.horizontal.controller import (
     record_rescale,
 )
 from hvpa.engine.horizontal.proportional import ProportionalInput, proportional_input
+from hvpa.engine.inplace import (
+    RESIZING_IN_PLACE,
+    ROLLOUT,
+    InPlacePlan,
+    describe_size,
+    plan_in_place,
+    sized_containers,
+)
 from hvpa.engine.metrics import PodMetricsList
 from hvpa.engine.rewrites import Assessment, assess, record_writes
 from hvpa.engine.settings import Settings
@@ -91,10 +108,13 @@ from hvpa.records import (
     NO_RESOURCES,
     ContainerSpec,
     PodMetricsRecord,
+    RecordError,
+    Resources,
     TargetRecord,
     VpaContainerPolicy,
     VpaRecord,
     format_time,
+    quantity_milli,
 )
 
 __all__ = ["decide"]
@@ -296,6 +316,7 @@ def decide(
 ) -> Decision:
     """The decision for one Hvpa (its spec, and its status as the history) at `now`."""
     settings = settings or Settings()
+    band_unset = hvpa.spec.capacity is not None and hvpa.spec.capacity.resize_tolerance is None
     hvpa = apply_defaults(hvpa)
     explain = Explanation()
     explain.add(f"Hvpa {hvpa.namespace}/{hvpa.name} at {format_time(now)}")
@@ -323,6 +344,11 @@ def decide(
     rewrites = assess(hvpa, target, now, settings)
     for line in rewrites.explanation:
         explain.add(line)
+    mode = _resize_mode(hvpa, snapshot, conditions, explain)
+    template = target.containers
+    if band_unset and mode != ROLLOUT:
+        hvpa = _in_place_band(hvpa, explain)
+    target = _at_decided_size(hvpa, target, explain)
     for container in target.containers:
         explain.add(
             f"container {container.name}: requests {describe(container.requests)}; "
@@ -372,9 +398,22 @@ def decide(
         conditions.set(SCALING_ACTIVE, False, INVALID_SPEC, problem)
         explain.add(f"{problem}: nothing is scaled")
     else:
+        if mode != ROLLOUT:
+            gates = _in_place_gates(hvpa, target, gates, explain)
         outcome, recommendation, demand = _combine(
-            hvpa, snapshot, target, horizontal, gates, now, explain, rewrites.holds
+            hvpa,
+            snapshot,
+            target,
+            horizontal,
+            gates,
+            now,
+            explain,
+            rewrites.holds,
+            in_place=mode != ROLLOUT,
         )
+    plan = None
+    if outcome is not None and mode != ROLLOUT:
+        plan = _plan_in_place(mode, outcome, snapshot, target, now, settings, conditions, explain)
     return _decision(
         hvpa,
         history,
@@ -389,7 +428,179 @@ def decide(
         vpa=snapshot.vpa,
         demand=demand,
         rewrites=rewrites,
+        in_place=plan,
+        template=template,
     )
+
+
+def _in_place_gates(
+    hvpa: Hvpa, target: TargetRecord, gates: GateSettings, explain: Explanation
+) -> GateSettings:
+    """MinChange's default when resizes are made in place: a tenth of the request (gates.py),
+    for the resources no sized container restarts for; Capacity keeps having none."""
+    if _strategy(hvpa.spec) == CAPACITY:
+        return gates
+    cheap = [
+        r for r in ("cpu", "memory") if all(r not in c.restart_on_resize for c in target.containers)
+    ]
+    if not cheap:
+        return gates
+    explain.add(
+        f"in place: an unset minChange for {' and '.join(cheap)} is "
+        f"{IN_PLACE_MIN_CHANGE_PERCENT}% of the request (a resize restarts nothing)"
+    )
+    return replace(
+        gates,
+        min_change_up=in_place_min_change(gates.min_change_up, cheap),
+        min_change_down=in_place_min_change(gates.min_change_down, cheap),
+    )
+
+
+def _in_place_band(hvpa: Hvpa, explain: Explanation) -> Hvpa:
+    """Capacity's resize band when no resizeTolerance is written and pods are resized in place:
+    narrower than for rollouts, since a resize then replaces no pod (api/defaults.py)."""
+    capacity = hvpa.spec.capacity
+    assert capacity is not None
+    explain.add(
+        f"in place: an unset resizeTolerance is {CAPACITY_IN_PLACE_RESIZE_TOLERANCE_PERCENT}% "
+        "(a resize replaces no pod)"
+    )
+    band = msgspec.structs.replace(
+        capacity, resize_tolerance=CAPACITY_IN_PLACE_RESIZE_TOLERANCE_PERCENT
+    )
+    spec = msgspec.structs.replace(hvpa.spec, capacity=band)
+    return msgspec.structs.replace(hvpa, spec=spec)
+
+
+def _resize_mode(
+    hvpa: Hvpa, snapshot: Snapshot, conditions: Conditions, explain: Explanation
+) -> str:
+    """The resize mode in force: the spec's, or Rollout where the server cannot resize pods."""
+    wanted = hvpa.spec.vpa.resize_mode or ROLLOUT
+    if wanted == ROLLOUT:
+        conditions.remove(RESIZING_IN_PLACE)
+        return ROLLOUT
+    if not snapshot.resize_served:
+        message = (
+            f"spec.vpa.resizeMode is {wanted} but the API server does not serve pods/resize "
+            "(Kubernetes 1.33 or newer does): new sizes are rolled out through the pod template"
+        )
+        conditions.set(RESIZING_IN_PLACE, False, "ResizeNotServed", message)
+        explain.add(f"condition {RESIZING_IN_PLACE}=False (ResizeNotServed): {message}")
+        return ROLLOUT
+    explain.add(f"resize mode {wanted}: pods are resized in place, the template is left alone")
+    return wanted
+
+
+def _at_decided_size(hvpa: Hvpa, target: TargetRecord, explain: Explanation) -> TargetRecord:
+    """The target as its pods are sized: `status.podResources` where an in-place mode keeps it.
+
+    The template then still holds the size it had before the in-place modes
+    began; the decision starts from what the pods were given since. In
+    Rollout mode the same holds until the template has caught up (a mode
+    switched back): the decision starts from the pods' size and the
+    controller writes it into the template.
+    """
+    sized = hvpa.status.pod_resources if hvpa.status else None
+    if sized is None:
+        return target
+    sizes: dict[str, tuple[Resources, Resources]] = {}
+    for container in sized.containers:
+        try:
+            sizes[container.name] = (
+                _resources(container.requests or {}),
+                _resources(container.limits or {}),
+            )
+        except RecordError as error:
+            explain.add(
+                f"status.podResources cannot be read ({error}): the template's size is used"
+            )
+            return target
+    known = {c.name for c in target.containers}
+    if not set(sizes) <= known:
+        explain.add("status.podResources names containers the template lacks: ignored")
+        return target
+    explain.add("the pods' size is status.podResources (the in-place size), not the template's")
+    return msgspec.structs.replace(target, containers=sized_containers(target.containers, sizes))
+
+
+def _resources(amounts: Mapping[str, str | int | float]) -> Resources:
+    return Resources(
+        cpu=quantity_milli(amounts["cpu"], "cpu") if "cpu" in amounts else None,
+        memory=quantity_milli(amounts["memory"], "memory") if "memory" in amounts else None,
+    )
+
+
+def _plan_in_place(
+    mode: str,
+    outcome: Outcome,
+    snapshot: Snapshot,
+    target: TargetRecord,
+    now: float,
+    settings: Settings,
+    conditions: Conditions,
+    explain: Explanation,
+) -> InPlacePlan:
+    """Each pod against the decided size, and the condition that says how far they are."""
+    sized = {c.name for c in target.containers}
+    decided = tuple(c for c in outcome.containers if c.name in sized)
+    plan = plan_in_place(
+        mode,
+        decided,
+        snapshot.pods,
+        target,
+        now=now,
+        bounds=settings.in_place,
+        refused=snapshot.resize_refused,
+    )
+    explain.add(f"in place ({mode}): pods to be sized {describe_size(decided)}")
+    with explain.indented():
+        for pod in plan.pods:
+            detail = f" ({pod.message})" if pod.message else ""
+            stuck = ", stuck" if pod.stuck else ""
+            explain.add(f"pod {pod.name}: {pod.state}{stuck}{detail}")
+    status, reason, message = _in_place_condition(plan)
+    conditions.set(RESIZING_IN_PLACE, status, reason, message)
+    explain.add(f"condition {RESIZING_IN_PLACE}={status} ({reason}): {message}")
+    if plan.resize:
+        explain.add(f"decision: resize in place pods {', '.join(plan.resize)}")
+    if plan.rollout:
+        explain.add(f"decision: roll the size out through the template ({plan.rollout})")
+    return plan
+
+
+def _in_place_condition(plan: InPlacePlan) -> tuple[bool, str, str]:
+    pods = len(plan.pods)
+    at_size = plan.count("AtSize")
+    parts = [f"{at_size} of {pods} pods at the decided size"]
+    for state, words in (
+        ("Resizing", "resizing"),
+        ("Resize", "to resize"),
+        ("Paced", "waiting to restart"),
+        ("Deferred", "deferred"),
+        ("Infeasible", "infeasible"),
+        ("NotInPlace", "not resizable in place"),
+    ):
+        if plan.count(state):
+            parts.append(f"{plan.count(state)} {words}")
+    summary = ", ".join(parts)
+    if plan.rollout:
+        return (
+            False,
+            "FellBackToRollout",
+            f"{summary}; rolled out through the template: {plan.rollout}",
+        )
+    if plan.held:
+        stuck = [p for p in plan.pods if p.stuck]
+        reason = {
+            "Infeasible": "ResizeInfeasible",
+            "Deferred": "ResizeDeferred",
+            "Resizing": "ResizeInProgressTooLong",
+            "NotInPlace": "NotResizableInPlace",
+        }[stuck[0].state]
+        return False, reason, f"{summary}; held (spec.vpa.resizeMode is InPlace): {plan.held}"
+    reason = "AtSize" if at_size == pods else "Resizing"
+    return True, reason, summary
 
 
 def _combine(
@@ -401,11 +612,19 @@ def _combine(
     now: float,
     explain: Explanation,
     rewrite_holds: tuple[Hold, ...],
+    *,
+    in_place: bool = False,
 ) -> tuple[Outcome, VerticalRecommendation | None, Demand | None]:
     """Both axes through strategies/combine.py: strategy, starvation guard, gates, limits.
 
     `rewrite_holds`: the axes another field manager keeps rewriting (rewrites.py), held
-    like an axis another autoscaler drives."""
+    like an axis another autoscaler drives. In the in-place modes a resize replaces no
+    pod, so a rollout of the target in progress holds no vertical change (the Rollout
+    gate is for resizes that would roll the pods on top of it)."""
+    rollout = _rollout(target, explain)
+    if in_place and rollout is not None:
+        explain.add(f"a rollout is in progress ({rollout}); resizing in place is not held by it")
+        rollout = None
     spec = hvpa.spec
     strategy = _strategy(spec)
     h = _horizontal_input(hvpa, horizontal, target.spec_replicas)
@@ -434,6 +653,7 @@ def _combine(
             gates,
             now,
             explain,
+            rollout,
         )
         _explain_combined(strategy, outcome, explain)
         return outcome, recommendation, demand
@@ -450,7 +670,7 @@ def _combine(
         mixed=spec.mixed,
         limits_gap=spec.vpa.limits_requests_gap_scale_params,
         scale_times=read_scale_times(status),
-        rollout=_rollout(target, explain),
+        rollout=rollout,
         holds=holds,
         pods=snapshot.pods,
         metrics=_pod_metrics(snapshot),
@@ -479,6 +699,7 @@ def _combine_capacity(
     gates: GateSettings,
     now: float,
     explain: Explanation,
+    rollout: str | None,
 ) -> tuple[Outcome, Demand]:
     """Capacity: demand from the pods' total usage, then one reading of the curve.
 
@@ -516,7 +737,7 @@ def _combine_capacity(
         now=now,
         limits_gap=spec.vpa.limits_requests_gap_scale_params,
         scale_times=read_scale_times(status),
-        rollout=_rollout(target, explain),
+        rollout=rollout,
         holds=holds,
         pods=snapshot.pods,
         metrics=metrics,
@@ -546,6 +767,17 @@ def _summary(
         else f"decision: keep {current} replicas"
     )
     return lines
+
+
+def _template_results(
+    results: tuple[ContainerResources, ...], plan: InPlacePlan | None
+) -> tuple[ContainerResources, ...]:
+    """What the template is given: the decided sizes, except where the pods are resized in
+    place and the template is left alone (rewrites.py would take it for a write hvpa made
+    and another manager undid)."""
+    if plan is None or plan.rollout:
+        return results
+    return tuple(replace(r, applied=()) for r in results)
 
 
 def _with_writes(
@@ -588,10 +820,13 @@ def _decision(
     vpa: VpaRecord | None = None,
     demand: Demand | None = None,
     rewrites: Assessment | None = None,
+    in_place: InPlacePlan | None = None,
+    template: tuple[ContainerSpec, ...] | None = None,
 ) -> Decision:
     """The Decision and the status to write; `outcome` None: nothing is scaled.
 
-    `rewrites` None (no target): the writes and rewrites in the history stay as they were."""
+    `rewrites` None (no target): the writes and rewrites in the history stay as they were.
+    `template`: the template's containers where `containers` are the pods' in-place size."""
     replicas = current if outcome is None else outcome.replicas
     results = (
         tuple(ContainerResources(c.name, c.requests, c.limits, ()) for c in containers)
@@ -644,8 +879,17 @@ def _decision(
         now,
         demand.history if demand is not None else None,
     )
+    status = _with_pod_resources(status, in_place, outcome is not None)
     if rewrites is not None:
-        status = _with_writes(status, rewrites, now, current, replicas, containers, results)
+        status = _with_writes(
+            status,
+            rewrites,
+            now,
+            current,
+            replicas,
+            template if template is not None else containers,
+            _template_results(results, in_place),
+        )
     return Decision(
         current_replicas=current,
         desired_replicas=replicas,
@@ -666,4 +910,38 @@ def _decision(
         conditions=final,
         status=status,
         explanation=tuple(explain.lines),
+        in_place=in_place,
+    )
+
+
+def _quantities(resources: Resources) -> dict[str, str | int | float] | None:
+    written: dict[str, str | int | float] = dict(format_resources(resources))
+    return written or None
+
+
+def _with_pod_resources(status: HvpaStatus, plan: InPlacePlan | None, decided: bool) -> HvpaStatus:
+    """`status.podResources`: the in-place size and its counts; gone once the pods roll out.
+
+    Kept as it was when nothing was decided (a target not found, an invalid
+    spec): the size the pods were given has not changed then."""
+    if plan is None:
+        return msgspec.structs.replace(status, pod_resources=None) if decided else status
+    return msgspec.structs.replace(
+        status,
+        pod_resources=PodResources(
+            containers=tuple(
+                SizedContainer(
+                    name=c.name,
+                    requests=_quantities(c.requests),
+                    limits=_quantities(c.limits),
+                )
+                for c in plan.containers
+            ),
+            pods=len(plan.pods),
+            at_size=plan.count("AtSize"),
+            resizing=plan.count("Resizing"),
+            waiting=plan.count("Resize", "Paced"),
+            deferred=plan.count("Deferred"),
+            infeasible=plan.count("Infeasible", "NotInPlace"),
+        ),
     )

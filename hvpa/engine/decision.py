@@ -19,6 +19,7 @@ from hvpa.api.status import HvpaStatus
 from hvpa.engine.conditions import Condition
 from hvpa.engine.guards import Writer
 from hvpa.engine.horizontal.controller import MetricResult
+from hvpa.engine.inplace import InPlacePlan, PodPlan
 from hvpa.engine.metrics import MetricQuery, MetricReading
 from hvpa.engine.strategies.plan import Blocked
 from hvpa.engine.vertical import ContainerResources
@@ -30,6 +31,7 @@ from hvpa.records import (
     Resources,
     TargetRecord,
     VpaRecord,
+    format_time,
 )
 
 __all__ = [
@@ -41,6 +43,7 @@ __all__ = [
     "decision_to_dict",
     "format_amount",
     "format_resources",
+    "in_place_to_dict",
 ]
 
 
@@ -54,6 +57,10 @@ class Snapshot:
     counts as a failed read. `target` None: the target was not found.
     `writers` are the other autoscalers that may write the same target (HPAs,
     VPAs, other Hvpas in the namespace), for the conflict guard.
+    `resize_served`: the API server serves pods/resize (False: the in-place
+    modes roll sizes out instead); `resize_refused`: pod name -> (the size,
+    as `inplace.size_key` writes it, and the server's message) of resizes
+    the server refused.
     """
 
     target: TargetRecord | None
@@ -63,6 +70,8 @@ class Snapshot:
     metrics: Mapping[MetricQuery, MetricReading] = field(default_factory=dict)
     vpa: VpaRecord | None = None
     writers: tuple[Writer, ...] = ()
+    resize_served: bool = True
+    resize_refused: Mapping[str, tuple[str, str]] = field(default_factory=dict)
 
 
 @dataclass(frozen=True, slots=True)
@@ -93,7 +102,8 @@ class Decision:
     """What to do with the target, why, and the status to write.
 
     `desired_replicas` equal to `current_replicas` leaves the count as is;
-    `containers` hold every container's resulting requests and limits.
+    `containers` hold every container's resulting requests and limits;
+    `in_place` what the in-place modes do with them (None: they roll out).
     """
 
     current_replicas: int
@@ -105,12 +115,16 @@ class Decision:
     conditions: tuple[Condition, ...]
     status: HvpaStatus
     explanation: tuple[str, ...]
+    in_place: InPlacePlan | None = None
 
     @property
     def scales(self) -> bool:
-        return self.desired_replicas != self.current_replicas or any(
+        """Anything to write: replicas, resources, or pods to resize or roll out in place."""
+        moves = self.desired_replicas != self.current_replicas or any(
             c.changed for c in self.containers
         )
+        plan = self.in_place
+        return moves or (plan is not None and bool(plan.resize or plan.rollout))
 
 
 def format_amount(resource: str, milli: int) -> str:
@@ -156,8 +170,58 @@ def _metric(result: MetricResult) -> dict[str, Any]:
     return out
 
 
+def _pod_plan(plan: PodPlan) -> dict[str, Any]:
+    out: dict[str, Any] = {"name": plan.name, "state": plan.state}
+    out["spec"] = [
+        {
+            "name": c.name,
+            "requests": format_resources(c.requests),
+            "limits": format_resources(c.limits),
+        }
+        for c in plan.spec
+    ]
+    if plan.actual is not None:
+        out["actual"] = [
+            {
+                "name": c.name,
+                "requests": format_resources(c.requests),
+                "limits": format_resources(c.limits),
+            }
+            for c in plan.actual
+        ]
+    if plan.since is not None:
+        out["since"] = format_time(plan.since)
+    if plan.message:
+        out["message"] = plan.message
+    if plan.stuck:
+        out["stuck"] = True
+    if plan.restarts:
+        out["restarts"] = list(plan.restarts)
+    return out
+
+
+def in_place_to_dict(plan: InPlacePlan) -> dict[str, Any]:
+    """The in-place part of a Decision's JSON: the decided size, each pod against it, the actions."""
+    return {
+        "mode": plan.mode,
+        "containers": [
+            {
+                "name": c.name,
+                "requests": format_resources(c.requests),
+                "limits": format_resources(c.limits),
+            }
+            for c in plan.containers
+        ],
+        "pods": [_pod_plan(p) for p in plan.pods],
+        "resize": list(plan.resize),
+        "rollout": plan.rollout,
+        "held": plan.held,
+    }
+
+
 def decision_to_dict(decision: Decision) -> dict[str, Any]:
-    """The Decision's JSON (stable field names; docs/engine.md, "Scenarios")."""
+    """The Decision's JSON (stable field names; docs/engine.md, "Scenarios"); `inPlace` only in
+    the in-place resize modes."""
     horizontal: dict[str, Any] = {
         "desiredReplicas": decision.horizontal.desired_replicas,
         "metrics": [_metric(m) for m in decision.horizontal.metrics],
@@ -191,4 +255,5 @@ def decision_to_dict(decision: Decision) -> dict[str, Any]:
         ],
         "status": plain(decision.status),
         "explanation": list(decision.explanation),
+        **({"inPlace": in_place_to_dict(decision.in_place)} if decision.in_place else {}),
     }

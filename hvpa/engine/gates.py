@@ -12,6 +12,12 @@ A replica move that only brings the count back within [minReplicas,
 maxReplicas] passes every gate but another writer's hold, as upstream's HPA
 applies it at once.
 
+MinChange's default (no `minChange` written) is Gardener's 200m CPU and
+200M memory: the smallest step worth a rolling update. Resized in place a
+step restarts nothing, so there `in_place_min_change` makes the default the
+VPA updater's: a tenth of the current request (its threshold for a
+significant change), for each resource no sized container restarts for.
+
 Stabilization is per axis and direction: `status.history.lastScaleTimes`
 keeps one time for each (status.read_scale_times seeds all four from
 Gardener's single `status.lastScaling.lastScaleTime` until hvpa keeps its
@@ -46,7 +52,13 @@ from hvpa.engine.strategies.plan import (
     Plan,
     direction_of,
 )
-from hvpa.engine.vertical import Direction, ResourceChange, ScaleParams, clears_min_change
+from hvpa.engine.vertical import (
+    ChangeParams,
+    Direction,
+    ResourceChange,
+    ScaleParams,
+    clears_min_change,
+)
 from hvpa.quantity import format_milli
 
 __all__ = [
@@ -57,6 +69,7 @@ __all__ = [
     "MaintenanceWindowError",
     "apply_gates",
     "gate_settings",
+    "in_place_min_change",
     "last_scale_times",
     "last_vertical_scaling",
     "parse_maintenance_window",
@@ -129,6 +142,36 @@ def gate_settings(spec: HvpaSpec) -> GateSettings:
         maintenance_window=parse_maintenance_window(window.begin, window.end) if window else None,
         min_change_up=spec.vpa.scale_up.min_change if spec.vpa.scale_up else None,
         min_change_down=spec.vpa.scale_down.min_change if spec.vpa.scale_down else None,
+    )
+
+
+# The VPA updater resizes a long-lived pod when requests and recommendations differ by more than
+# this much (its update priority's significant change, 10%).
+IN_PLACE_MIN_CHANGE_PERCENT: Final = 10
+
+
+@dataclass(frozen=True, slots=True)
+class _Change:
+    value: str | int | float | None = None
+    percentage: int | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class _Scale:
+    cpu: ChangeParams | None = None
+    memory: ChangeParams | None = None
+
+
+def _filled(current: ChangeParams | None, wanted: bool) -> ChangeParams | None:
+    unset = current is None or (current.value is None and current.percentage is None)
+    return _Change(percentage=IN_PLACE_MIN_CHANGE_PERCENT) if unset and wanted else current
+
+
+def in_place_min_change(params: ScaleParams | None, resources: Sequence[str]) -> ScaleParams:
+    """`params` with the in-place default for each of `resources` it leaves unset."""
+    return _Scale(
+        cpu=_filled(params.cpu if params else None, "cpu" in resources),
+        memory=_filled(params.memory if params else None, "memory" in resources),
     )
 
 

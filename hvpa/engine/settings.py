@@ -8,8 +8,10 @@ as flags and a scenario's `settings` overrides them; both build this object.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Final
+
+from hvpa.engine.inplace import InPlaceBounds
 
 __all__ = ["SETTING_KEYS", "Settings"]
 
@@ -42,6 +44,9 @@ class Settings:
     # The longest hold: each further rewrite in a row doubles the hold up to this, so a
     # writer that never stops costs one write a day.
     max_write_hold_seconds: float = 86400.0
+    # hvpa's own: how long an in-place resize may stay Infeasible, Deferred or in progress
+    # before InPlaceOrRollout rolls the size out instead (InPlace reports it).
+    in_place: InPlaceBounds = field(default_factory=InPlaceBounds)
 
     def __post_init__(self) -> None:
         """Refuse values no flag could sensibly carry, so `hvpa run` and scenarios fail alike and early.
@@ -49,8 +54,8 @@ class Settings:
         A negative duration or tolerance would silently disable a rule, and a
         factor below 1 would turn the scale-up limit into a scale-down.
         """
-        for key, field in SETTING_KEYS.items():
-            value = getattr(self, field)
+        for key, name in SETTING_KEYS.items():
+            value = getattr(self, name)
             if value < 0:
                 raise ValueError(f"{key}: must not be negative (got {value:g})")
         if self.rewrite_window_seconds <= 0 or self.max_write_hold_seconds <= 0:

@@ -38,8 +38,10 @@ __all__ = [
     "CERT_NAME",
     "KEY_NAME",
     "CertificateError",
+    "load_pair",
     "self_signed_pair",
     "server_context",
+    "tls_context",
 ]
 
 # controller-runtime's CertName and KeyName defaults.
@@ -86,7 +88,7 @@ def self_signed_pair(*, now: datetime.datetime | None = None) -> tuple[bytes, by
     return certificate.public_bytes(serialization.Encoding.PEM), key_pem
 
 
-def _context() -> ssl.SSLContext:
+def tls_context() -> ssl.SSLContext:
     """A server context with the standard library's secure defaults (TLS 1.2 or newer)."""
     context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
     context.minimum_version = ssl.TLSVersion.TLSv1_2
@@ -102,7 +104,7 @@ def _load(context: ssl.SSLContext, certificate: Path, key: Path) -> None:
 
 def server_context(cert_path: str | None) -> ssl.SSLContext:
     """The TLS context of the metrics listener (see the module docstring for the rules)."""
-    context = _context()
+    context = tls_context()
     if cert_path is not None:
         directory = Path(cert_path)
         certificate, key = directory / CERT_NAME, directory / KEY_NAME
@@ -113,11 +115,18 @@ def server_context(cert_path: str | None) -> ssl.SSLContext:
         if any(present):
             missing = key if present[0] else certificate
             raise CertificateError(f"{missing} is missing beside the other half of the pair")
-    certificate_pem, key_pem = self_signed_pair()
+    load_pair(context, *self_signed_pair())
+    return context
+
+
+def load_pair(context: ssl.SSLContext, certificate_pem: bytes, key_pem: bytes) -> None:
+    """Serve a PEM pair from `context` (new handshakes get it; it may replace an earlier one).
+
+    Through a private temporary directory, removed at once: `ssl` loads key
+    pairs from files only, and the key must not stay on a disk."""
     with tempfile.TemporaryDirectory(prefix="hvpa-serving-") as scratch:
         certificate, key = Path(scratch) / CERT_NAME, Path(scratch) / KEY_NAME
         certificate.write_bytes(certificate_pem)
         key.touch(mode=0o600)
         key.write_bytes(key_pem)
         _load(context, certificate, key)
-    return context

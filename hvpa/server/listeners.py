@@ -1,7 +1,8 @@
-"""The two listeners: health probes, and metrics with `/debug/state`.
+"""The listeners: health probes, metrics with `/debug/state`, and the pod admission webhook.
 
-Two listeners, as controller-runtime splits them, so a NetworkPolicy can
-open the probes to the kubelet and the metrics to Prometheus separately:
+Separate listeners, as controller-runtime splits them, so a NetworkPolicy can
+open the probes to the kubelet, the metrics to Prometheus and the webhook to
+the API server separately:
 
 - probes (`--health-probe-bind-address`, default `:8081`), plain HTTP:
   `/healthz` 200 while no background task of the controller has failed;
@@ -12,9 +13,14 @@ open the probes to the kubelet and the metrics to Prometheus separately:
   (JSON, bounded in bytes by `hvpa.server.debug_state`; 404 with
   `--debug-state=false`). With `--metrics-secure` (the default) it speaks
   HTTPS (`hvpa.server.certificates`) and serves only callers the API server
-  authenticates and authorizes for the path (`hvpa.server.access`).
+  authenticates and authorizes for the path (`hvpa.server.access`);
+- the admission webhook (`--webhook-bind-address`, default `:9443`), HTTPS
+  with hvpa's own certificate or one from a directory: `POST /mutate-pods`
+  (`hvpa.server.webhook`, the one endpoint that takes a body); its
+  certificate and the webhook configuration are refreshed by a background
+  task while it runs.
 
-Both listeners protect themselves from a client that holds connections:
+The probe and metrics listeners protect themselves from a client that holds connections:
 a request's headers must arrive within `header_timeout_seconds` of the
 connection opening or of the previous answer (aiohttp's keep-alive timer
 closes a connection that has not delivered a whole request by then), a
@@ -25,14 +31,16 @@ answer names the server software or its version: every one says `Server: hvpa`
 (aiohttp would say `Python/3.x aiohttp/3.x`), including aiohttp's own answer to
 a request it cannot parse.
 
-Everything served is a read-only view of the Manager; nothing here writes to
-the cluster. An address of `0` turns its listener off; port 0 binds a free
-port (`metrics_port`, `probe_port` tell which).
+The probe and metrics listeners are read-only views of the Manager; the
+webhook's task (the leader's) writes its own Secret and configuration only.
+An address of `0` turns its listener off; port 0 binds a free port
+(`metrics_port`, `probe_port`, `webhook_port` tell which).
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import socket
 import ssl
@@ -49,6 +57,7 @@ from hvpa.logs import fields
 from hvpa.server.access import AccessReviews, access_middleware
 from hvpa.server.certificates import server_context
 from hvpa.server.debug_state import encode_state
+from hvpa.server.webhook import AdmissionWebhook
 from hvpa.settings import ServerSettings
 
 __all__ = ["Server", "parse_address"]
@@ -166,7 +175,10 @@ class Server:
         self._runners: list[web.AppRunner] = []
         self.metrics_port: int | None = None
         self.probe_port: int | None = None
+        self.webhook_port: int | None = None
         self.reviews: AccessReviews | None = None
+        self.webhook: AdmissionWebhook | None = None
+        self._webhook_task: asyncio.Task[None] | None = None
 
     # -- handlers ----------------------------------------------------------------
 
@@ -249,11 +261,32 @@ class Server:
                 app.router.add_get("/healthz", self._healthz)
                 app.router.add_get("/readyz", self._readyz)
                 self.probe_port = await self._listen(app, probes, None)
+            await self._start_webhook()
         except BaseException:
             await self.stop()
             raise
 
+    async def _start_webhook(self) -> None:
+        address = parse_address(self._settings.webhook.bind_address)
+        if address is None:
+            return
+        if self._client is None:
+            raise ValueError("the admission webhook needs an API client")
+        webhook = AdmissionWebhook(
+            manager=self._manager, client=self._client, settings=self._settings.webhook
+        )
+        app = webhook.application()
+        app.on_response_prepare.append(_name_server)
+        self.webhook_port = await self._listen(app, address, webhook.tls.context)
+        self.webhook = webhook
+        self._webhook_task = asyncio.create_task(webhook.run(), name="webhook-refresh")
+
     async def stop(self) -> None:
+        task, self._webhook_task = self._webhook_task, None
+        if task is not None:
+            task.cancel()
+            with contextlib.suppress(asyncio.CancelledError, Exception):
+                await task
         runners, self._runners = self._runners, []
         for runner in runners:
             await runner.cleanup()

@@ -11,6 +11,10 @@ Definitions (report fields, docs/simulator.md):
 - under-provisioned: need above serving, for CPU or memory: the pods use
   more than they asked for (contention on a full node, OOM risk);
 - throttled pod-minutes: pods with a container at its CPU limit, times minutes;
+- in-place resizes: resizes the pods' kubelets admitted (the in-place resize
+  modes); pod restarts: containers restarted to apply one (their
+  resizePolicy says RestartContainer), counted apart from rollouts, which
+  replace pods;
 - utilization = demand / allocated and over-provisioning = allocated / demand,
   both as ratios of time integrals over the run.
 """
@@ -42,6 +46,8 @@ class Totals:
     under_seconds: float = 0.0
     throttled_pod_seconds: float = 0.0
     unschedulable_pod_seconds: float = 0.0
+    in_place_resizes: int = 0
+    pod_restarts: int = 0
     oom_kills: list[tuple[OomKill, ContainerSize | None]] = field(default_factory=list)
 
 
@@ -62,8 +68,14 @@ class Observer:
         self.rows: list[dict[str, Any]] = []
         self._next_row = 0.0
 
-    def observe(self, tick: Tick, spec: tuple[int, dict[str, Any]] | None) -> None:
-        """Account one tick; `spec` is the target's (replicas, template) as last seen."""
+    def observe(
+        self,
+        tick: Tick,
+        spec: tuple[int, dict[str, Any]] | None,
+        sized: ContainerSize | None = None,
+    ) -> None:
+        """Account one tick; `spec` is the target's (replicas, template) as last seen, `sized`
+        the main container's size when the in-place modes keep it outside the template."""
         workload = tick.workloads.get(self.target)
         if workload is None:
             return
@@ -107,6 +119,8 @@ class Observer:
         totals.under_seconds += dt if under_cpu or under_memory else 0.0
         totals.throttled_pod_seconds += throttled * dt
         totals.unschedulable_pod_seconds += pending * dt
+        totals.in_place_resizes += workload.resizes
+        totals.pod_restarts += workload.resize_restarts
         by_name = {p.name: p for p in workload.pods}
         for kill in workload.oom_kills:
             killed = by_name.get(kill.pod)
@@ -121,7 +135,7 @@ class Observer:
             return
         self._next_row += self.sample_seconds
         replicas, template = spec if spec is not None else (0, {})
-        main = next(
+        main = sized or next(
             (
                 c
                 for c in container_sizes((template or {}).get("spec") or {})

@@ -8,10 +8,30 @@ only when it changed, so every change is one watch event the controller sees
 and nothing else is.
 
 The record, not the API object, is what the model reads back: the model is
-the only writer of pods, and reading its own dataclasses each tick is what
-keeps hours of simulated time cheap. What can go wrong: someone else deletes
-a pod (kubectl, in `--keep-running`); a write then answers NotFound and the
-record is dropped, as a kubelet forgets a pod the API no longer has.
+the only writer of pods but for pods/resize (a controller resizing in place),
+which the API server reports to `on_resize` as a kubelet's watch would, and
+reading its own dataclasses each tick is what keeps hours of simulated time
+cheap. What can go wrong: someone else deletes a pod (kubectl, in
+`--keep-running`); a write then answers NotFound and the record is dropped,
+as a kubelet forgets a pod the API no longer has.
+
+Each container has three sizes, as the kubelet tracks them (KEP 1287): the
+desired one (the pod's spec, `spec`), the one the kubelet admitted
+(`allocated`) and the one the container runs with (`size`, what limits and
+throttles it). They differ only while a resize is pending or in progress;
+the status reports the last two (`containerStatuses[].resources` and
+`allocatedResources`) with the `PodResizePending` and `PodResizeInProgress`
+conditions, and the scheduler holds the largest of the three on the node.
+
+With `admission` (the API server's mutating admission: its webhooks run
+over HTTPS, so a create must wait for them) a create that some webhook
+matches is not made at once: it waits until `admit_pending`, which the
+cluster awaits before its scheduler runs, sends it through admission and
+creates what comes back. Meanwhile `pending(...)` counts it, and the
+workload controller leaves that workload alone until its creates are done,
+as the ReplicaSet controller waits for its expectations. A create the
+admission refuses is dropped; the next tick asks again. A create no webhook
+matches is made at once, as without admission.
 """
 
 from __future__ import annotations
@@ -19,13 +39,21 @@ from __future__ import annotations
 import contextlib
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
-from typing import Any, Final
+from typing import Any, Final, Protocol
 
-from hvpa.quantity import parse_bytes, parse_cpu_millis
+from hvpa.quantity import format_bytes, format_cpu, parse_bytes, parse_cpu_millis
 from hvpa.records import format_time
-from hvpa.sim.apiserver import NotFound, Objects
+from hvpa.sim.apiserver import ApiError, NotFound, Objects
 
-__all__ = ["ContainerSize", "ContainerState", "Pods", "SimPod", "WorkloadKey", "container_sizes"]
+__all__ = [
+    "ContainerSize",
+    "ContainerState",
+    "Pods",
+    "SimPod",
+    "WorkloadKey",
+    "container_sizes",
+    "restart_policies",
+]
 
 # (kind, namespace, name) of the Deployment or StatefulSet that owns a pod.
 WorkloadKey = tuple[str, str, str]
@@ -34,6 +62,8 @@ WorkloadKey = tuple[str, str, str]
 BACKOFF_INITIAL_SECONDS: Final = 10.0
 BACKOFF_MAX_SECONDS: Final = 300.0
 BACKOFF_RESET_SECONDS: Final = 600.0
+PENDING: Final = "PodResizePending"
+IN_PROGRESS: Final = "PodResizeInProgress"
 
 
 @dataclass(frozen=True, slots=True)
@@ -71,9 +101,44 @@ def container_sizes(pod_spec: Mapping[str, Any]) -> tuple[ContainerSize, ...]:
     return tuple(sizes)
 
 
+def restart_policies(pod_spec: Mapping[str, Any]) -> dict[str, frozenset[str]]:
+    """Per container, the resources whose resize restarts it (`resizePolicy: RestartContainer`)."""
+    restarting: dict[str, frozenset[str]] = {}
+    for part in ("initContainers", "containers"):
+        for container in pod_spec.get(part) or ():
+            policies = container.get("resizePolicy") or ()
+            restarting[str(container["name"])] = frozenset(
+                str(p.get("resourceName"))
+                for p in policies
+                if p.get("restartPolicy") == "RestartContainer"
+            )
+    return restarting
+
+
+def _total(sizes: tuple[ContainerSize, ...]) -> tuple[int, int]:
+    return (
+        sum(s.request_cpu or 0 for s in sizes),
+        sum(s.request_memory or 0 for s in sizes),
+    )
+
+
+def changed_resources(before: ContainerSize, after: ContainerSize) -> set[str]:
+    """`cpu` and/or `memory`, where a request or limit differs."""
+    changed = set()
+    if (before.request_cpu, before.limit_cpu) != (after.request_cpu, after.limit_cpu):
+        changed.add("cpu")
+    if (before.request_memory, before.limit_memory) != (after.request_memory, after.limit_memory):
+        changed.add("memory")
+    return changed
+
+
 @dataclass(slots=True)
 class ContainerState:
-    """One container as the kubelet tracks it: running since `started_at`, or waiting to restart."""
+    """One container as the kubelet tracks it: running since `started_at`, or waiting to restart.
+
+    `size` is what it runs with; `allocated` what its kubelet admitted and
+    `spec` what the pod asks for (each the one before when not set).
+    """
 
     size: ContainerSize
     started_at: float | None = None
@@ -82,10 +147,40 @@ class ContainerState:
     # Crashes since the container last ran BACKOFF_RESET_SECONDS without one.
     crash_streak: int = 0
     last_termination: dict[str, Any] | None = None
+    allocated: ContainerSize | None = None
+    spec: ContainerSize | None = None
+    # Resources whose resize restarts this container (resizePolicy RestartContainer).
+    restart_on_resize: frozenset[str] = frozenset()
+    # The memory it used at the last tick (the kubelet's best-effort check before it lowers a
+    # memory limit, Kubernetes 1.35).
+    memory_usage_bytes: float = 0.0
 
     @property
     def running(self) -> bool:
         return self.started_at is not None
+
+    @property
+    def admitted(self) -> ContainerSize:
+        return self.allocated or self.size
+
+    @property
+    def desired(self) -> ContainerSize:
+        return self.spec or self.admitted
+
+    def restart(self, now: float) -> None:
+        """Stop and start again at once (a resize that needs it), with no crash back-off."""
+        if self.started_at is not None:
+            self.last_termination = {
+                "terminated": {
+                    "exitCode": 0,
+                    "reason": "Completed",
+                    "startedAt": format_time(self.started_at),
+                    "finishedAt": format_time(now),
+                }
+            }
+        self.restart_count += 1
+        self.started_at = now
+        self.waiting_until = None
 
     def kill(self, now: float, *, reason: str, exit_code: int) -> None:
         """The container died: record why, and wait out the crash-loop back-off before restarting."""
@@ -125,6 +220,14 @@ class SimPod:
     ready_since: float | None = None
     deleting_since: float | None = None
     unschedulable: str = ""
+    # A resize the kubelet has not admitted: (reason Deferred or Infeasible, message).
+    resize_pending: tuple[str, str] | None = None
+    # When the kubelet admitted the resize it is applying, and why it cannot finish (1.35's
+    # memory check), if so.
+    resize_started: float | None = None
+    resize_error: str = ""
+    # The kubelet reports the containers' resources (False: a kubelet older than the feature).
+    reports_resources: bool = True
     # What was last written (conditions without their times), and each condition's (status, since).
     reported: dict[str, Any] = field(default_factory=dict)
     transitions: dict[str, tuple[str, str]] = field(default_factory=dict)
@@ -138,11 +241,32 @@ class SimPod:
         return self.deleting_since is not None
 
     def requests(self) -> tuple[int, int]:
-        """Total requested (millicores, bytes) over the containers."""
-        return (
-            sum(c.size.request_cpu or 0 for c in self.containers),
-            sum(c.size.request_memory or 0 for c in self.containers),
+        """Total requested (millicores, bytes) over the containers, as they run."""
+        return _total(tuple(c.size for c in self.containers))
+
+    def held(self) -> tuple[int, int]:
+        """What the pod holds on its node while a resize is pending or under way: the largest of
+        the desired, admitted and actual requests, as the scheduler counts it. A pod no
+        kubelet has started has only its desired size."""
+        if self.started_at is None:
+            return self.desired_requests()
+        cpu = sum(
+            max(s.request_cpu or 0 for s in (c.size, c.admitted, c.desired))
+            for c in self.containers
         )
+        memory = sum(
+            max(s.request_memory or 0 for s in (c.size, c.admitted, c.desired))
+            for c in self.containers
+        )
+        return cpu, memory
+
+    def desired_requests(self) -> tuple[int, int]:
+        return _total(tuple(c.desired for c in self.containers))
+
+    @property
+    def resizing(self) -> bool:
+        """A resize is pending or being applied."""
+        return any(c.desired != c.size for c in self.containers)
 
     def status(self) -> dict[str, Any]:
         """The status a kubelet would report for this pod now."""
@@ -159,6 +283,16 @@ class SimPod:
                 }
             )
         status: dict[str, Any] = {"phase": self.phase, "qosClass": self._qos_class()}
+        if self.resize_pending is not None:
+            reason, message = self.resize_pending
+            conditions.append(
+                {"type": PENDING, "status": "True", "reason": reason, "message": message}
+            )
+        elif self.resize_started is not None:
+            progress: dict[str, Any] = {"type": IN_PROGRESS, "status": "True"}
+            if self.resize_error:
+                progress.update(reason="Error", message=self.resize_error)
+            conditions.append(progress)
         if self.started_at is not None:
             ready = "True" if self.ready else "False"
             conditions.extend(
@@ -191,9 +325,20 @@ class SimPod:
         }
         if container.last_termination is not None:
             status["lastState"] = container.last_termination
+        if self.reports_resources:
+            status["allocatedResources"] = _amounts(container.admitted, "request")
+            status["resources"] = {
+                part: amounts
+                for part, amounts in (
+                    ("requests", _amounts(container.size, "request")),
+                    ("limits", _amounts(container.size, "limit")),
+                )
+                if amounts
+            }
         return status
 
     def _qos_class(self) -> str:
+        """Of the sizes the pod was created with: a resize never changes it."""
         sizes = [c.size for c in self.containers]
         if all(
             s.request_cpu is not None
@@ -212,12 +357,58 @@ class SimPod:
         return "BestEffort"
 
 
-class Pods:
-    """Every pod of the model, by name, in creation order, and their writes to the API server."""
+def _amounts(size: ContainerSize, part: str) -> dict[str, str]:
+    cpu, memory = getattr(size, f"{part}_cpu"), getattr(size, f"{part}_memory")
+    out = {}
+    if cpu is not None:
+        out["cpu"] = format_cpu(cpu)
+    if memory is not None:
+        out["memory"] = format_bytes(memory)
+    return out
 
-    def __init__(self, objects: Objects, *, clock: Callable[[], float]) -> None:
+
+class Admission(Protocol):
+    """The API server's mutating admission, as the model's pod creates go through it."""
+
+    def needed(self, namespace: str, manifest: Mapping[str, Any]) -> bool:
+        """Whether any webhook would be called for this pod."""
+        ...
+
+    async def admit(self, namespace: str, manifest: dict[str, Any]) -> dict[str, Any]:
+        """The pod as the webhooks patched it; raises ApiError to refuse it."""
+        ...
+
+
+@dataclass(frozen=True, slots=True)
+class _Create:
+    manifest: dict[str, Any]
+    workload: WorkloadKey
+    revision: str
+    ordinal: int | None
+
+
+class Pods:
+    """Every pod of the model, by name, in creation order, and their writes to the API server.
+
+    `reports_resources` False plays kubelets older than in-place resize: pods
+    report no `containerStatuses[].resources`, so the API server refuses to
+    resize them.
+    """
+
+    def __init__(
+        self,
+        objects: Objects,
+        *,
+        clock: Callable[[], float],
+        reports_resources: bool = True,
+        admission: Admission | None = None,
+    ) -> None:
+        """`admission`: the mutating admission a create goes through, if any."""
         self._objects = objects
         self._clock = clock
+        self.reports_resources = reports_resources
+        self._admission = admission
+        self._creates: list[_Create] = []
         self._pods: dict[tuple[str, str], SimPod] = {}
         self._by_workload: dict[WorkloadKey, dict[str, SimPod]] = {}
 
@@ -228,6 +419,10 @@ class Pods:
         """The workload's pods, oldest first (terminating ones included)."""
         return list(self._by_workload.get(workload, {}).values())
 
+    def pending(self, workload: WorkloadKey) -> int:
+        """Creates of this workload still waiting for admission."""
+        return sum(1 for c in self._creates if c.workload == workload)
+
     def create(
         self,
         manifest: dict[str, Any],
@@ -235,10 +430,32 @@ class Pods:
         workload: WorkloadKey,
         revision: str,
         ordinal: int | None = None,
+    ) -> SimPod | None:
+        """Create the pod object, then its record from what the server stored (defaults
+        applied); with admission, queue the create for `admit_pending` and return None."""
+        if self._admission is not None and self._admission.needed(workload[1], manifest):
+            self._creates.append(_Create(manifest, workload, revision, ordinal))
+            return None
+        return self._store(manifest, workload, revision, ordinal)
+
+    async def admit_pending(self) -> None:
+        """Send the queued creates through admission and create what it lets through."""
+        creates, self._creates = self._creates, []
+        assert self._admission is not None or not creates
+        for create in creates:
+            assert self._admission is not None
+            try:
+                manifest = await self._admission.admit(create.workload[1], create.manifest)
+                self._store(manifest, create.workload, create.revision, create.ordinal)
+            except ApiError:
+                continue
+
+    def _store(
+        self, manifest: dict[str, Any], workload: WorkloadKey, revision: str, ordinal: int | None
     ) -> SimPod:
-        """Create the pod object, then its record from what the server stored (defaults applied)."""
         created = self._objects.create("pods", manifest, namespace=workload[1])
         metadata = created["metadata"]
+        restarting = restart_policies(created["spec"])
         pod = SimPod(
             namespace=str(metadata["namespace"]),
             name=str(metadata["name"]),
@@ -246,13 +463,29 @@ class Pods:
             workload=workload,
             revision=revision,
             created_at=self._clock(),
-            containers=[ContainerState(size) for size in container_sizes(created["spec"])],
+            containers=[
+                ContainerState(size, restart_on_resize=restarting.get(size.name, frozenset()))
+                for size in container_sizes(created["spec"])
+            ],
             ordinal=ordinal,
+            reports_resources=self.reports_resources,
         )
         self._pods[(pod.namespace, pod.name)] = pod
         self._by_workload.setdefault(workload, {})[pod.name] = pod
         self.write(pod)
         return pod
+
+    def on_resize(self, obj: Mapping[str, Any]) -> None:
+        """The API server stored a resize of this pod: its containers' desired sizes change."""
+        metadata = obj.get("metadata") or {}
+        pod = self._pods.get((str(metadata.get("namespace")), str(metadata.get("name"))))
+        if pod is None or pod.uid != metadata.get("uid"):
+            return
+        desired = {size.name: size for size in container_sizes(obj.get("spec") or {})}
+        for container in pod.containers:
+            size = desired.get(container.size.name)
+            if size is not None:
+                container.spec = size
 
     def bind(self, pod: SimPod, node: str) -> None:
         """pods/binding, as the scheduler does; the kubelet starts the pod on its next pass."""
@@ -296,6 +529,10 @@ class Pods:
             return
         now = format_time(self._clock())
         written = {**status, "conditions": []}
+        # A condition that went away and comes back is a new transition (a second resize).
+        present = {condition["type"] for condition in status["conditions"]}
+        for kind in [kind for kind in pod.transitions if kind not in present]:
+            del pod.transitions[kind]
         for condition in status["conditions"]:
             kind, value = condition["type"], condition["status"]
             since = pod.transitions.get(kind)

@@ -14,6 +14,8 @@ Summary fields (all over the run; CPU in cores, memory in bytes; observer.py def
                                            answered by raising that container's memory limit
                                            (its request when it has no limit)
     replicaChanges, rollouts               spec.replicas changes; pod template changes
+    inPlaceResizes, podRestarts            resizes the kubelets admitted in place; containers
+                                           they restarted to apply one (apart from rollouts)
     replicas.{min,max,final}, podRequests.{min,max,final}.{cpu,memory}
                                            the target's spec over the run (main container)
 
@@ -108,6 +110,8 @@ def summarize(observer: Observer, changes: Sequence[WorkloadChange]) -> dict[str
         "oomKillsAnswered": _answered(observer, changes),
         "replicaChanges": sum(1 for c in changes if c.replicas is not None),
         "rollouts": sum(1 for c in changes if c.template is not None),
+        "inPlaceResizes": totals.in_place_resizes,
+        "podRestarts": totals.pod_restarts,
         "replicas": {"min": min(replicas), "max": max(replicas), "final": replicas[-1]},
         "podRequests": {
             "container": observer.main_container,
@@ -181,6 +185,8 @@ def summary_table(summary: dict[str, Any]) -> str:
         f"{summary['oomKills']} ({summary['oomKillsAnswered']})",
         f"{'replica changes':<{width}}  {summary['replicaChanges']}",
         f"{'rollouts':<{width}}  {summary['rollouts']}",
+        f"{'in-place resizes, pod restarts':<{width}}  "
+        f"{summary.get('inPlaceResizes', 0)}, {summary.get('podRestarts', 0)}",
         f"{'replicas min..max, final':<{width}}  "
         f"{replicas['min']}..{replicas['max']}, {replicas['final']}",
     ]
@@ -198,6 +204,8 @@ _COMPARE_COLUMNS = (
     "OOMKills (answered)",
     "replica changes",
     "rollouts",
+    "in-place resizes",
+    "pod restarts",
 )
 
 
@@ -217,6 +225,8 @@ def compare_table(runs: Sequence[tuple[str, dict[str, Any]]]) -> str:
                 f"{summary['oomKills']} ({summary['oomKillsAnswered']})",
                 str(summary["replicaChanges"]),
                 str(summary["rollouts"]),
+                str(summary.get("inPlaceResizes", 0)),
+                str(summary.get("podRestarts", 0)),
             )
         )
     widths = [max(len(row[i]) for row in rows) for i in range(len(_COMPARE_COLUMNS))]

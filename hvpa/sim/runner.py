@@ -39,6 +39,13 @@ client-go spam filter: 25 per object, one more every 5 minutes) counts
 cluster time, virtual during the run, so six simulated hours refill it as
 six real hours would.
 
+The server plays Kubernetes 1.35 (pods/resize served) and the model creates
+pods through its mutating admission; the controller's pod admission webhook
+listens on a loopback port, registered by URL in the configuration `hvpa`
+(with its Secret, as the manifests create them), so an Hvpa that resizes in
+place (`spec.vpa.resizeMode`) runs as on a cluster: pods resized through
+pods/resize, new ones sized at admission.
+
 What can go wrong: the controller failing (a background task raising) stops
 the run with that error; a scenario whose Hvpa the API server refuses (it
 validates as the CRD does) raises the server's Invalid error.
@@ -51,6 +58,7 @@ import contextlib
 import logging
 import math
 import random
+import socket
 import time
 import uuid
 from collections.abc import Callable
@@ -62,18 +70,19 @@ from prometheus_client import CollectorRegistry
 
 from hvpa.aio import Tasks
 from hvpa.controller.manager import Manager
-from hvpa.kube.client import client_from_kubeconfig
+from hvpa.kube.client import KubeClient, client_from_kubeconfig
 from hvpa.kube.metrics import KubeMetrics
 from hvpa.kube.settings import LeaderElectionSettings
 from hvpa.logs import fields
 from hvpa.records import format_time, parse_time
 from hvpa.server import Server
-from hvpa.settings import ControllerSettings, ServerSettings
+from hvpa.settings import ControllerSettings, ServerSettings, WebhookSettings
 from hvpa.sim.apiserver import AlreadyExists, ApiServer
 from hvpa.sim.clock import SimClock, SimEventLoop
 from hvpa.sim.cluster import Cluster, ClusterSettings
 from hvpa.sim.load import WorkloadLoad
 from hvpa.sim.observer import Observer
+from hvpa.sim.pods import ContainerSize, container_sizes
 from hvpa.sim.recommender import RecommenderSettings
 from hvpa.sim.report import summarize
 from hvpa.sim.scenarios import Scenario
@@ -84,6 +93,9 @@ __all__ = ["LEASE", "Endpoints", "RunOptions", "default_half_life", "live_start"
 _logger = logging.getLogger(__name__)
 
 TICK_OFFSET_SECONDS: Final = 0.25
+# The Kubernetes the simulated cluster plays: in-place resize GA, memory limits lowered in place.
+SIM_KUBERNETES_VERSION: Final = "v1.35.0"
+WEBHOOK_NAMESPACE: Final = "hvpa-system"
 _PLURALS: Final = {"Deployment": "deployments", "StatefulSet": "statefulsets"}
 _DAY_SECONDS: Final = 86400
 # The Lease a kept-running controller holds; its uid is named here, not drawn (see above).
@@ -202,9 +214,13 @@ async def _simulate(
         node_cpu_millicores=scenario.node_cpu_millicores,
         node_memory_bytes=scenario.node_memory_bytes,
         recommender=RecommenderSettings(half_life_seconds=half_life),
+        admission=True,
     )
     async with ApiServer(
-        seed=options.seed, clock=clock, kubeconfig_path=options.kubeconfig_path
+        seed=options.seed,
+        clock=clock,
+        kubeconfig_path=options.kubeconfig_path,
+        kubernetes_version=SIM_KUBERNETES_VERSION,
     ) as server:
         cluster = Cluster(
             server,
@@ -218,6 +234,7 @@ async def _simulate(
             server.objects.create("namespaces", {"metadata": {"name": scenario.namespace}})
         server.objects.create(_PLURALS[target[0]], dict(scenario.workload))
         server.objects.create("hvpas", dict(scenario.hvpa))
+        _install_webhook_objects(server)
         if keep_running:
             _put_free_lease(server)
 
@@ -241,7 +258,11 @@ async def _simulate(
             tick_seconds=options.tick_seconds,
             sample_seconds=options.sample_seconds,
         )
-        async with client, Tasks(name="sim", logger=_logger) as tasks:
+        async with (
+            client,
+            Tasks(name="sim", logger=_logger) as tasks,
+            _webhook_server(manager, client),
+        ):
             controller = tasks.start(manager.run(), name="controller")
             try:
                 await _wait(manager.wait_synced(), controller)
@@ -249,8 +270,10 @@ async def _simulate(
                 for index in range(ticks + 1):
                     due = index * options.tick_seconds + TICK_OFFSET_SECONDS
                     await _wait(asyncio.sleep(max(due - clock.elapsed(), 0.0)), controller)
-                    tick = cluster.step()
-                    observer.observe(tick, cluster.workloads.spec_of(target))
+                    tick = await cluster.advance()
+                    observer.observe(
+                        tick, cluster.workloads.spec_of(target), _in_place_size(server, scenario)
+                    )
                     if progress is not None:
                         progress(
                             min(tick.elapsed_seconds, options.duration_seconds),
@@ -338,7 +361,63 @@ async def _keep_running(
             on_serving(endpoints)
         while True:
             await _wait(asyncio.sleep(cluster.settings.tick_seconds), controller)
-            cluster.step()
+            await cluster.advance()
+
+
+def _install_webhook_objects(server: ApiServer) -> None:
+    """What manifests/webhook.yaml creates: the webhook's Secret and its empty configuration."""
+    defaults = WebhookSettings()
+    with contextlib.suppress(AlreadyExists):
+        server.objects.create("namespaces", {"metadata": {"name": WEBHOOK_NAMESPACE}})
+    server.objects.create(
+        "secrets", {"metadata": {"name": defaults.secret_name}}, namespace=WEBHOOK_NAMESPACE
+    )
+    server.objects.create(
+        "mutatingwebhookconfigurations",
+        {"metadata": {"name": defaults.configuration_name}, "webhooks": []},
+    )
+
+
+def _webhook_server(manager: Manager, client: KubeClient) -> Server:
+    """The controller's pod admission webhook on a free loopback port, registered by its URL."""
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = int(probe.getsockname()[1])
+    return Server(
+        manager=manager,
+        settings=ServerSettings(
+            metrics_bind_address="0",
+            health_probe_bind_address="0",
+            webhook=WebhookSettings(
+                bind_address=f"127.0.0.1:{port}",
+                namespace=WEBHOOK_NAMESPACE,
+                url=f"https://127.0.0.1:{port}",
+            ),
+        ),
+        client=client,
+    )
+
+
+def _in_place_size(server: ApiServer, scenario: Scenario) -> ContainerSize | None:
+    """The main container's size the in-place modes keep in the Hvpa's status, if they do."""
+    name = str(scenario.hvpa["metadata"]["name"])
+    status = server.objects.get("hvpas", name, namespace=scenario.namespace).get("status") or {}
+    sized = (status.get("podResources") or {}).get("containers") or ()
+    main = next((c for c in sized if c.get("name") == scenario.main_container), None)
+    if main is None:
+        return None
+    pod_spec = {
+        "containers": [
+            {
+                "name": main["name"],
+                "resources": {
+                    "requests": main.get("requests") or {},
+                    "limits": main.get("limits") or {},
+                },
+            }
+        ]
+    }
+    return container_sizes(pod_spec)[0]
 
 
 def _report(

@@ -43,7 +43,8 @@ from typing import Any, Final
 
 import yaml
 
-from hvpa.api import InvalidHvpa, apply_defaults, parse_hvpa
+from hvpa.api import InvalidHvpa, apply_defaults, parse_hvpa, to_dict
+from hvpa.api.threestage import THREE_STAGE_FIELDS
 from hvpa.quantity import QuantityError, parse_bytes, parse_cpu_millis
 from hvpa.sim.load import ContainerLoad
 from hvpa.sim.pods import WorkloadKey, container_sizes
@@ -135,6 +136,27 @@ class Scenario:
     @property
     def strategy(self) -> str:
         return str(self.hvpa["spec"].get("strategy") or "Weighted")
+
+    @property
+    def resize_mode(self) -> str:
+        return str((self.hvpa["spec"].get("vpa") or {}).get("resizeMode") or "Rollout")
+
+    @property
+    def label(self) -> str:
+        """The strategy, and how sizes reach the pods when not by a rollout (`Weighted+InPlace`)."""
+        mode = self.resize_mode
+        return self.strategy if mode == "Rollout" else f"{self.strategy}+{mode}"
+
+    def with_resize_mode(self, mode: str) -> Scenario:
+        """The scenario with `spec.vpa.resizeMode` set (Rollout, InPlaceOrRollout, InPlace).
+
+        The HVPA proposal's three-stage form writes no `spec.vpa` (its `vpaSpec`
+        becomes one), so such an Hvpa is first written in the form it is read as."""
+        hvpa = copy.deepcopy(dict(self.hvpa))
+        if any(field in hvpa["spec"] for field in THREE_STAGE_FIELDS):
+            hvpa = to_dict(parse_hvpa(hvpa))
+        hvpa["spec"].setdefault("vpa", {})["resizeMode"] = mode
+        return dataclasses.replace(self, hvpa=hvpa)
 
     def with_strategy(self, strategy: str) -> Scenario:
         hvpa = copy.deepcopy(dict(self.hvpa))

@@ -2,7 +2,8 @@
 
 Room is allocatable minus the requests of every pod bound to the node,
 terminating ones included (they hold their resources until they are gone),
-as kube-scheduler's NodeResourcesFit filter counts it. Among the nodes that
+as kube-scheduler's NodeResourcesFit filter counts it; a pod being resized in
+place holds the largest of its desired, admitted and actual requests. Among the nodes that
 fit, the one left with the most free share of its scarcer resource wins
 (LeastAllocated, so pods spread), ties by name. A pod that fits nowhere
 stays Pending with `PodScheduled=False, reason=Unschedulable` and a message
@@ -33,11 +34,11 @@ class Scheduler:
                 if not pod.deleting:
                     pending.append(pod)
             elif pod.node in used:
-                cpu, memory = pod.requests()
+                cpu, memory = pod.held()
                 used[pod.node][0] += cpu
                 used[pod.node][1] += memory
         for pod in pending:
-            cpu, memory = pod.requests()
+            cpu, memory = pod.held()
             best: tuple[float, str] | None = None
             short_cpu = short_memory = 0
             for node in nodes:

@@ -35,7 +35,9 @@ StatefulSet (OrderedReady, or Parallel; RollingUpdate with partition, or OnDelet
 
 What can go wrong: a pod the scheduler cannot place stays Pending and counts
 as unavailable, so a rolling update with maxUnavailable 0 waits for room, as
-it would in a real cluster.
+it would in a real cluster. A workload whose pod creates are still waiting
+for admission (mutating webhooks, `Pods.pending`) is left alone until they
+are done, as the ReplicaSet controller waits for its expectations.
 """
 
 from __future__ import annotations
@@ -253,6 +255,8 @@ class WorkloadController:
         metadata, spec = obj["metadata"], obj["spec"]
         key: WorkloadKey = ("Deployment", metadata["namespace"], metadata["name"])
         self._observe(key, spec)
+        if self._pods.pending(key):
+            return key
         desired = int(spec.get("replicas", 1))
         revision = template_hash(spec.get("template") or {})
         pods = self._pods.of(key)
@@ -272,7 +276,9 @@ class WorkloadController:
                     {"generateName": f"{replica_set[0]}-"},
                     ("ReplicaSet", *replica_set),
                 )
-                new.append(self._pods.create(manifest, workload=key, revision=revision))
+                created = self._pods.create(manifest, workload=key, revision=revision)
+                if created is not None:
+                    new.append(created)
 
         def delete(candidates: list[SimPod], count: int) -> int:
             victims = sorted(candidates, key=_deletion_rank)[: max(count, 0)]
@@ -362,6 +368,8 @@ class WorkloadController:
         name = metadata["name"]
         key: WorkloadKey = ("StatefulSet", metadata["namespace"], name)
         self._observe(key, spec)
+        if self._pods.pending(key):
+            return key
         desired = int(spec.get("replicas", 1))
         update_revision = f"{name}-{template_hash(spec.get('template') or {})}"
         status = obj.get("status") or {}
@@ -382,10 +390,12 @@ class WorkloadController:
                     {"name": f"{name}-{ordinal}"},
                 )
                 manifest["spec"] = {**manifest["spec"], "hostname": f"{name}-{ordinal}"}
-                by_ordinal[ordinal] = self._pods.create(
+                created = self._pods.create(
                     manifest, workload=key, revision=revision, ordinal=ordinal
                 )
-                if ordered:
+                if created is not None:
+                    by_ordinal[ordinal] = created
+                if created is None or ordered:
                     break
             elif ordered and not _running_and_ready(pod):
                 break

@@ -153,6 +153,13 @@ CPU_80 = MetricSpec(
             (5, 30, 300, 90, 600),
             id="capacity",
         ),
+        pytest.param({}, lambda h: h.spec.vpa.resize_mode, "Rollout", id="resize-mode"),
+        pytest.param(
+            {"spec.vpa.resizeMode": "InPlace"},
+            lambda h: h.spec.vpa.resize_mode,
+            "InPlace",
+            id="resize-mode-kept",
+        ),
     ],
 )
 def test_default(changes: dict[str, Any], read: Any, expected: Any) -> None:

@@ -427,6 +427,21 @@ ROWS = [
         ["spec.vpa.limitsRequestsGapScaleParams.memory.value: must not be negative"],
         id="limits-requests-gap",
     ),
+    # how resizes reach the pods
+    pytest.param({"spec.vpa.resizeMode": "InPlaceOrRollout"}, [], id="resize-mode-in-place"),
+    pytest.param({"spec.vpa.resizeMode": "InPlace"}, [], id="resize-mode-in-place-only"),
+    pytest.param(
+        {"spec.vpa.resizeMode": "InPlaceOrRecreate"},
+        [
+            'spec.vpa.resizeMode: must be one of InPlace, InPlaceOrRollout, Rollout (got "InPlaceOrRecreate")'
+        ],
+        id="resize-mode-enum",
+    ),
+    pytest.param(
+        {"spec.vpa.resizeMode": "inplace"},
+        ['spec.vpa.resizeMode: must be one of InPlace, InPlaceOrRollout, Rollout (got "inplace")'],
+        id="resize-mode-case",
+    ),
     # strategies
     pytest.param(
         {"spec.strategy": "Balanced"},

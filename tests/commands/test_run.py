@@ -52,7 +52,9 @@ def test_defaults() -> None:
     assert settings.controller.sync_period_seconds == DEFAULT_SYNC_PERIOD_SECONDS == 15
     assert settings.controller.concurrency == DEFAULT_CONCURRENCY
     assert settings.controller.dry_run is False
-    assert settings.server == ServerSettings()
+    assert settings.server == RunSettings().server
+    assert settings.server.webhook.bind_address == ":9443"
+    assert ServerSettings().webhook.bind_address == "0"  # in process: off unless asked for
     assert settings.server.metrics_bind_address == ":8443"
     assert settings.server.metrics_secure is True
     assert settings.server.metrics_cert_path is None
@@ -272,7 +274,7 @@ def free_port() -> int:
 
 async def test_hvpa_run_in_a_subprocess() -> None:
     async with ApiServer(seed=1) as server, aiohttp.ClientSession() as http:
-        metrics, probes = free_port(), free_port()
+        metrics, probes, webhook = free_port(), free_port(), free_port()
         process = await asyncio.create_subprocess_exec(
             sys.executable,
             "-m",
@@ -290,6 +292,8 @@ async def test_hvpa_run_in_a_subprocess() -> None:
             "--metrics-secure=false",
             "--health-probe-bind-address",
             f"127.0.0.1:{probes}",
+            "--webhook-bind-address",
+            f"127.0.0.1:{webhook}",
             "--log-format",
             "json",
             cwd=ROOT,

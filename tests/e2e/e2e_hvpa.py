@@ -45,6 +45,7 @@ class HvpaController:
         self._reader_token = reader_token
         self.metrics_port = free_port()
         self.health_port = free_port()
+        self.webhook_port = free_port()
         hvpa = Path(sys.executable).with_name("hvpa")
         self.process = Process(
             name,
@@ -58,6 +59,7 @@ class HvpaController:
                 f"--metrics-bind-address=127.0.0.1:{self.metrics_port}",
                 "--metrics-secure=true",
                 f"--health-probe-bind-address=127.0.0.1:{self.health_port}",
+                f"--webhook-bind-address=127.0.0.1:{self.webhook_port}",
                 "--log-format=json",
                 *E2E_HVPA_ARGS,
             ],

@@ -18,10 +18,18 @@ write the controller makes:
   `configMapRef`, scaled through `statefulsets/scale`;
 - `batch` (a bare ReplicaSet): cluster-proportional from inline parameters,
   scaled through `replicasets/scale`;
-- `broken`: an Hvpa hvpa's validation refuses (InvalidSpec, an Event,
-  repeated on every resync); the CRD's rules refuse it too, so it is stored
-  as one written before them would be (`validate=False`);
+- `broken`: an Hvpa hvpa's validation refuses (InvalidSpec, an Event); the
+  CRD's rules refuse it too, so it is stored as one written before them
+  would be (`validate=False`). Later its status is cleared (as a restore from
+  a backup would leave it), so the controller writes the condition again and
+  repeats the Event, which its event recorder counts by a patch;
 - `legacy`: an HPA for another Deployment, which conflict detection reads;
+- `cart` (Deployment): vertical only, resized in place (`resizeMode:
+  InPlaceOrRollout`): its pods through `pods/resize`, later a scale-up's pod
+  sized at admission by the webhook; every instance serves the webhook and
+  reads its certificate's Secret, the leader writes the Secret and the
+  MutatingWebhookConfiguration (both created as the manifests create them);
+  the controller looks `pods/resize` up in the core API's discovery document;
 - Prometheus scrapes the leader's /metrics and reads its /debug/state as the
   manifests serve them: HTTPS, with a bearer token the controller has the API
   server review (TokenReview, SubjectAccessReview);
@@ -36,6 +44,7 @@ from __future__ import annotations
 import asyncio
 import functools
 import random
+import socket
 from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import dataclass
 from typing import Any, Final
@@ -49,7 +58,7 @@ from hvpa.kube.client import KubeClient, client_from_kubeconfig
 from hvpa.kube.metrics import KubeMetrics
 from hvpa.kube.settings import LeaderElectionSettings
 from hvpa.server import Server
-from hvpa.settings import ControllerSettings, ServerSettings
+from hvpa.settings import ControllerSettings, ServerSettings, WebhookSettings
 from hvpa.sim.apiserver import ApiServer, RequestRecord
 from hvpa.sim.clock import SimClock, SimEventLoop
 from hvpa.sim.cluster import Cluster, ClusterSettings
@@ -67,6 +76,9 @@ GIB: Final = 2**30
 # ClusterRoles of manifests/rbac.yaml bound to it.
 PROMETHEUS: Final = "system:serviceaccount:monitoring:prometheus-k8s"
 PROMETHEUS_TOKEN: Final = "prometheus-token"
+# manifests/webhook.yaml's objects (the defaults of hvpa run's --webhook-* flags).
+WEBHOOK_SECRET: Final = "hvpa-webhook-tls"
+WEBHOOK_CONFIGURATION: Final = "hvpa"
 
 
 @dataclass(frozen=True)
@@ -178,6 +190,7 @@ def _scenario_objects() -> Iterable[tuple[str, dict[str, Any]]]:
     yield "deployments.apps", _workload("Deployment", "web", 2, "200m", "128Mi")
     yield "deployments.apps", _workload("Deployment", "api", 2, "100m", "64Mi", cpu_limit="1")
     yield "deployments.apps", _workload("Deployment", "legacy", 1, "100m", "64Mi")
+    yield "deployments.apps", _workload("Deployment", "cart", 2, "100m", "64Mi", cpu_limit="1")
     yield "statefulsets.apps", _workload("StatefulSet", "db", 2, "100m", "64Mi")
     yield "statefulsets.apps", _workload("StatefulSet", "cache", 1, "50m", "32Mi")
     yield (
@@ -251,6 +264,18 @@ def _scenario_objects() -> Iterable[tuple[str, dict[str, Any]]]:
             clusterProportional={"linear": {"nodesPerReplica": 1, "min": 1}},
         ),
     )
+    in_place = _vpa("cart")
+    in_place["resizeMode"] = "InPlaceOrRollout"
+    yield (
+        "hvpas",
+        _hvpa(
+            "cart",
+            "Deployment",
+            hpa=_hpa("cart", [CPU_UTILIZATION], deploy=False),
+            vpa=in_place,
+            weightBasedScalingIntervals=VERTICAL_ONLY,
+        ),
+    )
     broken = _hvpa("broken", "Deployment", hpa=_hpa("broken", [CPU_UTILIZATION]))
     broken["spec"]["hpa"]["template"]["spec"].update(minReplicas=5, maxReplicas=2)
     yield "hvpas", broken
@@ -284,10 +309,18 @@ async def _record() -> RecordedRun:
     assert isinstance(loop, SimEventLoop)
     loop.start_virtual_time()
     clock = SimClock(loop, start_epoch=START_EPOCH)
-    async with ApiServer(seed=1, clock=clock) as server:
+    async with ApiServer(seed=1, clock=clock, kubernetes_version="v1.35.0") as server:
         for namespace in (CONTROLLER_NAMESPACE, WORKLOAD_NAMESPACE):
             server.objects.create("namespaces", {"metadata": {"name": namespace}})
-        cluster = Cluster(server, settings=ClusterSettings(nodes=3), clock=clock)
+        # The webhook's objects, as manifests/webhook.yaml creates them.
+        server.objects.create(
+            "secrets", {"metadata": {"name": WEBHOOK_SECRET}}, namespace=CONTROLLER_NAMESPACE
+        )
+        server.objects.create(
+            "mutatingwebhookconfigurations",
+            {"metadata": {"name": WEBHOOK_CONFIGURATION}, "webhooks": []},
+        )
+        cluster = Cluster(server, settings=ClusterSettings(nodes=3, admission=True), clock=clock)
         for resource, body in _scenario_objects():
             server.objects.create(
                 resource,
@@ -301,6 +334,7 @@ async def _record() -> RecordedRun:
             "Deployment/legacy": _constant(50.0, 0.05 * GIB),
             "StatefulSet/db": _constant(1600.0, 1.0 * GIB),
             "StatefulSet/cache": _constant(20.0, 0.02 * GIB),
+            "Deployment/cart": _constant(1200.0, 0.1 * GIB),
         }
         for key, load in loads.items():
             kind, name = key.split("/")
@@ -315,7 +349,7 @@ async def _record() -> RecordedRun:
         async def tick_until(elapsed_seconds: float) -> None:
             while clock.elapsed() < elapsed_seconds:
                 await asyncio.sleep(TICK_SECONDS)
-                cluster.step()
+                await cluster.advance()
                 for pod in server.objects.list(
                     "pods", namespace=WORKLOAD_NAMESPACE, label_selector="app=api"
                 ):
@@ -336,7 +370,19 @@ async def _record() -> RecordedRun:
         db = server.objects.get("hvpas", "db", namespace=WORKLOAD_NAMESPACE)
         db["spec"]["vpa"]["template"]["metadata"]["labels"]["tier"] = "storage"
         server.objects.update("hvpas", db)
+        # A scale-up of the in-place workload: its new pod is sized by the webhook.
+        server.objects.patch(
+            "deployments", "cart", {"spec": {"replicas": 3}}, namespace=WORKLOAD_NAMESPACE
+        )
         await tick_until(13 * 60)
+        server.objects.patch(
+            "hvpas",
+            "broken",
+            {"status": None},
+            namespace=WORKLOAD_NAMESPACE,
+            subresource="status",
+            patch_type="merge",
+        )
         api = server.objects.get("hvpas", "api", namespace=WORKLOAD_NAMESPACE)
         api["spec"]["vpa"]["deploy"] = False
         server.objects.update("hvpas", api)
@@ -361,6 +407,7 @@ class _Instance:
     manager: Manager
     task: asyncio.Task[None]
     client: KubeClient
+    webhook: Server
 
     def raise_if_stopped(self) -> None:
         if self.task.done():
@@ -372,6 +419,7 @@ class _Instance:
         try:
             await self.task
         finally:
+            await self.webhook.stop()
             await self.client.close()
 
 
@@ -413,7 +461,32 @@ async def _start(server: ApiServer, clock: SimClock, *, identity: str) -> _Insta
         rng=random.Random(identity),
     )
     task = asyncio.create_task(manager.run(), name=identity)
-    return _Instance(manager, task, client)
+    # Each instance serves the webhook, as each replica of the Deployment does; registered by
+    # URL (there is no Service network here), with the Secret and configuration of the manifests.
+    port = _free_port()
+    webhook = Server(
+        manager=manager,
+        settings=ServerSettings(
+            metrics_bind_address="0",
+            health_probe_bind_address="0",
+            webhook=WebhookSettings(
+                bind_address=f"127.0.0.1:{port}",
+                namespace=CONTROLLER_NAMESPACE,
+                secret_name=WEBHOOK_SECRET,
+                configuration_name=WEBHOOK_CONFIGURATION,
+                url=f"https://127.0.0.1:{port}",
+            ),
+        ),
+        client=client,
+    )
+    await webhook.start()
+    return _Instance(manager, task, client, webhook)
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
 
 
 async def _until(

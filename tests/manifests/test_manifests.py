@@ -75,7 +75,13 @@ def test_kubectl_kustomize_builds(kubectl: str, directory: Path) -> None:
     objects = [d for d in yaml.safe_load_all(built) if d]
     expected = [doc for f in resource_files(directory) for doc in documents(f)]
     assert sorted(map(object_id, objects)) == sorted(map(object_id, expected))
-    cluster_scoped = ("Namespace", "CustomResourceDefinition", "ClusterRole", "ClusterRoleBinding")
+    cluster_scoped = (
+        "Namespace",
+        "CustomResourceDefinition",
+        "ClusterRole",
+        "ClusterRoleBinding",
+        "MutatingWebhookConfiguration",
+    )
     for obj in objects:
         if obj["kind"] not in cluster_scoped:
             assert obj["metadata"]["namespace"] == "hvpa-system", object_id(obj)
@@ -195,6 +201,39 @@ def test_deployment_runs_the_controller_with_leader_election() -> None:
     assert PORTS["metrics"] == 8443
 
 
+def test_the_webhook_objects_meet() -> None:
+    """The admission webhook's Service, Secret, configuration and RBAC agree with the flags."""
+    settings = settings_from_args(build_parser().parse_args(_expanded_args())).server.webhook
+    assert settings.bind_address == f":{PORTS['webhook']}"
+    service = find(OBJECTS, "Service", settings.service)
+    assert service["metadata"]["namespace"] == settings.namespace
+    assert _selects(service["spec"]["selector"], POD["metadata"]["labels"])
+    (port,) = service["spec"]["ports"]
+    assert (port["port"], port["targetPort"]) == (settings.service_port, "webhook")
+    secret = find(OBJECTS, "Secret", settings.secret_name)
+    assert secret["metadata"]["namespace"] == settings.namespace and "data" not in secret
+    configuration = find(OBJECTS, "MutatingWebhookConfiguration", settings.configuration_name)
+    assert configuration["webhooks"] == []  # the leader fills it
+    secrets = find(OBJECTS, "Role", "hvpa-webhook")["rules"]
+    assert secrets == [
+        {
+            "apiGroups": [""],
+            "resources": ["secrets"],
+            "resourceNames": [settings.secret_name],
+            "verbs": ["get", "patch"],
+        }
+    ]
+    cluster = find(OBJECTS, "ClusterRole", "hvpa")["rules"]
+    (own,) = [r for r in cluster if "mutatingwebhookconfigurations" in r["resources"]]
+    assert own["resourceNames"] == [settings.configuration_name]
+    (webhook_ingress,) = [
+        rule
+        for rule in find(OBJECTS, "NetworkPolicy")["spec"]["ingress"]
+        if rule["ports"][0]["port"] == "webhook"
+    ]
+    assert "from" not in webhook_ingress  # the API server is no pod: from anywhere
+
+
 def test_probes_on_the_health_port() -> None:
     assert CONTAINER["livenessProbe"]["httpGet"] == {"path": "/healthz", "port": "health"}
     assert CONTAINER["readinessProbe"]["httpGet"] == {"path": "/readyz", "port": "health"}
@@ -237,7 +276,7 @@ def test_selectors_meet() -> None:
     pdb = find(OBJECTS, "PodDisruptionBudget")
     assert pdb["spec"]["minAvailable"] == 1
     assert _selects(pdb["spec"]["selector"]["matchLabels"], pod_labels)
-    service = find(OBJECTS, "Service")
+    service = find(OBJECTS, "Service", "hvpa-metrics")
     assert _selects(service["spec"]["selector"], pod_labels)
     (port,) = service["spec"]["ports"]
     assert port["targetPort"] == "metrics" and port["port"] == PORTS["metrics"]
@@ -300,8 +339,9 @@ def test_network_policy_opens_probes_to_all_and_metrics_to_monitoring() -> None:
     rules = {
         rule["ports"][0]["port"]: rule.get("from") for rule in NETWORK_POLICY["spec"]["ingress"]
     }
-    assert set(rules) == {"health", "metrics"} <= set(PORTS)
+    assert set(rules) == {"health", "metrics", "webhook"} <= set(PORTS)
     assert rules["health"] is None  # the kubelet probes from the node, not from a pod
+    assert rules["webhook"] is None  # the API server calls it, from no pod
     (peer,) = rules["metrics"]
     assert peer == {
         "namespaceSelector": {"matchLabels": {"kubernetes.io/metadata.name": "monitoring"}}

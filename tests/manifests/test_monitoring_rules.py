@@ -187,7 +187,7 @@ def test_each_alert_has_a_runbook(alert: dict[str, Any]) -> None:
 
 # -- the names the rules match --------------------------------------------------------------
 
-SERVICE_NAME: Final = find(install_objects(), "Service")["metadata"]["name"]
+SERVICE_NAME: Final = find(install_objects(), "Service", "hvpa-metrics")["metadata"]["name"]
 CONDITION_REASONS: Final = {TOO_MANY_REPLICAS[0]}
 # label -> the values a rule may match it against, from where the controller names them.
 KNOWN_VALUES: Final = {

@@ -21,7 +21,7 @@ from typing import Any, Final
 import pytest
 from manifest_kit import ROOT, Grant, Request, allowed, find, grants_for, install_objects
 from prometheus_client.parser import text_string_to_metric_families
-from recorded_run import CONTROLLER_NAMESPACE, RecordedRun, record_run
+from recorded_run import CONTROLLER_NAMESPACE, WORKLOAD_NAMESPACE, RecordedRun, record_run
 
 # Granted, though the run cannot reach it. Keep this short: each entry says why it is needed.
 UNUSED_GRANTS: Final = {
@@ -82,6 +82,15 @@ EXPECTED: Final = [
     pytest.param("list", "external.metrics.k8s.io", "queue_length", "", id="external-metric"),
     pytest.param("create", "authentication.k8s.io", "tokenreviews", "", id="token-review"),
     pytest.param("create", "authorization.k8s.io", "subjectaccessreviews", "", id="access-review"),
+    pytest.param("patch", "", "pods", "resize", id="pod-resize"),
+    pytest.param("get", "", "secrets", "", id="webhook-secret-get"),
+    pytest.param("patch", "", "secrets", "", id="webhook-secret-patch"),
+    pytest.param(
+        "get", "admissionregistration.k8s.io", "mutatingwebhookconfigurations", "", id="mwc-get"
+    ),
+    pytest.param(
+        "patch", "admissionregistration.k8s.io", "mutatingwebhookconfigurations", "", id="mwc-patch"
+    ),
     pytest.param("create", "coordination.k8s.io", "leases", "", id="lease-create"),
     pytest.param("update", "coordination.k8s.io", "leases", "", id="lease-update"),
 ]
@@ -108,6 +117,9 @@ def test_the_scenario_covers_its_cases(run: RecordedRun) -> None:
         c["type"]: c["reason"] for c in run.hvpas["broken"]["status"].get("conditions", [])
     }
     assert conditions["ScalingActive"] == "InvalidSpec"
+    # The in-place Hvpa sized its three pods (two resized, the scale-up's one at admission).
+    sized = run.hvpas["cart"]["status"]["podResources"]
+    assert (sized["pods"], sized["atSize"]) == (3, 3)
     # Only the ConfigMap a configMapRef names is listed and watched.
     selectors = {r.query.get("fieldSelector") for r in run.requests if r.resource == "configmaps"}
     assert selectors == {"metadata.name=cache-params"}
@@ -119,8 +131,10 @@ def test_the_scenario_covers_its_cases(run: RecordedRun) -> None:
 def test_every_request_is_allowed(run: RecordedRun, grants: list[Grant]) -> None:
     denied = sorted({str(r) for r in requests_of(run) if not allowed(grants, r)})
     assert denied == []
-    # No non-resource URL (/version, /apis...) is needed.
-    assert [r.path for r in run.requests if not r.resource_request] == []
+    # No non-resource URL is needed but the core API's discovery document, where pods/resize
+    # is looked up (for the in-place Hvpa): every authenticated user may read it (the
+    # system:discovery ClusterRole), so no grant of hvpa's covers it.
+    assert {r.path for r in run.requests if not r.resource_request} == {"/api/v1"}
 
 
 def test_nothing_granted_goes_unused(run: RecordedRun, grants: list[Grant]) -> None:
@@ -156,6 +170,34 @@ def test_no_secrets_and_no_escalation(grants: list[Grant]) -> None:
         for verb in ("get", "list", "create", "bind", "escalate"):
             group = "" if resource == "secrets" else "rbac.authorization.k8s.io"
             assert not allowed(grants, Request(verb, group, resource, namespace="default"))
+    # The webhook's own Secret only: by name, in the controller's namespace, get and patch.
+    own = Request("get", "", "secrets", "", CONTROLLER_NAMESPACE, "hvpa-webhook-tls")
+    assert allowed(grants, own) and allowed(grants, replace(own, verb="patch"))
+    for other in (
+        replace(own, name="another"),
+        replace(own, name=""),
+        replace(own, verb="list"),
+        replace(own, verb="delete"),
+        replace(own, namespace="default"),
+    ):
+        assert not allowed(grants, other), other
+
+
+def test_pods_only_resized_and_the_webhook_configuration_only_by_name(grants: list[Grant]) -> None:
+    resize = Request("patch", "", "pods", "resize", WORKLOAD_NAMESPACE, "web-0")
+    assert allowed(grants, resize)
+    for verb in ("create", "update", "patch", "delete"):
+        assert not allowed(grants, Request(verb, "", "pods", "", WORKLOAD_NAMESPACE, "web-0"))
+    assert not allowed(grants, Request("create", "", "pods", "eviction", WORKLOAD_NAMESPACE, "x"))
+    own = Request(
+        "patch", "admissionregistration.k8s.io", "mutatingwebhookconfigurations", "", "", "hvpa"
+    )
+    assert allowed(grants, own)
+    assert not allowed(grants, replace(own, name="someone-elses"))
+    assert not allowed(grants, replace(own, verb="create", name=""))
+    assert not allowed(
+        grants, replace(own, resource="validatingwebhookconfigurations", name="hvpa")
+    )
 
 
 # -- the README's metrics reference ---------------------------------------------------

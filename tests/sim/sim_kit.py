@@ -52,9 +52,9 @@ class Model:
         return dict(self.server.objects.get(resource, name).get("status") or {})
 
 
-def model(**settings: Any) -> Model:
+def model(*, kubernetes_version: str = "v1.32.0", **settings: Any) -> Model:
     clock = ManualClock()
-    server = ApiServer(seed=1, clock=clock)
+    server = ApiServer(seed=1, clock=clock, kubernetes_version=kubernetes_version)
     cluster = Cluster(server, settings=ClusterSettings(**settings), clock=clock)
     return Model(server, clock, cluster)
 

@@ -131,7 +131,8 @@ def test_the_curve_option_draws_one_picture_per_strategy(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     args = ["sim", "--hvpa", "capacity", "--duration", "10m", "--no-plot", "--curve"]
-    assert main([*args, "--compare", "Capacity,Weighted", "-o", str(tmp_path)]) == 0
+    compare = ["--compare", "Capacity,Weighted", "--resize-mode", "Rollout"]
+    assert main([*args, *compare, "-o", str(tmp_path)]) == 0
     assert "curve: " in capsys.readouterr().out
     assert sorted(p.name for p in tmp_path.glob("curve*.png")) == [
         "curve-Capacity.png",

@@ -6,6 +6,7 @@ from pathlib import Path
 
 import pytest
 
+from hvpa.api import parse_hvpa
 from hvpa.cli import main
 from hvpa.sim.scenarios import SCENARIO_NAMES, ScenarioError, builtin_scenario, scenario_from_file
 
@@ -72,6 +73,18 @@ def test_builtin_scenarios_pair_a_valid_hvpa_with_its_target(name: str) -> None:
     assert scenario.main_container in scenario.loads
     assert scenario.with_strategy("Mixed").hvpa["spec"]["mixed"]["prefer"] == "Hpa"
     assert scenario.strategy == ("Capacity" if name == "capacity" else "Weighted")
+
+
+@pytest.mark.parametrize("name", SCENARIO_NAMES)
+def test_every_builtin_scenario_can_resize_in_place(name: str) -> None:
+    """The three-stage form (proposal-1) has no spec.vpa: it is rewritten in the form it is read
+    as, so the mode lands where the API reads it, and the run is labelled by it."""
+    scenario = builtin_scenario(name)
+    assert (scenario.resize_mode, scenario.label) == ("Rollout", scenario.strategy)
+    in_place = scenario.with_resize_mode("InPlaceOrRollout")
+    assert parse_hvpa(dict(in_place.hvpa)).spec.vpa.resize_mode == "InPlaceOrRollout"
+    assert in_place.label == f"{scenario.strategy}+InPlaceOrRollout"
+    assert parse_hvpa(dict(scenario.hvpa)).spec.vpa.resize_mode is None
 
 
 def test_a_workload_is_derived_from_an_hvpa_alone(tmp_path: Path) -> None:

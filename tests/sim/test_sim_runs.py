@@ -75,6 +75,8 @@ def test_compare_runs_every_strategy_over_one_trace(
         [
             "sim",
             "--compare",
+            "--resize-mode",
+            "Rollout",
             "--trace",
             "spike:at=5m,width=5m",
             "--duration",
@@ -93,6 +95,28 @@ def test_compare_runs_every_strategy_over_one_trace(
     assert [entry["strategy"] for entry in report["compare"]] == list(STRATEGIES)
     assert set(report["runs"]) == set(STRATEGIES)
     assert report["runs"]["HpaBiased"]["scenario"]["strategy"] == "HpaBiased"
+
+
+def test_compare_runs_each_strategy_rolled_out_and_resized_in_place(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Without --resize-mode a comparison runs each strategy in Rollout and InPlaceOrRollout;
+    in place, the sizes reach the pods by resizes, which the table counts apart from rollouts."""
+    args = ["sim", "--compare", "Weighted", "--trace", "ramp", "--duration", "1h"]
+    assert main([*args, "-o", str(tmp_path), "--no-plot"]) == 0
+    out = capsys.readouterr().out
+    table = out[out.index("strategy ") :].splitlines()
+    assert "in-place resizes" in table[0] and "pod restarts" in table[0]
+    assert [line.split()[0] for line in table[1:3]] == ["Weighted", "Weighted+InPlaceOrRollout"]
+    report = json.loads((tmp_path / "report.json").read_text())
+    rolled, in_place = (report["runs"][label]["summary"] for label in table_labels(table))
+    assert rolled["rollouts"] > 0 and rolled["inPlaceResizes"] == 0
+    assert in_place["inPlaceResizes"] > 0 and in_place["podRestarts"] == 0
+    assert in_place["rollouts"] < rolled["rollouts"]
+
+
+def table_labels(table: list[str]) -> list[str]:
+    return [line.split()[0] for line in table[1:3]]
 
 
 def test_a_csv_trace_drives_a_run_and_the_report_and_plot_are_written(

@@ -22,7 +22,7 @@ from hvpa.sim.apiserver.crds import CRD_GROUP, default_crd
 from hvpa.sim.apiserver.errors import BadRequest
 from hvpa.sim.apiserver.resources import ResourceType
 
-__all__ = ["apply_defaults", "prepare_create_status"]
+__all__ = ["apply_defaults", "pod_qos_class", "prepare_create_status"]
 
 _QUANTITY_MESSAGE: Final = (
     "quantities must match the regular expression '^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$'"
@@ -40,7 +40,7 @@ def prepare_create_status(rtype: ResourceType, obj: dict[str, Any]) -> None:
     """What each strategy's PrepareForCreate does to status: users do not set status."""
     key = (rtype.group, rtype.plural)
     if key == ("", "pods"):
-        obj["status"] = {"phase": "Pending", "qosClass": _qos_class(obj.get("spec") or {})}
+        obj["status"] = {"phase": "Pending", "qosClass": pod_qos_class(obj.get("spec") or {})}
     elif key == ("", "namespaces"):
         obj["status"] = {"phase": "Active"}
     elif key == ("", "nodes"):
@@ -52,7 +52,7 @@ def prepare_create_status(rtype: ResourceType, obj: dict[str, Any]) -> None:
         obj["status"] = {}
 
 
-def _qos_class(spec: dict[str, Any]) -> str:
+def pod_qos_class(spec: dict[str, Any]) -> str:
     """Guaranteed, Burstable or BestEffort, from the (already defaulted) containers."""
     containers = [*(spec.get("initContainers") or []), *(spec.get("containers") or [])]
     any_set = False

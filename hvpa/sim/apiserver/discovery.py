@@ -14,6 +14,7 @@ empty response".
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any, Final
 
 from hvpa.sim.apiserver.metrics import Metrics
@@ -27,10 +28,19 @@ _SUBRESOURCE_VERBS: Final = ["get", "patch", "update"]
 
 
 class Discovery:
-    def __init__(self, table: ResourceTable, metrics: Metrics, *, kubernetes_version: str) -> None:
+    def __init__(
+        self,
+        table: ResourceTable,
+        metrics: Metrics,
+        *,
+        kubernetes_version: str,
+        pod_resize: Callable[[], bool] = lambda: False,
+    ) -> None:
+        """`pod_resize()`: the server serves pods/resize now (resizing.py)."""
         self._table = table
         self._metrics = metrics
         self._version = kubernetes_version
+        self._pod_resize = pod_resize
 
     def version(self) -> dict[str, Any]:
         major, minor = self._version.lstrip("v").split(".")[:2]
@@ -100,6 +110,16 @@ class Discovery:
             for rtype in served:
                 resources.append(_resource(rtype))
                 resources.extend(_subresources(rtype))
+                if self._pod_resize() and (rtype.group, rtype.plural) == ("", "pods"):
+                    resources.append(
+                        {
+                            "name": "pods/resize",
+                            "singularName": "",
+                            "namespaced": True,
+                            "kind": "Pod",
+                            "verbs": _SUBRESOURCE_VERBS,
+                        }
+                    )
         if not resources:
             return None
         return {

@@ -20,6 +20,7 @@ import orjson
 import yaml
 from aiohttp import web
 
+from hvpa.sim.apiserver.admission import Admission
 from hvpa.sim.apiserver.discovery import CUSTOM_METRICS, EXTERNAL_METRICS, Discovery
 from hvpa.sim.apiserver.errors import (
     ApiError,
@@ -46,6 +47,8 @@ from hvpa.sim.apiserver.requestlog import (
     RequestRecord,
     request_attributes,
 )
+from hvpa.sim.apiserver.resizing import SUBRESOURCE as RESIZE
+from hvpa.sim.apiserver.resizing import PodResizes
 from hvpa.sim.apiserver.resources import ResourceType
 from hvpa.sim.apiserver.reviews import Reviews
 from hvpa.sim.apiserver.selectors import parse_label_selector
@@ -102,6 +105,8 @@ class HttpApi:
         openapi: OpenApi,
         bookmark_interval_seconds: float,
         min_request_timeout_seconds: float,
+        resizes: PodResizes,
+        admission: Admission,
     ) -> None:
         self._registry = registry
         self._metrics = metrics
@@ -114,6 +119,8 @@ class HttpApi:
         self._openapi = openapi
         self._bookmark_interval = bookmark_interval_seconds
         self._min_request_timeout = min_request_timeout_seconds
+        self._resizes = resizes
+        self._admission = admission
 
     def application(self) -> web.Application:
         app = web.Application(client_max_size=64 * 1024 * 1024)
@@ -212,7 +219,8 @@ class HttpApi:
             raise NotFound(_NOT_FOUND, details={})
         name = rest[1] if len(rest) > 1 else None
         subresource = rest[2] if len(rest) > 2 else None
-        if subresource is not None and subresource not in rtype.subresources:
+        served = subresource is None or subresource in rtype.subresources
+        if not served and not (subresource == RESIZE and self._serves_resize(rtype)):
             raise NotFound(_NOT_FOUND, details={})
         return _Target(rtype, namespace, name, subresource, watch)
 
@@ -230,6 +238,9 @@ class HttpApi:
             if document is not None:
                 return _raw_json(document.body)
         raise NotFound(_NOT_FOUND, details={})
+
+    def _serves_resize(self, rtype: ResourceType) -> bool:
+        return self._resizes.served and rtype is self._registry.resource("pods")
 
     # ================================================================ resources
 
@@ -250,6 +261,8 @@ class HttpApi:
             if method == "POST":
                 body = await _body(request)
                 warnings = self._unknown_fields(request, rtype, body, None)
+                if isinstance(body, dict):
+                    body = await self._admission.admit(rtype, namespace, body, dry_run=dry_run)
                 made = registry.create(rtype, namespace, body, dry_run=dry_run, manager=manager)
                 return _warned(_entry(made, 201), warnings)
             if method == "DELETE" and "deletecollection" in rtype.verbs:
@@ -289,6 +302,14 @@ class HttpApi:
                     )
                 )
             raise _not_allowed()
+        if sub == RESIZE:
+            if namespace is None or method not in ("GET", "PUT", "PATCH"):
+                raise _not_allowed()
+            if method == "GET":
+                return _entry(registry.get(rtype, namespace, name))
+            how = PatchType.from_content_type(request.content_type) if method == "PATCH" else None
+            body = await _body(request)
+            return _entry(self._resizes.resize(namespace, name, body, how, dry_run=dry_run))
         if sub == "binding":
             if method != "POST" or namespace is None:
                 raise _not_allowed()

@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import random
 import uuid
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Final
 
 import orjson
@@ -542,6 +542,44 @@ class Registry:
             managed = asked if asked is not None else decode_entries(live)
             managed = record_update(managed, old, new, write, rtype.group)
         _set_or_drop(new["metadata"], "managedFields", encode_entries(managed))
+
+    # ================================================================ checked subresources
+
+    def write_subresource(
+        self,
+        rtype: ResourceType,
+        namespace: str | None,
+        name: str,
+        body: Any,
+        patch_type: PatchType | None,
+        *,
+        prepare: Callable[[dict[str, Any], dict[str, Any]], dict[str, Any]],
+        check: Callable[[dict[str, Any], dict[str, Any]], Sequence[FieldError]],
+        dry_run: bool = False,
+    ) -> Entry:
+        """PATCH (`patch_type`) or PUT (None) of a subresource that changes only what its own
+        strategy keeps (`prepare(new, old)`, e.g. pods/resize's resources) and checks
+        (`check(new, old)`, in place of the update validation); a resourceVersion in the
+        request is a precondition."""
+        current = self.get(rtype, namespace, name)
+        old = current.load()
+        if patch_type is None:
+            requested = self._decode(rtype, body)
+        else:
+            if patch_type is PatchType.STRATEGIC and rtype.custom:
+                raise _strategic_unsupported()
+            requested = self._decode(rtype, apply_patch(current.load(), body, patch_type))
+        metadata = requested["metadata"]
+        _require_name(metadata.get("name"), name)
+        _require_resource_version(rtype, name, metadata.get("resourceVersion"), current)
+        self._own_namespace(rtype, namespace, metadata)
+        new = prepare(requested, old)
+        apply_defaults(rtype, new)
+        errors = check(new, old)
+        if errors:
+            raise Invalid.of(rtype, name, list(errors))
+        new["metadata"] = {**old["metadata"]}
+        return self._update(rtype, current, new, subresource=None, dry_run=dry_run, trusted=True)
 
     # ================================================================ scale
 

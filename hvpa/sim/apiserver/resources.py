@@ -222,6 +222,7 @@ RESOURCES: Final[tuple[ResourceType, ...]] = (
         field_labels=frozenset({"status.phase"}),
     ),
     ResourceType("", "v1", "configmaps", "configmap", "ConfigMap", short_names=("cm",)),
+    ResourceType("", "v1", "secrets", "secret", "Secret"),
     ResourceType(
         "",
         "v1",
@@ -253,6 +254,15 @@ RESOURCES: Final[tuple[ResourceType, ...]] = (
         "Lease",
         create_on_update=True,
         unconditional_update=False,
+    ),
+    ResourceType(
+        "admissionregistration.k8s.io",
+        "v1",
+        "mutatingwebhookconfigurations",
+        "mutatingwebhookconfiguration",
+        "MutatingWebhookConfiguration",
+        namespaced=False,
+        generation=True,
     ),
     ResourceType(
         "autoscaling",

@@ -30,6 +30,7 @@ from typing import Any, Final
 
 from aiohttp import web
 
+from hvpa.sim.apiserver.admission import Admission
 from hvpa.sim.apiserver.default_crds import default_crds
 from hvpa.sim.apiserver.discovery import Discovery
 from hvpa.sim.apiserver.faults import Faults
@@ -40,6 +41,7 @@ from hvpa.sim.apiserver.objects import Objects
 from hvpa.sim.apiserver.openapi import OpenApi
 from hvpa.sim.apiserver.registry import Registry
 from hvpa.sim.apiserver.requestlog import RequestLog, RequestRecord
+from hvpa.sim.apiserver.resizing import PodResizes, resize_served
 from hvpa.sim.apiserver.resources import ResourceTable
 from hvpa.sim.apiserver.reviews import Reviews
 from hvpa.sim.apiserver.storage import Storage
@@ -70,12 +72,14 @@ class ApiServer:
         namespaces: Iterable[str] = DEFAULT_NAMESPACES,
         crds: Iterable[Mapping[str, Any]] | None = None,
         shutdown_timeout_seconds: float = 1.0,
+        pod_resize: bool | None = None,
     ) -> None:
         """`history_limit` is the events kept per resource (the watch cache's size):
         older watches and continue tokens get 410. Without timeoutSeconds a watch
         lasts between one and two `min_request_timeout_seconds`, as upstream.
         `crds` are installed at start (default: the Hvpa and VerticalPodAutoscaler
-        CRDs, default_crds.py); more can be created like any object."""
+        CRDs, default_crds.py); more can be created like any object.
+        `pod_resize`: serve pods/resize; None: as `kubernetes_version` does (1.33 and later)."""
         self._host = host
         self._requested_port = port
         self._token = token
@@ -92,10 +96,18 @@ class ApiServer:
         self.metrics = Metrics(table, self._storage, clock=clock)
         self.faults = Faults(self._storage, watches, registry.resource)
         self.reviews = Reviews()
+        served = resize_served(kubernetes_version) if pod_resize is None else pod_resize
+        self.resizes = PodResizes(registry, kubernetes_version=kubernetes_version, served=served)
+        self.admission = Admission(registry)
         self._http = HttpApi(
             registry=registry,
             metrics=self.metrics,
-            discovery=Discovery(table, self.metrics, kubernetes_version=kubernetes_version),
+            discovery=Discovery(
+                table,
+                self.metrics,
+                kubernetes_version=kubernetes_version,
+                pod_resize=lambda: self.resizes.served,
+            ),
             faults=self.faults,
             watches=watches,
             log=self._log,
@@ -104,6 +116,8 @@ class ApiServer:
             openapi=OpenApi(table, kubernetes_version=kubernetes_version),
             bookmark_interval_seconds=bookmark_interval_seconds,
             min_request_timeout_seconds=min_request_timeout_seconds,
+            resizes=self.resizes,
+            admission=self.admission,
         )
         self._runner: web.AppRunner | None = None
         self._port: int | None = None

@@ -24,7 +24,7 @@ from hvpa.sim.apiserver.gotext import go_v
 from hvpa.sim.apiserver.resources import ResourceType
 from hvpa.sim.apiserver.structural import MISSING
 
-__all__ = ["validate", "validate_name", "validate_status"]
+__all__ = ["validate", "validate_container_resources", "validate_name", "validate_status"]
 
 _LABEL: Final = r"[a-z0-9]([-a-z0-9]*[a-z0-9])?"
 _SUBDOMAIN_RE: Final = re.compile(rf"^{_LABEL}(\.{_LABEL})*$")
@@ -328,11 +328,13 @@ def _validate_pod_spec(spec: dict[str, Any], path: str) -> list[FieldError]:
                 seen.add(str(name))
             if not container.get("image"):
                 errors.append(FieldError.required(f"{where}.image"))
-            errors += _validate_resources(container.get("resources") or {}, f"{where}.resources")
+            errors += validate_container_resources(
+                container.get("resources") or {}, f"{where}.resources"
+            )
     return errors
 
 
-def _validate_resources(resources: dict[str, Any], path: str) -> list[FieldError]:
+def validate_container_resources(resources: dict[str, Any], path: str) -> list[FieldError]:
     """Quantities are canonical by now (defaults.py); compare them exactly."""
     errors: list[FieldError] = []
     requests = resources.get("requests") or {}
