@@ -198,6 +198,9 @@ class ServerSettings:
     debug_state: bool = True
     metrics_secure: bool = True
     metrics_cert_path: str | None = None
+    # How often the pair in `metrics_cert_path` is checked for a renewal
+    # (controller-runtime's certwatcher polls every 10 s).
+    certificate_refresh_seconds: float = 10.0
     access: AccessSettings = field(default_factory=AccessSettings)
     # Both listeners: a request's headers must arrive within this long of the
     # connection opening or of the previous answer (controller-runtime's
@@ -218,6 +221,8 @@ class ServerSettings:
             raise ValueError("the connection limit must be at least 1")
         if self.header_timeout_seconds <= 0 or self.body_timeout_seconds <= 0:
             raise ValueError("the header and body timeouts must be positive")
+        if self.certificate_refresh_seconds <= 0:
+            raise ValueError("the certificate refresh period must be positive")
 
 
 @dataclass(frozen=True, slots=True)

@@ -18,6 +18,13 @@ What can go wrong: a directory that holds only one of the two files, or an
 unreadable or mismatched pair, is a `CertificateError` naming the file; it
 stops the start-up (`hvpa run` exits 1), never falls back to a self-signed
 certificate silently.
+
+A pair from a directory is read again whenever its files change
+(`CertificateFiles`, polled by the listener as controller-runtime's
+certwatcher polls): cert-manager renews a Certificate's Secret in place and
+the kubelet updates the mounted files, so hvpa serves the new pair without a
+restart. A pair that fails to load then is logged and the previous one is
+kept.
 """
 
 from __future__ import annotations
@@ -38,6 +45,8 @@ __all__ = [
     "CERT_NAME",
     "KEY_NAME",
     "CertificateError",
+    "CertificateFiles",
+    "certificate_files",
     "load_pair",
     "self_signed_pair",
     "server_context",
@@ -55,6 +64,38 @@ SELF_SIGNED_DAYS: Final = 365
 
 class CertificateError(Exception):
     """The serving certificate cannot be loaded."""
+
+
+class CertificateFiles:
+    """`tls.crt` and `tls.key` in a directory, served from `context` and reloaded on change.
+
+    A change is a different modification time or size of either file (the
+    kubelet replaces a mounted Secret's files through a symlink swap, which
+    changes both). `refresh` raises `CertificateError` when the new pair
+    cannot be loaded; the context keeps serving the pair it had.
+    """
+
+    def __init__(self, context: ssl.SSLContext, directory: Path) -> None:
+        self.context = context
+        self.certificate = directory / CERT_NAME
+        self.key = directory / KEY_NAME
+        self._seen: tuple[tuple[float, int], ...] | None = None
+
+    def refresh(self) -> bool:
+        """Load the pair if it changed since the last load; True when it was (re)loaded."""
+        try:
+            seen = tuple((path.stat().st_mtime, path.stat().st_size) for path in self.files)
+        except OSError as error:
+            raise CertificateError(f"cannot read {self.certificate.parent}: {error}") from error
+        if seen == self._seen:
+            return False
+        _load(self.context, self.certificate, self.key)
+        self._seen = seen
+        return True
+
+    @property
+    def files(self) -> tuple[Path, Path]:
+        return self.certificate, self.key
 
 
 def self_signed_pair(*, now: datetime.datetime | None = None) -> tuple[bytes, bytes]:
@@ -104,19 +145,27 @@ def _load(context: ssl.SSLContext, certificate: Path, key: Path) -> None:
 
 def server_context(cert_path: str | None) -> ssl.SSLContext:
     """The TLS context of the metrics listener (see the module docstring for the rules)."""
+    files = certificate_files(cert_path)
+    if files is not None:
+        return files.context
     context = tls_context()
-    if cert_path is not None:
-        directory = Path(cert_path)
-        certificate, key = directory / CERT_NAME, directory / KEY_NAME
-        present = [path.exists() for path in (certificate, key)]
-        if all(present):
-            _load(context, certificate, key)
-            return context
-        if any(present):
-            missing = key if present[0] else certificate
-            raise CertificateError(f"{missing} is missing beside the other half of the pair")
     load_pair(context, *self_signed_pair())
     return context
+
+
+def certificate_files(cert_path: str | None) -> CertificateFiles | None:
+    """The directory's pair, loaded; None when there is no directory or it holds neither file."""
+    if cert_path is None:
+        return None
+    files = CertificateFiles(tls_context(), Path(cert_path))
+    present = [path.exists() for path in files.files]
+    if not any(present):
+        return None
+    if not all(present):
+        missing = files.key if present[0] else files.certificate
+        raise CertificateError(f"{missing} is missing beside the other half of the pair")
+    files.refresh()
+    return files
 
 
 def load_pair(context: ssl.SSLContext, certificate_pem: bytes, key_pem: bytes) -> None:

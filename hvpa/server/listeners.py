@@ -55,12 +55,17 @@ from hvpa.controller.manager import Manager
 from hvpa.kube.client import KubeClient
 from hvpa.logs import fields
 from hvpa.server.access import AccessReviews, access_middleware
-from hvpa.server.certificates import server_context
+from hvpa.server.certificates import (
+    CertificateError,
+    CertificateFiles,
+    certificate_files,
+    server_context,
+)
 from hvpa.server.debug_state import encode_state
 from hvpa.server.webhook import AdmissionWebhook
 from hvpa.settings import ServerSettings
 
-__all__ = ["Server", "parse_address"]
+__all__ = ["Server", "parse_address", "reload_on_change"]
 
 _logger = logging.getLogger(__name__)
 
@@ -179,6 +184,8 @@ class Server:
         self.reviews: AccessReviews | None = None
         self.webhook: AdmissionWebhook | None = None
         self._webhook_task: asyncio.Task[None] | None = None
+        self._metrics_files: CertificateFiles | None = None
+        self._metrics_files_task: asyncio.Task[None] | None = None
 
     # -- handlers ----------------------------------------------------------------
 
@@ -238,7 +245,12 @@ class Server:
         if settings.metrics_secure:
             if self._client is None:
                 raise ValueError("serving metrics securely needs an API client for the reviews")
-            tls = server_context(settings.metrics_cert_path)
+            self._metrics_files = certificate_files(settings.metrics_cert_path)
+            tls = (
+                self._metrics_files.context
+                if self._metrics_files is not None
+                else server_context(None)
+            )
             self.reviews = AccessReviews(client=self._client, settings=settings.access)
             middlewares.append(access_middleware(self.reviews))
         app = self._application(middlewares)
@@ -256,6 +268,11 @@ class Server:
             if metrics is not None:
                 app, tls = self._metrics_app()
                 self.metrics_port = await self._listen(app, metrics, tls)
+                if self._metrics_files is not None:
+                    self._metrics_files_task = asyncio.create_task(
+                        reload_on_change(self._metrics_files, self._settings),
+                        name="metrics-certificate",
+                    )
             if probes is not None:
                 app = self._application([])
                 app.router.add_get("/healthz", self._healthz)
@@ -282,8 +299,11 @@ class Server:
         self._webhook_task = asyncio.create_task(webhook.run(), name="webhook-refresh")
 
     async def stop(self) -> None:
-        task, self._webhook_task = self._webhook_task, None
-        if task is not None:
+        tasks = (self._webhook_task, self._metrics_files_task)
+        self._webhook_task = self._metrics_files_task = None
+        for task in tasks:
+            if task is None:
+                continue
             task.cancel()
             with contextlib.suppress(asyncio.CancelledError, Exception):
                 await task
@@ -302,3 +322,28 @@ class Server:
         traceback: TracebackType | None,
     ) -> None:
         await self.stop()
+
+
+async def reload_on_change(files: CertificateFiles, settings: ServerSettings) -> None:
+    """Serve a renewed pair from the metrics directory (cert-manager renews it in place).
+
+    A pair that does not load is logged once and the one before keeps serving."""
+    failing = False
+    while True:
+        await asyncio.sleep(settings.certificate_refresh_seconds)
+        try:
+            reloaded = files.refresh()
+        except CertificateError as error:
+            if not failing:
+                _logger.warning(
+                    "the metrics certificate cannot be reloaded; serving the previous one",
+                    extra=fields(error=str(error)),
+                )
+            failing = True
+            continue
+        failing = False
+        if reloaded:
+            _logger.info(
+                "serving a renewed metrics certificate",
+                extra=fields(path=str(files.certificate.parent)),
+            )

@@ -62,6 +62,7 @@ from hvpa.server.certificates import (
     CERT_NAME,
     KEY_NAME,
     CertificateError,
+    CertificateFiles,
     load_pair,
     self_signed_pair,
     tls_context,
@@ -307,7 +308,9 @@ class WebhookTls:
         load_pair(self.context, *self_signed_pair())
         self.ca_bundle: bytes | None = None
         self._serving: tuple[bytes, bytes] | None = None
-        self._files_seen: tuple[float, float] | None = None
+        self._files = (
+            CertificateFiles(self.context, self._cert_path) if self._cert_path is not None else None
+        )
         self._warned: set[str] = set()
 
     @property
@@ -377,17 +380,18 @@ class WebhookTls:
         _logger.info("serving the webhook certificate", extra=fields(names=",".join(self._names)))
 
     def _refresh_files(self) -> None:
-        assert self._cert_path is not None
-        certificate, key = self._cert_path / CERT_NAME, self._cert_path / KEY_NAME
+        assert self._files is not None
         try:
-            seen = (certificate.stat().st_mtime, key.stat().st_mtime)
-        except OSError as error:
-            self._warn("files", f"the webhook's certificate files cannot be read: {error}")
-            return
-        if seen == self._files_seen:
-            return
-        self._serve(certificate.read_bytes(), key.read_bytes())
-        self._files_seen = seen
+            if self._files.refresh():
+                self._serving = (
+                    self._files.certificate.read_bytes(),
+                    self._files.key.read_bytes(),
+                )
+                _logger.info(
+                    "serving the webhook certificate", extra=fields(names=",".join(self._names))
+                )
+        except (CertificateError, OSError) as error:
+            self._warn("files", f"the webhook's certificate files cannot be served: {error}")
 
     def _warn(self, what: str, message: str) -> None:
         """Once per kind of trouble, until it clears (then it is logged again if it returns)."""
