@@ -6,7 +6,9 @@ The Deployment's args are kept (leader election in hvpa-system, Lease `hvpa`, /m
 the listeners move to free loopback ports (two processes share one host), and the HPA
 timings shrink so a test sees a decision in seconds: a resync every 2 s, no CPU
 initialization period or initial readiness delay (kwok's pods are Ready at once and the
-metrics are fresh), a 10 s downscale stabilization window.
+metrics are fresh), a 10 s downscale stabilization window, and a 20 s rewrite window (a
+GitOps tool rewriting what hvpa set twice within it holds that axis for a window and doubling:
+seconds instead of the default hour, so test_e2e_gitops sees a hold run out).
 
 The suite reads /debug/state as a ServiceAccount bound to the shipped hvpa-metrics-reader
 and hvpa-debug-state-reader ClusterRoles, so hvpa's TokenReview and SubjectAccessReview run
@@ -24,16 +26,18 @@ from typing import Any
 
 from e2e_processes import Process, free_port
 
-__all__ = ["E2E_HVPA_ARGS", "LEASE_NAMESPACE", "HvpaController"]
+__all__ = ["E2E_HVPA_ARGS", "LEASE_NAMESPACE", "REWRITE_WINDOW_SECONDS", "HvpaController"]
 
 LEASE_NAMESPACE = "hvpa-system"
 LEASE_NAME = "hvpa"
+REWRITE_WINDOW_SECONDS = 20
 E2E_HVPA_ARGS = (
     "--sync-period=2s",
     "--cpu-initialization-period=0s",
     "--initial-readiness-delay=0s",
     "--downscale-stabilization=10s",
     "--history-flush-interval=5s",
+    f"--rewrite-window={REWRITE_WINDOW_SECONDS}s",
 )
 
 
