@@ -14,7 +14,7 @@ import json
 from collections.abc import Callable
 from typing import Any
 
-from e2e_api import JSON_PATCH, MERGE_PATCH, STRATEGIC_PATCH, Api, Response
+from e2e_api import APPLY_PATCH, JSON_PATCH, MERGE_PATCH, STRATEGIC_PATCH, Api, Response
 
 __all__ = ["PROBES", "Probe"]
 
@@ -429,3 +429,161 @@ def discovery(api: Api, namespace: str) -> Any:
                 }
             )
     return found
+
+
+# -- managedFields -------------------------------------------------------------------------
+# Who owns which field after Updates (POST, PUT of the object, of /scale and of /status, with
+# ?fieldManager=) and server-side applies: what hvpa's rewrite rule reads (docs/gitops.md).
+# Only the probe's own managers are compared: the real cluster's controllers (the
+# controller manager's status and revision annotation) write the same objects meanwhile.
+
+
+def _managed(obj: dict[str, Any], managers: tuple[str, ...]) -> list[dict[str, Any]]:
+    """The entries of `managers` without their time (but whether there is one), by manager:
+    the server orders entries by time to the second, and two servers' writes can fall on
+    either side of a second."""
+    found = [
+        {key: value for key, value in entry.items() if key != "time"} | {"time": "time" in entry}
+        for entry in obj["metadata"].get("managedFields") or []
+        if entry.get("manager") in managers
+    ]
+    return sorted(found, key=lambda e: (e["manager"], e["operation"], e.get("subresource", "")))
+
+
+def _conflict(response: Response) -> dict[str, Any]:
+    """A refused apply: its outcome, its message and every cause as the server names it."""
+    body = response.json() or {}
+    causes = (body.get("details") or {}).get("causes") or []
+    return _outcome(response) | {
+        "message": body.get("message"),
+        "causes": sorted(
+            (c.get("reason", ""), c.get("message", ""), c.get("field", "")) for c in causes
+        ),
+    }
+
+
+def _apply(
+    api: Api, path: str, body: dict[str, Any], manager: str, *, force: bool = False
+) -> Response:
+    params: dict[str, str | int | bool] = {"fieldManager": manager}
+    if force:
+        params["force"] = True
+    return api.request("PATCH", path, body, params=params, content_type=APPLY_PATCH)
+
+
+@probe
+def managed_fields_of_updates(api: Api, namespace: str) -> Any:
+    """POST, PUT of the object and of /scale, a merge patch, each named by ?fieldManager=."""
+    managers = ("creator", "putter", "scaler", "patcher")
+    path = _deployments(namespace, "web")
+    created = api.ok(
+        "POST", _deployments(namespace), _deployment("web"), params={"fieldManager": "creator"}
+    )
+    seen = [_managed(created, managers)]
+    # Unconditional writes (no resourceVersion, which built-in kinds allow): the controller
+    # manager's writes of the real Deployment's status would make a precondition fail.
+    del created["metadata"]["resourceVersion"]
+    created["metadata"]["labels"] = {"tier": "web"}
+    created["spec"]["minReadySeconds"] = 5
+    put = api.ok("PUT", path, created, params={"fieldManager": "putter"})
+    seen.append(_managed(put, managers))
+    scale = api.get(path + "/scale")
+    del scale["metadata"]["resourceVersion"]
+    scale["spec"]["replicas"] = 3
+    api.ok("PUT", path + "/scale", scale, params={"fieldManager": "scaler"})
+    seen.append(_managed(api.get(path), managers))
+    patched = api.ok(
+        "PATCH",
+        path,
+        {
+            "spec": {
+                "template": {
+                    "spec": {
+                        "containers": [{"name": "app", "resources": {"requests": {"cpu": "200m"}}}]
+                    }
+                }
+            }
+        },
+        params={"fieldManager": "patcher"},
+        content_type=STRATEGIC_PATCH,
+    )
+    seen.append(_managed(patched, managers))
+    return seen
+
+
+@probe
+def managed_fields_of_status_writes(api: Api, namespace: str) -> Any:
+    """PUT of /status and of the object of a custom resource with a status subresource."""
+    managers = ("creator", "recommender", "editor")
+    created = api.ok(
+        "POST",
+        _vpas(namespace),
+        {
+            "apiVersion": "autoscaling.k8s.io/v1",
+            "kind": "VerticalPodAutoscaler",
+            "metadata": {"name": "web"},
+            "spec": {"targetRef": {"apiVersion": "apps/v1", "kind": "Deployment", "name": "web"}},
+        },
+        params={"fieldManager": "creator"},
+    )
+    created["status"] = {"conditions": [{"type": "RecommendationProvided", "status": "True"}]}
+    status = api.ok(
+        "PUT", _vpas(namespace, "web") + "/status", created, params={"fieldManager": "recommender"}
+    )
+    seen = [_managed(status, managers)]
+    status["spec"]["updatePolicy"] = {"updateMode": "Off"}
+    edited = api.ok("PUT", _vpas(namespace, "web"), status, params={"fieldManager": "editor"})
+    seen.append(_managed(edited, managers))
+    return seen
+
+
+def _applied_deployment(name: str, *, replicas: int, labels: dict[str, str]) -> dict[str, Any]:
+    body = _deployment(name, replicas=replicas)
+    if labels:
+        body["metadata"]["labels"] = labels
+    return body
+
+
+@probe
+def server_side_apply(api: Api, namespace: str) -> Any:
+    """Owned fields, a shared value, conflicts (with an applier and with /scale's Update)
+    refused with their causes, force, and a field the applier no longer applies."""
+    managers = ("git", "other", "scaler")
+    path = _deployments(namespace, "web")
+    seen: list[Any] = []
+    first = _apply(api, path, _applied_deployment("web", replicas=2, labels={"a": "1"}), "git")
+    seen.append([first.status, _managed(first.json(), managers)])
+    # The same value applied by another manager: shared, no conflict.
+    same = _apply(api, path, _applied_deployment("web", replicas=2, labels={}), "other")
+    seen.append([same.status, _managed(same.json(), managers)])
+    # Another value of a field git owns (and other shares): a conflict with each owner.
+    seen.append(
+        _conflict(_apply(api, path, _applied_deployment("web", replicas=5, labels={}), "other"))
+    )
+    scale = api.get(path + "/scale")
+    del scale["metadata"]["resourceVersion"]
+    scale["spec"]["replicas"] = 4
+    api.ok("PUT", path + "/scale", scale, params={"fieldManager": "scaler"})
+    seen.append(_managed(api.get(path), managers))
+    # git re-applies its 2: a conflict with the /scale Update, then forced, as GitOps tools do.
+    seen.append(
+        _conflict(
+            _apply(api, path, _applied_deployment("web", replicas=2, labels={"a": "1"}), "git")
+        )
+    )
+    forced = _apply(
+        api, path, _applied_deployment("web", replicas=2, labels={"a": "1"}), "git", force=True
+    )
+    seen.append(
+        [forced.status, forced.json()["spec"]["replicas"], _managed(forced.json(), managers)]
+    )
+    # git leaves its label out: removed, being git's alone.
+    dropped = _apply(api, path, _applied_deployment("web", replicas=2, labels={}), "git")
+    seen.append(
+        [
+            dropped.status,
+            dropped.json()["metadata"].get("labels"),
+            _managed(dropped.json(), managers),
+        ]
+    )
+    return seen

@@ -12,13 +12,18 @@ field manager (structured-merge-diff as kube-apiserver 1.37 runs it):
   added or changed move to the writer's entry, taken from every other
   manager (an update never conflicts); fields it removed leave every entry.
   An entry left empty goes. The writer's entry gets the time of the write
-  when it took any field.
+  when it took any field, except through `/scale`: the server converts the
+  Scale's entries to the object's and keeps the object entry's time, so a
+  /scale writer's entry has none (or the one a client gave it).
 - Apply (`application/apply-patch+yaml`): the configuration is merged into
   the object; the applier's entry becomes exactly the configuration's
   fields; a field it applied before and leaves out now is removed from the
   object unless another manager owns it. A field the configuration changes
   that another manager owns is a conflict (409, every conflict named)
-  unless `force=true`, which moves it to the applier.
+  unless `force=true`, which moves it to the applier; each conflict is a
+  StatusCause `{reason: FieldManagerConflict, message, field}`. An apply
+  that changes nothing leaves the applier's time as it was (none for a
+  first apply).
 - Writes to `/status` and `/scale` are recorded with that `subresource`;
   `/scale` owns `.spec.replicas` of the object. A main-resource write does
   not record status fields, nor `/status` anything else. What the server
@@ -31,8 +36,9 @@ field manager (structured-merge-diff as kube-apiserver 1.37 runs it):
 Where this differs from upstream, for want of the Go types: lists are
 associative where strategic merge keys them (patching.MERGE_KEYS; a
 container's ports by containerPort and protocol), `finalizers` is a set,
-every other list is atomic (custom resources' lists too, whatever their
-schema says); maps whose keys are data (labels, annotations, requests,
+every other list is atomic; a custom resource's lists outside its metadata
+are atomic whatever their names (as upstream has them for a schema that
+declares no x-kubernetes-list-type, which no CRD here does); maps whose keys are data (labels, annotations, requests,
 limits, ...) are granular, every other object a struct; a workload's
 `spec.selector` is atomic. A created object is compared with the kind's
 zero value as the Go types have it for the kinds hvpa writes (Deployment,
@@ -169,6 +175,8 @@ class Write:
     subresource: str
     time: str
     has_status: bool
+    # Served from a CustomResourceDefinition: its lists outside metadata are atomic.
+    custom: bool = False
 
 
 def manager_from_user_agent(user_agent: str) -> str:
@@ -210,7 +218,10 @@ def _item_element(list_name: str, item: Any, index: int) -> str:
     return f"i:{index}"
 
 
-def _associative(list_name: str) -> bool:
+def _associative(list_name: str, path: Path = (), *, custom: bool = False) -> bool:
+    """Whether the list at `path` (named `list_name`) is owned item by item."""
+    if custom and (not path or path[0] != "f:metadata"):
+        return False
     return list_name in _SET_LISTS or list_name in MERGE_KEYS
 
 
@@ -238,8 +249,9 @@ def field_path(path: Path) -> str:
 class _Walker:
     """Field sets of objects (apply configurations) and comparisons of two objects."""
 
-    def __init__(self, api_group: str) -> None:
+    def __init__(self, api_group: str, *, custom: bool = False) -> None:
         self._group = api_group
+        self._custom = custom
 
     # -- the fields an object sets (upstream's ToFieldSet) ---------------------
 
@@ -262,7 +274,7 @@ class _Walker:
         return found
 
     def _list_fields(self, name: str, items: list[Any], path: Path) -> set[Path]:
-        if not _associative(name) or not items:
+        if not _associative(name, path, custom=self._custom) or not items:
             return {path}
         found: set[Path] = set()
         for index, item in enumerate(items):
@@ -296,7 +308,10 @@ class _Walker:
         leaf = (
             both_empty
             or not isinstance(old if old is not None else new, dict | list)
-            or ((isinstance(old, list) or isinstance(new, list)) and not _associative(name))
+            or (
+                (isinstance(old, list) or isinstance(new, list))
+                and not _associative(name, path, custom=self._custom)
+            )
             or _atomic_map(path[:-1], name, self._group)
         )
         if leaf or (old is not None and new is not None and type(old) is not type(new)):
@@ -501,7 +516,9 @@ def record_update(
 ) -> list[ManagedEntry]:
     """The entries after an Update by `write.manager` turned `old` (None: a create) into `new`."""
     before = _without_meta(old) if old is not None else zero_object(api_group, new.get("kind", ""))
-    added, modified, removed = _Walker(api_group).compare(before, _without_meta(new))
+    added, modified, removed = _Walker(api_group, custom=write.custom).compare(
+        before, _without_meta(new)
+    )
     taken = _owned(added | modified, write.subresource, write.has_status)
     gone = frozenset(removed)
     mine = ManagedEntry(
@@ -519,12 +536,15 @@ def record_update(
     if previous is not None:
         mine = previous
     fields = (mine.fields - gone) | taken
+    stamped = taken and write.subresource != "scale"
     if fields:
-        out.append(replace(mine, fields=fields, time=write.time if taken else mine.time))
+        out.append(replace(mine, fields=fields, time=write.time if stamped else mine.time))
     return out
 
 
-def apply_merge(live: Any, config: Any, name: str = "") -> Any:
+def apply_merge(
+    live: Any, config: Any, name: str = "", path: Path = (), *, custom: bool = False
+) -> Any:
     """The configuration merged into the object: objects field by field, associative lists
     item by item (new items after the live ones), anything else replaced."""
     if isinstance(config, dict) and isinstance(live, dict):
@@ -533,16 +553,22 @@ def apply_merge(live: Any, config: Any, name: str = "") -> Any:
             if value is None:
                 merged.pop(key, None)
             else:
-                merged[key] = apply_merge(live.get(key), value, key)
+                merged[key] = apply_merge(
+                    live.get(key), value, key, (*path, _field(key)), custom=custom
+                )
         return merged
-    if isinstance(config, list) and isinstance(live, list) and _associative(name):
+    if (
+        isinstance(config, list)
+        and isinstance(live, list)
+        and _associative(name, path, custom=custom)
+    ):
         result = list(live)
         positions = {_item_element(name, item, i): i for i, item in enumerate(live)}
         for index, item in enumerate(config):
             element = _item_element(name, item, index)
             if element in positions:
                 at = positions[element]
-                result[at] = apply_merge(result[at], item, "")
+                result[at] = apply_merge(result[at], item, "", (*path, element), custom=custom)
             else:
                 positions[element] = len(result)
                 result.append(item)
@@ -584,12 +610,12 @@ def record_apply(
     """The object after `write.manager` applied `config` over `live` (None: it does not exist
     yet), and the entries after it. Raises ApplyConflict naming every field another manager
     owns that the apply would change, unless `force`."""
-    walker = _Walker(api_group)
+    walker = _Walker(api_group, custom=write.custom)
     applied = _owned(walker.fields(_without_meta(config)), write.subresource, write.has_status)
     base = (
         _without_meta(live) if live is not None else zero_object(api_group, config.get("kind", ""))
     )
-    merged = apply_merge(base, _without_meta(config))
+    merged = apply_merge(base, _without_meta(config), custom=write.custom)
     mine = ManagedEntry(
         write.manager, APPLY, write.api_version, write.subresource, None, frozenset()
     )
@@ -609,7 +635,8 @@ def record_apply(
         kept = entry.fields - changed - frozenset(removed)
         if kept:
             out.append(replace(entry, fields=kept) if kept != entry.fields else entry)
-    time = write.time if merged != base or last is None else last.time
+    # Upstream stamps the applier's entry only when the apply changed the object.
+    time = write.time if merged != base else (last.time if last is not None else None)
     if applied:
         out.append(replace(mine, fields=applied, time=time))
     return merged, out
@@ -618,7 +645,7 @@ def record_apply(
 def _conflict_error(conflicts: list[tuple[ManagedEntry, Path]]) -> ApplyConflict:
     causes = [
         {
-            "type": "FieldManagerConflict",
+            "reason": "FieldManagerConflict",
             "message": f"conflict with {entry.describe()}",
             "field": field_path(path),
         }

@@ -518,7 +518,9 @@ class Registry:
     def _write(self, rtype: ResourceType, manager: str | None, subresource: str) -> Write | None:
         if manager is None:
             return None
-        return Write(manager, rtype.api_version, subresource, self.now(), rtype.status)
+        return Write(
+            manager, rtype.api_version, subresource, self.now(), rtype.status, rtype.custom
+        )
 
     def _set_managed(
         self,

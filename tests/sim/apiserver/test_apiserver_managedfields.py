@@ -191,7 +191,7 @@ async def test_apply_conflicts_name_every_other_managers_field(http: Http) -> No
     )
     assert reply.body["details"]["causes"] == [
         {
-            "type": "FieldManagerConflict",
+            "reason": "FieldManagerConflict",
             "message": 'conflict with "hvpa" with subresource "scale" using apps/v1',
             "field": ".spec.replicas",
         }
@@ -286,3 +286,56 @@ async def test_managed_fields_of_one_empty_entry_clear_them_all(http: Http) -> N
         content_type="application/merge-patch+json",
     )
     assert [e["manager"] for e in reply.body["metadata"]["managedFields"]] == ["me"]
+
+
+# What the differential tests (tests/e2e/e2e_corpus.py, the managed_fields_* and
+# server_side_apply probes) found kube-apiserver v1.37.2 to do.
+
+
+async def test_a_scale_writers_entry_has_no_time(http: Http) -> None:
+    """The server converts the Scale's entries into the object's keeping the object entry's
+    time (upstream's ScaleHandler.ToParent), and a /scale writer's entry never had one."""
+    await create(http)
+    reply = await http.call(
+        "PUT",
+        f"{DEPLOYMENTS}/web/scale",
+        {"spec": {"replicas": 5}},
+        params={"fieldManager": "hvpa"},
+    )
+    assert reply.status == 200, reply.body
+    body = (await http.get(f"{DEPLOYMENTS}/web")).body
+    (scaler,) = [e for e in body["metadata"]["managedFields"] if e["manager"] == "hvpa"]
+    assert scaler["fieldsV1"] == REPLICAS
+    assert "time" not in scaler
+
+
+async def test_an_apply_that_changes_nothing_has_no_time(http: Http) -> None:
+    await create(http)
+    reply = await apply(http, deployment(replicas=3), "flux")
+    (applier,) = [e for e in reply.body["metadata"]["managedFields"] if e["manager"] == "flux"]
+    assert "time" not in applier
+    changed = await apply(http, deployment(replicas=4), "flux", force="true")
+    (applier,) = [e for e in changed.body["metadata"]["managedFields"] if e["manager"] == "flux"]
+    assert applier["time"]
+
+
+async def test_a_custom_resources_lists_are_owned_whole(http: Http) -> None:
+    """A CRD schema that declares no x-kubernetes-list-type makes every list atomic: a status
+    writer owns `conditions`, not each condition by its type as in a built-in kind."""
+    vpas = "/apis/autoscaling.k8s.io/v1/namespaces/default/verticalpodautoscalers"
+    vpa = {
+        "apiVersion": "autoscaling.k8s.io/v1",
+        "kind": "VerticalPodAutoscaler",
+        "metadata": {"name": "web"},
+        "spec": {"targetRef": {"apiVersion": "apps/v1", "kind": "Deployment", "name": "web"}},
+    }
+    created = await http.call("POST", vpas, vpa)
+    assert created.status == 201, created.body
+    body = dict(created.body)
+    body["status"] = {"conditions": [{"type": "RecommendationProvided", "status": "True"}]}
+    reply = await http.call(
+        "PUT", f"{vpas}/web/status", body, params={"fieldManager": "recommender"}
+    )
+    assert entries(reply.body)[("recommender", "Update", "status")] == {
+        "f:status": {".": {}, "f:conditions": {}}
+    }
