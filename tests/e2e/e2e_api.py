@@ -146,6 +146,19 @@ class Api:
             timeout_seconds=self._timeout,
         )
 
+    def with_user_agent(self, user_agent: str) -> Api:
+        """The same server, credentials and user, another User-Agent (the field manager of a
+        write that names none)."""
+        return Api(
+            self.server,
+            ca_file=self.ca_file,
+            client_cert=self.client_cert,
+            token=self._token,
+            impersonate=self._impersonate,
+            user_agent=user_agent,
+            timeout_seconds=self._timeout,
+        )
+
     def ok(self, method: str, path: str, body: Any = None, **options: Any) -> Any:
         """A request that must succeed (2xx); returns the decoded body."""
         response = self.request(method, path, body, **options)

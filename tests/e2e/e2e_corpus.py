@@ -587,3 +587,56 @@ def server_side_apply(api: Api, namespace: str) -> Any:
         ]
     )
     return seen
+
+
+@probe
+def field_manager_options(api: Api, namespace: str) -> Any:
+    """The manager of a write that names none (the User-Agent's first segment), and the
+    options refused: apply without fieldManager, force with another patch type, a
+    fieldManager longer than 128 characters."""
+    path = _deployments(namespace, "web")
+    agent = api.with_user_agent("kubectl/v1.37.2 (linux/amd64) kubernetes/abcdef")
+    created = api.ok("POST", _deployments(namespace), _deployment("web"))
+    named = agent.request(
+        "PATCH", path, {"metadata": {"labels": {"a": "b"}}}, content_type=MERGE_PATCH
+    )
+    # The client's managers only: the controller manager writes the real Deployment too.
+    managers = ("hvpa-e2e", "kubectl")
+    return [
+        [e["manager"] for e in _managed(created, managers)],
+        [e["manager"] for e in _managed(named.json(), managers)],
+        _outcome(api.request("PATCH", path, _deployment("web"), content_type=APPLY_PATCH)),
+        _outcome(
+            api.request(
+                "PATCH",
+                path,
+                {"metadata": {"labels": {"a": "c"}}},
+                params={"force": True},
+                content_type=MERGE_PATCH,
+            )
+        ),
+        _outcome(
+            api.request(
+                "PATCH",
+                path,
+                {"metadata": {"labels": {"a": "d"}}},
+                params={"fieldManager": "x" * 129},
+                content_type=MERGE_PATCH,
+            )
+        ),
+    ]
+
+
+@probe
+def apply_conflicts_with_several_managers(api: Api, namespace: str) -> Any:
+    """One apply that conflicts with two managers over three fields: the message lists them
+    by manager, a cause for each field."""
+    path = _deployments(namespace, "web")
+    api.ok("POST", _deployments(namespace), _deployment("web"), params={"fieldManager": "creator"})
+    scale = api.get(path + "/scale")
+    del scale["metadata"]["resourceVersion"]
+    scale["spec"]["replicas"] = 3
+    api.ok("PUT", path + "/scale", scale, params={"fieldManager": "scaler"})
+    body = _deployment("web", replicas=5, minReadySeconds=7)
+    body["spec"]["template"]["spec"]["containers"][0]["image"] = "registry.invalid/app:2"
+    return _conflict(_apply(api, path, body, "git"))

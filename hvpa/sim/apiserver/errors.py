@@ -255,7 +255,8 @@ class Invalid(ApiError):
             summary = "[" + ", ".join(str(error) for error in errors) + "]"
         kind = rtype.plural if by_resource else rtype.kind
         group_kind = f"{kind}.{rtype.group}" if rtype.group else kind
-        details: dict[str, Any] = {"name": name}
+        # StatusDetails.name is omitempty: a request's options (PatchOptions) have none.
+        details: dict[str, Any] = {"name": name} if name else {}
         if rtype.group:
             details["group"] = rtype.group
         details["kind"] = kind
