@@ -25,6 +25,8 @@ import shutil
 import subprocess
 import sys
 import time
+from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -221,14 +223,21 @@ def _go_binary_name(package: str) -> str:
     return elements[-1]
 
 
-def build(component: Component, root: Path) -> float:
-    """Build one component unless its cached build is current; returns the seconds it took."""
+# Flags of every `go build`: no cgo (set in _go), no local paths in the binaries, no symbol
+# table or DWARF at link (-s -w). -gcflags=all=-dwarf=false (no DWARF at compile time
+# either: -w drops it only at link) was measured on a cold build of etcd, twice each way:
+# 95.6 and 95.2 CPU seconds with DWARF, 90.0 and 96.7 without, inside the noise of a shared
+# machine, so it is not worth a flag. -p stays at its default, the number of CPUs.
+BUILD_FLAGS = ("-trimpath",)
+LINK_FLAGS = ("-s", "-w")
+
+
+def fetch(component: Component, root: Path) -> float:
+    """Write the component's go.mod and download what building it needs (the network part
+    of a build, which `main` runs for every component at once); returns its seconds."""
     directory = root / component.directory_name
-    if _is_current(component, directory):
-        print(f"e2e build: {component.directory_name} is cached in {directory}", flush=True)
-        return 0.0
     started = time.monotonic()
-    print(f"e2e build: building {component.directory_name} in {directory}", flush=True)
+    print(f"e2e build: fetching {component.directory_name} into {directory}", flush=True)
     shutil.rmtree(directory, ignore_errors=True)
     directory.mkdir(parents=True)
     (directory / "go.mod").write_text(_go_mod(component, []))
@@ -236,12 +245,22 @@ def build(component: Component, root: Path) -> float:
     (directory / "go.mod").write_text(_go_mod(component, replaces))
     packages = [binary.package for binary in component.binaries]
     _go(["get", *(f"{package}@{component.version}" for package in packages)], cwd=directory)
+    seconds = time.monotonic() - started
+    print(f"e2e build: {component.directory_name} fetched in {seconds:.0f} s", flush=True)
+    return seconds
+
+
+def compile_binaries(component: Component, root: Path) -> float:
+    """Build a fetched component's binaries and record the build; returns its seconds."""
+    directory = root / component.directory_name
+    started = time.monotonic()
+    packages = [binary.package for binary in component.binaries]
     # One go build for all of a component's binaries: they share most packages, and one
     # invocation compiles those once with both cores busy.
-    (directory / "bin").mkdir()
-    flags = " ".join(("-s", "-w", *component.ldflags))
+    (directory / "bin").mkdir(exist_ok=True)
+    flags = " ".join((*LINK_FLAGS, *component.ldflags))
     _go(
-        ["build", "-trimpath", "-ldflags", flags, "-o", f"{directory / 'bin'}/", *packages],
+        ["build", *BUILD_FLAGS, "-ldflags", flags, "-o", f"{directory / 'bin'}/", *packages],
         cwd=directory,
     )
     for binary in component.binaries:
@@ -252,6 +271,27 @@ def build(component: Component, root: Path) -> float:
     seconds = time.monotonic() - started
     print(f"e2e build: {component.directory_name} built in {seconds:.0f} s", flush=True)
     return seconds
+
+
+def build_all(components: Sequence[Component], root: Path) -> None:
+    """Build every component whose cached build is not current.
+
+    The downloads run at once, one thread per component: they wait on the network, not the
+    CPU, and a fresh machine downloads a gigabyte of modules. The compiles run one after
+    another: each `go build` already keeps both cores busy. Concurrent go commands share the
+    module cache safely (the go command locks it)."""
+    stale = []
+    for component in components:
+        directory = root / component.directory_name
+        if _is_current(component, directory):
+            print(f"e2e build: {component.directory_name} is cached in {directory}", flush=True)
+        else:
+            stale.append(component)
+    with ThreadPoolExecutor(max_workers=max(len(stale), 1)) as pool:
+        # list(): wait for every download and re-raise the first failure.
+        list(pool.map(lambda component: fetch(component, root), stale))
+    for component in stale:
+        compile_binaries(component, root)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -266,8 +306,7 @@ def main(argv: list[str] | None = None) -> int:
         raise SystemExit("e2e build: the go command is needed (Go 1.26 or newer)")
     root = cache_root()
     chosen = [c for c in COMPONENTS if not arguments.components or c.name in arguments.components]
-    for component in chosen:
-        build(component, root)
+    build_all(chosen, root)
     return 0
 
 
