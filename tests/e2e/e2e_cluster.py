@@ -33,6 +33,10 @@ METRICS_SERVICE = "metrics"
 # Reads hvpa's /metrics and /debug/state in the suite.
 READER = "e2e-reader"
 HVPA_USER = f"system:serviceaccount:{LEASE_NAMESPACE}:hvpa"
+# hvpa's pod admission webhook (manifests/webhook.yaml): the Service hvpa registers in its
+# MutatingWebhookConfiguration, on port 443 (WebhookSettings.service_port).
+WEBHOOK_SERVICE = "hvpa-webhook"
+WEBHOOK_PORT = 443
 
 # Our own minimal VerticalPodAutoscaler CRD (autoscaling.k8s.io/v1): the upstream CRD is not
 # copied into this repository. hvpa creates, patches and deletes VPAs and reads their
@@ -97,6 +101,8 @@ class Cluster:
         self.control_plane = ControlPlane(directory, binaries=binaries, pki=self.pki)
         self.admin: Api = self.control_plane.admin
         self.proxy = TcpProxy(self.control_plane.ports.apiserver)
+        self.webhook_proxy: TcpProxy | None = None
+        self.webhook_route_problem = ""
         self.usage_file = directory / "usage.json"
         self.usage_file.write_text("{}")
         self.metrics_port = free_port()
@@ -115,6 +121,7 @@ class Cluster:
         steps = (
             ("control plane", self.control_plane.start),
             ("kubectl apply -k manifests/", self.apply_manifests),
+            ("webhook route", self.route_webhook),
             ("VPA CRD", self.install_vpa_crd),
             ("metrics APIService", self.install_metrics_apiservice),
             ("kwok nodes", self.create_kwok_nodes),
@@ -155,6 +162,44 @@ class Cluster:
         # No image is built here (no container engine, and kwok runs no containers): the
         # controller runs as processes on this host instead, with the same args and identity.
         self.kubectl("-n", LEASE_NAMESPACE, "scale", "deployment/hvpa", "--replicas=0")
+
+    def route_webhook(self) -> None:
+        """Let kube-apiserver reach hvpa's webhook through the Service reference hvpa writes.
+
+        As for the metrics APIService, the Service becomes an ExternalName `localhost`: the
+        API server then calls https://localhost:443 (the port of the reference) and checks
+        the certificate against the Service's name, hvpa-webhook.hvpa-system.svc, which
+        hvpa's own certificate holds. A proxy on loopback port 443 passes each connection to
+        a running controller's webhook listener (every replica answers alike)."""
+        path = f"/api/v1/namespaces/{LEASE_NAMESPACE}/services"
+        self.admin.delete(f"{path}/{WEBHOOK_SERVICE}")
+        wait_until(
+            lambda: not self.admin.exists(f"{path}/{WEBHOOK_SERVICE}"),
+            timeout_seconds=30,
+            what="the webhook's ClusterIP Service gone",
+        )
+        self.admin.create(
+            path,
+            {
+                "metadata": {"name": WEBHOOK_SERVICE},
+                "spec": {
+                    "type": "ExternalName",
+                    "externalName": "localhost",
+                    "ports": [{"name": "webhook", "port": WEBHOOK_PORT}],
+                },
+            },
+        )
+        try:
+            self.webhook_proxy = TcpProxy(
+                lambda: [c.webhook_port for c in self.running_controllers()],
+                listen_port=WEBHOOK_PORT,
+            )
+        except OSError as error:
+            # Not root (nor CAP_NET_BIND_SERVICE), or the port is taken: only the tests of
+            # the webhook need it, and they fail saying why (test_e2e_in_place).
+            self.webhook_route_problem = f"cannot listen on 127.0.0.1:{WEBHOOK_PORT}: {error}"
+            return
+        self.webhook_proxy.start()
 
     def install_vpa_crd(self) -> None:
         self.kubectl("apply", "-f", "-", stdin=json.dumps(VPA_CRD))
@@ -390,4 +435,6 @@ class Cluster:
             controller.process.stop()
         self.metrics_apiservice.stop()
         self.proxy.close()
+        if self.webhook_proxy is not None:
+            self.webhook_proxy.close()
         self.control_plane.stop()

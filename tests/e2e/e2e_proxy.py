@@ -1,4 +1,6 @@
-"""A TCP proxy between hvpa and the API server, so a test can cut hvpa's connections.
+"""A TCP proxy between hvpa and the API server, so a test can cut hvpa's connections; and the
+one between the API server and hvpa's admission webhook, on the port the webhook's Service
+reference names.
 
 hvpa's watches last minutes; to make one resume from an old resourceVersion now (after the
 test compacted etcd), the test cuts every connection and holds new ones off until it is done.
@@ -11,14 +13,19 @@ from __future__ import annotations
 import contextlib
 import socket
 import threading
+from collections.abc import Callable, Sequence
 
 __all__ = ["TcpProxy"]
 
 
 class TcpProxy:
-    def __init__(self, upstream_port: int) -> None:
-        self._upstream = ("127.0.0.1", upstream_port)
-        self._listener = socket.create_server(("127.0.0.1", 0))
+    def __init__(
+        self, upstream: int | Callable[[], Sequence[int]], *, listen_port: int = 0
+    ) -> None:
+        """`upstream`: a port on loopback, or a function of the ports to try in turn (the
+        first that accepts serves the connection); `listen_port` 0: any free one."""
+        self._upstreams = upstream if callable(upstream) else lambda: (upstream,)
+        self._listener = socket.create_server(("127.0.0.1", listen_port))
         self.port = int(self._listener.getsockname()[1])
         self._lock = threading.Lock()
         self._open: set[socket.socket] = set()
@@ -69,9 +76,8 @@ class TcpProxy:
             if blocked:
                 client.close()
                 continue
-            try:
-                upstream = socket.create_connection(self._upstream, timeout=5)
-            except OSError:
+            upstream = self._connect()
+            if upstream is None:
                 client.close()
                 continue
             upstream.settimeout(None)
@@ -81,6 +87,14 @@ class TcpProxy:
             pair = _Pair(client, upstream)
             for source, sink in ((client, upstream), (upstream, client)):
                 threading.Thread(target=self._pump, args=(pair, source, sink), daemon=True).start()
+
+    def _connect(self) -> socket.socket | None:
+        for port in self._upstreams():
+            try:
+                return socket.create_connection(("127.0.0.1", port), timeout=5)
+            except OSError:
+                continue
+        return None
 
     def _pump(self, pair: _Pair, source: socket.socket, sink: socket.socket) -> None:
         try:
