@@ -502,7 +502,15 @@ def _add_webhook_flags(parser: argparse.ArgumentParser, webhook: WebhookSettings
         "--webhook-service",
         default=webhook.service,
         metavar="NAME",
-        help=f"the webhook's Service in hvpa's namespace, port 443 (default {webhook.service})",
+        help=f"the webhook's Service in hvpa's namespace (default {webhook.service})",
+    )
+    parser.add_argument(
+        "--webhook-service-port",
+        type=int,
+        default=webhook.service_port,
+        metavar="PORT",
+        help="the port of that Service the API server calls "
+        f"(default {webhook.service_port}, as manifests/webhook.yaml serves it)",
     )
     parser.add_argument(
         "--webhook-url",
@@ -595,6 +603,7 @@ def settings_from_args(args: argparse.Namespace) -> RunSettings:
                 secret_name=args.webhook_secret_name,
                 configuration_name=args.webhook_configuration_name,
                 service=args.webhook_service,
+                service_port=args.webhook_service_port,
                 url=args.webhook_url,
             ),
         ),

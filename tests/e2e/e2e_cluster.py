@@ -19,7 +19,7 @@ from typing import Any
 
 from e2e_api import Api
 from e2e_controlplane import KWOK_NODE_ANNOTATION, ControlPlane, write_kubeconfig
-from e2e_hvpa import LEASE_NAME, LEASE_NAMESPACE, HvpaController
+from e2e_hvpa import LEASE_NAME, LEASE_NAMESPACE, WEBHOOK_SERVICE_PORT, HvpaController
 from e2e_pki import make_pki
 from e2e_processes import Process, free_port, wait_until
 from e2e_proxy import TcpProxy
@@ -34,9 +34,10 @@ METRICS_SERVICE = "metrics"
 READER = "e2e-reader"
 HVPA_USER = f"system:serviceaccount:{LEASE_NAMESPACE}:hvpa"
 # hvpa's pod admission webhook (manifests/webhook.yaml): the Service hvpa registers in its
-# MutatingWebhookConfiguration, on port 443 (WebhookSettings.service_port).
+# MutatingWebhookConfiguration, on the unprivileged port the suite's controllers are given
+# (--webhook-service-port; the manifests' Service serves 443).
 WEBHOOK_SERVICE = "hvpa-webhook"
-WEBHOOK_PORT = 443
+WEBHOOK_PORT = WEBHOOK_SERVICE_PORT
 
 # Our own minimal VerticalPodAutoscaler CRD (autoscaling.k8s.io/v1): the upstream CRD is not
 # copied into this repository. hvpa creates, patches and deletes VPAs and reads their
@@ -167,9 +168,9 @@ class Cluster:
         """Let kube-apiserver reach hvpa's webhook through the Service reference hvpa writes.
 
         As for the metrics APIService, the Service becomes an ExternalName `localhost`: the
-        API server then calls https://localhost:443 (the port of the reference) and checks
+        API server then calls https://localhost:PORT (the port of the reference) and checks
         the certificate against the Service's name, hvpa-webhook.hvpa-system.svc, which
-        hvpa's own certificate holds. A proxy on loopback port 443 passes each connection to
+        hvpa's own certificate holds. A proxy on that loopback port passes each connection to
         a running controller's webhook listener (every replica answers alike)."""
         path = f"/api/v1/namespaces/{LEASE_NAMESPACE}/services"
         self.admin.delete(f"{path}/{WEBHOOK_SERVICE}")
@@ -195,7 +196,7 @@ class Cluster:
                 listen_port=WEBHOOK_PORT,
             )
         except OSError as error:
-            # Not root (nor CAP_NET_BIND_SERVICE), or the port is taken: only the tests of
+            # The port was taken since it was chosen: only the tests of
             # the webhook need it, and they fail saying why (test_e2e_in_place).
             self.webhook_route_problem = f"cannot listen on 127.0.0.1:{WEBHOOK_PORT}: {error}"
             return

@@ -26,11 +26,20 @@ from typing import Any
 
 from e2e_processes import Process, free_port
 
-__all__ = ["E2E_HVPA_ARGS", "LEASE_NAMESPACE", "REWRITE_WINDOW_SECONDS", "HvpaController"]
+__all__ = [
+    "E2E_HVPA_ARGS",
+    "LEASE_NAMESPACE",
+    "REWRITE_WINDOW_SECONDS",
+    "WEBHOOK_SERVICE_PORT",
+    "HvpaController",
+]
 
 LEASE_NAMESPACE = "hvpa-system"
 LEASE_NAME = "hvpa"
 REWRITE_WINDOW_SECONDS = 20
+# The port hvpa registers for its webhook Service (--webhook-service-port): a free
+# unprivileged one, so that the suite's proxy for it needs no root (443 would).
+WEBHOOK_SERVICE_PORT = free_port()
 E2E_HVPA_ARGS = (
     "--sync-period=2s",
     "--cpu-initialization-period=0s",
@@ -38,6 +47,7 @@ E2E_HVPA_ARGS = (
     "--downscale-stabilization=10s",
     "--history-flush-interval=5s",
     f"--rewrite-window={REWRITE_WINDOW_SECONDS}s",
+    f"--webhook-service-port={WEBHOOK_SERVICE_PORT}",
 )
 
 
