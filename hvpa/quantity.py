@@ -43,6 +43,19 @@ keeps it an integer is chosen (`1.5Gi` -> `1536Mi`, `0.5` -> `500m`,
 `2000` -> `2k`, `1500` stays `1500`); a decimal value beyond the `E` suffix
 is written with an exponent (`1e21`), as upstream now does.
 
+People read quantities in explanations, Events and status, and those are
+spelled by `format_human*`: exact (the text parses back to the same value),
+but chosen for a reader rather than for apimachinery's canonical rules,
+which spell 672,138,000 bytes `672138k` and 1.5 cores `1500m`:
+
+- memory that is a whole number of MiB in a binary suffix (`641Mi`,
+  `1.5Gi` where two decimals are exact, `1152Mi` where they are not);
+  below 1Mi, a whole number of KiB as `512Ki`;
+- anything else in decimal with the largest suffix that leaves a whole
+  part, with as many decimals as it takes to stay exact (`672.138M`,
+  `1.5` cores, `250m`, `20k`). A decimal mantissa below 1000 is read at a
+  glance; the shorter `672138k` makes a reader count digits.
+
 Every function here raises QuantityError (a ValueError) and nothing else
 for any input, so a caller handles bad input with one `except`.
 """
@@ -64,6 +77,10 @@ __all__ = [
     "QuantityError",
     "format_bytes",
     "format_cpu",
+    "format_human",
+    "format_human_bytes",
+    "format_human_memory",
+    "format_human_resource",
     "format_milli",
     "parse",
     "parse_bytes",
@@ -350,6 +367,80 @@ def format_cpu(millicores: int) -> str:
 def format_bytes(count: int, binary: bool = False) -> str:
     """Bytes in canonical form; binary suffixes (`Mi`) when asked and exact."""
     return _format(Decimal(count), Format.BINARY_SI if binary else Format.DECIMAL_SI)
+
+
+# -- spellings for a reader ----------------------------------------------------------------
+
+_MEBI: Final = 1 << 20
+_KIBI: Final = 1 << 10
+# A binary mantissa is shown with at most this many decimals (1.5Gi, 1.25Gi); past it the
+# next suffix down says the same exactly (1.125Gi is 1152Mi).
+_BINARY_DECIMALS: Final = 2
+_HUMAN_BINARY: Final = ("Ei", "Pi", "Ti", "Gi", "Mi")
+
+
+def format_human(milli: int) -> str:
+    """Milli-units for a reader: `250m`, `1.5`, `2`, `20k`, `1.234567M` (exact).
+
+    Below one unit in millis, as everyone writes CPU; from one unit on, in decimal
+    with the largest suffix that leaves a whole part, and every decimal it needs."""
+    if abs(milli) < 1000:
+        return f"{milli}m" if milli else "0"
+    return _human_decimal(_shifted(Decimal(milli), -3))
+
+
+def format_human_bytes(count: int) -> str:
+    """A byte count for a reader: `641Mi`, `1.5Gi`, `512Ki`, else `672.138M` (exact)."""
+    magnitude = abs(count)
+    sign = "-" if count < 0 else ""
+    if _MEBI <= magnitude <= BINARY_CAP and magnitude % _MEBI == 0:
+        for suffix in _HUMAN_BINARY:
+            mantissa = Decimal(magnitude) / Decimal(1 << _BINARY_SUFFIXES[suffix])
+            if mantissa >= 1 and mantissa == round(mantissa, _BINARY_DECIMALS):
+                return f"{sign}{_plain(mantissa)}{suffix}"
+    if _KIBI <= magnitude < _MEBI and magnitude % _KIBI == 0:
+        return f"{sign}{magnitude // _KIBI}Ki"
+    return _human_decimal(Decimal(count))
+
+
+def format_human_memory(milli: int) -> str:
+    """Memory in milli-bytes (the engine's unit) for a reader: bytes as `format_human_bytes`
+    spells them; a fraction of a byte (only a hand-written `100m` of memory has one) in
+    decimal, exactly."""
+    if milli % 1000:
+        return format_human(milli)
+    return format_human_bytes(milli // 1000)
+
+
+# Resources counted in bytes; every other resource (cpu, a metric) in plain units.
+_BYTE_RESOURCES: Final = frozenset({"memory", "ephemeral-storage", "storage"})
+
+
+def format_human_resource(resource: str, milli: int) -> str:
+    """An amount of `resource` in milli-units for a reader: memory as `format_human_memory`,
+    CPU and anything else as `format_human`."""
+    if resource in _BYTE_RESOURCES:
+        return format_human_memory(milli)
+    return format_human(milli)
+
+
+def _human_decimal(value: Decimal) -> str:
+    """`value` with the largest decimal suffix (up to E) that leaves a whole part."""
+    if value.is_zero():
+        return "0"
+    exponent = 0
+    magnitude = value.copy_abs()
+    while exponent < _DECIMAL_SUFFIXES["E"] and magnitude >= _shifted(Decimal(1), exponent + 3):
+        exponent += 3
+    return f"{_plain(_shifted(value, -exponent))}{_DECIMAL_BY_EXPONENT[exponent]}"
+
+
+def _plain(value: Decimal) -> str:
+    """A Decimal's digits without an exponent or trailing zeros (`1.5`, `641`, `0.25`)."""
+    text = format(value, "f")
+    if "." in text:
+        text = text.rstrip("0").rstrip(".")
+    return text
 
 
 def ceil_div(numerator: int, denominator: int) -> int:

@@ -18,6 +18,9 @@ from hvpa.quantity import (
     Quantity,
     QuantityError,
     format_bytes,
+    format_human,
+    format_human_bytes,
+    format_human_memory,
     format_milli,
     is_quantity,
     parse,
@@ -438,3 +441,66 @@ def test_bytes_round_trip(count: int, binary: bool) -> None:
 
 def test_quantity_compares_by_value() -> None:
     assert Quantity(Decimal(1)) < Quantity(Decimal(2)) <= Quantity(Decimal(2))
+
+
+# -- spellings for a reader ------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("count", "spelled"),
+    [
+        pytest.param(641 << 20, "641Mi", id="whole-mebibytes"),
+        pytest.param(1536 << 20, "1.5Gi", id="two-decimals-exact"),
+        # 1.125Gi needs three decimals: the next suffix down says it exactly
+        pytest.param(1152 << 20, "1152Mi", id="three-decimals-go-down"),
+        pytest.param(2 << 30, "2Gi", id="whole-gibibytes"),
+        pytest.param(1000 << 20, "1000Mi", id="under-a-gibibyte"),
+        pytest.param(512 << 10, "512Ki", id="under-a-mebibyte"),
+        # the 672138k: Gardener's 1000-byte rounding, no multiple of 1Ki
+        pytest.param(672_138_000, "672.138M", id="not-binary"),
+        # a multiple of 1Ki above 1Mi that is no whole MiB reads better in decimal
+        pytest.param(656_385 << 10, "672.13824M", id="kibibytes-above-a-mebibyte"),
+        pytest.param(1_000_000_000, "1G", id="decimal-exact"),
+        pytest.param(999, "999", id="bytes"),
+        pytest.param(0, "0", id="zero"),
+        pytest.param(-(3 << 20), "-3Mi", id="negative"),
+        # past int64 a binary suffix would be capped when parsed back: decimal instead
+        pytest.param(1 << 70, "1180.591620717411303424E", id="past-int64"),
+    ],
+)
+def test_human_bytes(count: int, spelled: str) -> None:
+    assert format_human_bytes(count) == spelled
+    assert parse_bytes(spelled) == count
+
+
+@pytest.mark.parametrize(
+    ("milli", "spelled"),
+    [
+        pytest.param(250, "250m", id="millicores"),
+        pytest.param(1500, "1.5", id="cores-with-a-fraction"),
+        pytest.param(1001, "1.001", id="every-decimal-kept"),
+        pytest.param(2000, "2", id="whole-cores"),
+        pytest.param(20_000_000, "20k", id="thousands"),
+        pytest.param(-1500, "-1.5", id="negative"),
+        pytest.param(0, "0", id="zero"),
+    ],
+)
+def test_human_milli(milli: int, spelled: str) -> None:
+    assert format_human(milli) == spelled
+    assert parse_milli(spelled) == milli
+
+
+def test_human_memory_reads_milli_bytes() -> None:
+    assert format_human_memory((641 << 20) * 1000) == "641Mi"
+    # a fraction of a byte (memory: 100m written by hand) is kept exactly
+    assert format_human_memory(100) == "100m"
+
+
+@given(st.integers(min_value=-(1 << 80), max_value=1 << 80))
+def test_human_bytes_are_exact(count: int) -> None:
+    assert parse_bytes(format_human_bytes(count)) == count
+
+
+@given(st.integers(min_value=-(10**30), max_value=10**30))
+def test_human_milli_is_exact(milli: int) -> None:
+    assert parse_milli(format_human(milli)) == milli

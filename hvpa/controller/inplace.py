@@ -34,7 +34,7 @@ from typing import Final
 import msgspec
 
 from hvpa.controller.applier import Applier, ContainerResources
-from hvpa.engine.decision import format_resources
+from hvpa.engine.decision import written_resources
 from hvpa.engine.inplace import InPlacePlan, size_key
 from hvpa.kube.client import KubeClient
 from hvpa.kube.errors import Invalid, KubeError, NotFound
@@ -154,8 +154,8 @@ class Resizer:
             ContainerResources(
                 name=c.name,
                 sidecar=c.name in sidecars,
-                requests=format_resources(c.requests),
-                limits=format_resources(c.limits),
+                requests=written_resources(c.requests),
+                limits=written_resources(c.limits),
             )
             for c in plan.containers
         ]

@@ -73,7 +73,7 @@ from hvpa.controller.status import (
 from hvpa.controller.vpa import vpa_body, vpa_changes, vpa_name
 from hvpa.engine.conditions import ABLE_TO_SCALE, SCALING_ACTIVE, VERTICAL_SCALING_ACTIVE
 from hvpa.engine.decide import decide
-from hvpa.engine.decision import Decision, Snapshot, format_resources
+from hvpa.engine.decision import Decision, Snapshot, format_resources, written_resources
 from hvpa.engine.inplace import IN_PLACE_MODES, RESIZING_IN_PLACE
 from hvpa.engine.settings import Settings as EngineSettings
 from hvpa.kube.errors import Conflict
@@ -504,8 +504,16 @@ class Reconciler:
             written = await self._applier.write_target_resources(target, resource_version, changed)
         self._expect(key, "target", resource_version, written)
         self._count_resize(key, target, decision)
+        names = {c.name for c in changed}
+        shown = [  # the Event spells amounts for a reader; the patch, as the server stores them
+            ContainerResources(
+                c.name, False, format_resources(c.requests), format_resources(c.limits)
+            )
+            for c in decision.containers
+            if c.name in names
+        ]
         await self._applier.record(
-            RecordedEvent(involved, "Normal", "SuccessfulResize", _describe_changes(changed))
+            RecordedEvent(involved, "Normal", "SuccessfulResize", _describe_changes(shown))
         )
 
     def _count_resize(self, key: str, target: TargetRecord, decision: Decision) -> None:
@@ -580,8 +588,8 @@ class Reconciler:
             ContainerResources(
                 name=c.name,
                 sidecar=c.name in sidecars,
-                requests=format_resources(c.requests),
-                limits=format_resources(c.limits),
+                requests=written_resources(c.requests),
+                limits=written_resources(c.limits),
             )
             for c in decision.containers
             if c.name in template

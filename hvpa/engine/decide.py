@@ -54,7 +54,7 @@ from hvpa.engine.decision import (
     format_resources,
 )
 from hvpa.engine.demand import Demand, describe_amounts
-from hvpa.engine.explain import Explanation
+from hvpa.engine.explain import Explanation, counted
 from hvpa.engine.gates import (
     IN_PLACE_MIN_CHANGE_PERCENT,
     GateSettings,
@@ -183,7 +183,9 @@ def _horizontal_input(
     desired = horizontal.desired_replicas
     if desired is not None:
         low, high = min(low, desired), max(high, desired)
-    return HorizontalInput(current, low, high, desired, horizontal.unclamped)
+    return HorizontalInput(
+        current, low, high, desired, horizontal.unclamped, moved_by=horizontal.moved_by
+    )
 
 
 def _policies(hvpa: Hvpa, vpa: VpaRecord | None) -> tuple[VpaContainerPolicy, ...]:
@@ -339,7 +341,7 @@ def decide(
 
     current = target.spec_replicas
     explain.add(
-        f"target {target.kind} {target.key}: {current} replicas, {len(snapshot.pods)} pods selected"
+        f"target {target.kind} {target.key}: {counted(current, 'replica')}, {counted(len(snapshot.pods), 'pod')} selected"
     )
     rewrites = assess(hvpa, target, now, settings)
     for line in rewrites.explanation:
@@ -378,7 +380,7 @@ def decide(
                 explain,
             )
             explain.add(
-                f"horizontal recommendation: {horizontal.wants} replicas"
+                f"horizontal recommendation: {counted(horizontal.wants, 'replica')}"
                 + (f" ({horizontal.rescale_reason})" if horizontal.rescale_reason else "")
             )
     elif not hvpa.spec.hpa.deploy:
@@ -762,9 +764,9 @@ def _summary(
         if result.changed
     ]
     lines.append(
-        f"decision: {current} -> {replicas} replicas"
+        f"decision: {current} -> {counted(replicas, 'replica')}"
         if replicas != current
-        else f"decision: keep {current} replicas"
+        else f"decision: keep {counted(current, 'replica')}"
     )
     return lines
 

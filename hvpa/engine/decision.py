@@ -10,7 +10,8 @@ JSON `hvpa recommend` prints and `/debug/state` serves (docs/engine.md,
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import functools
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -23,8 +24,10 @@ from hvpa.engine.inplace import InPlacePlan, PodPlan
 from hvpa.engine.metrics import MetricQuery, MetricReading
 from hvpa.engine.strategies.plan import Blocked
 from hvpa.engine.vertical import ContainerResources
-from hvpa.quantity import format_bytes, format_milli
+from hvpa.quantity import format_bytes, format_human, format_human_resource, format_milli
 from hvpa.records import (
+    CPU,
+    MEMORY,
     ConfigMapRecord,
     NodeRecord,
     PodRecord,
@@ -43,7 +46,9 @@ __all__ = [
     "decision_to_dict",
     "format_amount",
     "format_resources",
+    "format_written",
     "in_place_to_dict",
+    "written_resources",
 ]
 
 
@@ -128,29 +133,41 @@ class Decision:
 
 
 def format_amount(resource: str, milli: int) -> str:
-    """A resource amount (milli-units) as a quantity string.
+    """A resource amount (milli-units) as a person reads it, exactly (`641Mi`, `1.5Gi`,
+    `672.138M`, `250m`, `1.5`): the spelling of the Decision's JSON, the status, Events
+    and /debug/state (hvpa.quantity's `format_human_resource`)."""
+    return format_human_resource(resource, milli)
 
-    CPU in millicores' canonical form. Memory in whole bytes, in the suffix
-    family that spells it shorter: `1600M` rather than `1562500Ki` for the
-    multiples of 1000 bytes Gardener's rounding produces, `2Gi` rather than
-    `2147483648` for a binary amount; DecimalSI on a tie. The spelling the
-    target's author used is not kept by the records, and the shorter one is
-    the one a person would have written.
-    """
-    if resource == "memory" and milli % 1000 == 0:
+
+def format_resources(resources: Resources) -> dict[str, str]:
+    """Requests or limits as a person reads them (`format_amount`), unset ones left out."""
+    return _formatted(resources, format_amount)
+
+
+def format_written(resource: str, milli: int) -> str:
+    """A resource amount (milli-units) as the workload is patched with it: the canonical
+    spelling the API server stores anyway, so what hvpa writes is what a reader of the
+    object finds. Memory in whole bytes in the suffix family that spells it shorter
+    (`1536Mi` rather than `1610612736`, `1600M` rather than `1562500Ki`; DecimalSI on a
+    tie); the engine rounds the memory it computes to a whole MiB, so that is `642Mi`."""
+    if resource == MEMORY and milli % 1000 == 0:
         count = milli // 1000
         decimal, binary = format_bytes(count), format_bytes(count, binary=True)
         return binary if len(binary) < len(decimal) else decimal
     return format_milli(milli)
 
 
-def format_resources(resources: Resources) -> dict[str, str]:
-    """Requests or limits as the API spells them (`format_amount`), unset ones left out."""
+def written_resources(resources: Resources) -> dict[str, str]:
+    """Requests or limits as the workload is patched with them (`format_written`)."""
+    return _formatted(resources, format_written)
+
+
+def _formatted(resources: Resources, spell: Callable[[str, int], str]) -> dict[str, str]:
     out: dict[str, str] = {}
-    for name in ("cpu", "memory"):
+    for name in (CPU, MEMORY):
         milli = resources.get(name)
         if milli is not None:
-            out[name] = format_amount(name, milli)
+            out[name] = spell(name, milli)
     return out
 
 
@@ -161,10 +178,17 @@ def _metric(result: MetricResult) -> dict[str, Any]:
     out["desiredReplicas"] = result.desired_replicas
     if result.current_utilization is not None:
         out["currentUtilization"] = result.current_utilization
+    # A Resource metric's values are amounts of that resource (memory in bytes); the other
+    # types' are plain numbers.
+    spell = (
+        functools.partial(format_human_resource, result.name)
+        if result.type in ("Resource", "ContainerResource")
+        else format_human
+    )
     if result.current_average_value is not None:
-        out["currentAverageValue"] = format_milli(result.current_average_value)
+        out["currentAverageValue"] = spell(result.current_average_value)
     if result.current_value is not None:
-        out["currentValue"] = format_milli(result.current_value)
+        out["currentValue"] = spell(result.current_value)
     if result.error is not None:
         out["error"] = result.error
     return out

@@ -11,7 +11,7 @@ from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from typing import Final
 
-__all__ = ["Explanation", "names"]
+__all__ = ["Explanation", "counted", "names"]
 
 _INDENT: Final = "  "
 # Name lists are cut to this many, so 10,000 pods do not make 10,000-name lines.
@@ -43,3 +43,9 @@ def names(items: Iterable[str]) -> str:
     shown = ", ".join(ordered[:_NAMES_SHOWN])
     hidden = len(ordered) - _NAMES_SHOWN
     return f"{shown} (+{hidden} more)" if hidden > 0 else shown
+
+
+def counted(count: int, noun: str) -> str:
+    """`1 replica`, `3 replicas`, `1 ready pod`: a count with its noun in the right number
+    (every noun hvpa counts takes an `s`)."""
+    return f"{count} {noun}" if count == 1 else f"{count} {noun}s"

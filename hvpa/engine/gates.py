@@ -39,6 +39,7 @@ from hvpa.api.maintenance import (
 from hvpa.api.spec import HvpaSpec, ScaleType
 from hvpa.api.status import HvpaStatus, LastScaleTimes
 from hvpa.durations import parse_duration
+from hvpa.engine.explain import counted
 from hvpa.engine.strategies.plan import (
     MAINTENANCE_WINDOW,
     MIN_CHANGE,
@@ -59,7 +60,7 @@ from hvpa.engine.vertical import (
     ScaleParams,
     clears_min_change,
 )
-from hvpa.quantity import format_milli
+from hvpa.quantity import format_human_resource
 
 __all__ = [
     "SCALE_KEYS",
@@ -284,8 +285,8 @@ def _vertical_blocks(change: ResourceChange, context: _Context) -> list[tuple[st
         )
         if not clears:
             why = (
-                f"step {format_milli(abs(change.step))} below {_SPEC_PATHS[key]}.minChange "
-                f"{format_milli(threshold)}"
+                f"step {format_human_resource(change.resource, abs(change.step))} below "
+                f"{_SPEC_PATHS[key]}.minChange {format_human_resource(change.resource, threshold)}"
             )
             blocks.append((MIN_CHANGE, why))
     if context.rollout and not (change.failing_rollout and change.direction == "up"):
@@ -342,7 +343,7 @@ def apply_gates(
         reasons = _hold_blocks("horizontal", context)
         if not correction:
             reasons += _mode_blocks(key, context) + _stabilization_block(key, context)
-        moved = f"{plan.current_replicas} -> {replicas} replicas"
+        moved = f"{plan.current_replicas} -> {counted(replicas, 'replica')}"
         for reason, why in reasons:
             blocked.append(Blocked("horizontal", direction, reason, f"{moved}: {why}"))
             lines.append(f"gate: horizontal {direction} {moved} blocked by {reason}: {why}")
@@ -379,7 +380,8 @@ def apply_gates(
                     change, settings.min_change_up, settings.min_change_down
                 )[1]
                 passes = (
-                    f"step {format_milli(abs(change.step))} >= minChange {format_milli(threshold)}"
+                    f"step {format_human_resource(change.resource, abs(change.step))} >= "
+                    f"minChange {format_human_resource(change.resource, threshold)}"
                 )
             lines.append(f"gate: vertical {change.direction} {what} passes ({passes})")
     return Gated(replicas, tuple(applied), tuple(blocked), tuple(lines))

@@ -36,7 +36,7 @@ from hvpa.engine.vertical import (
     VerticalRecommendation,
     round_request,
 )
-from hvpa.quantity import ceil_div, format_milli
+from hvpa.quantity import ceil_div, format_human, format_human_memory
 from hvpa.records import (
     CPU,
     MEMORY,
@@ -230,8 +230,8 @@ def _cpu_starvation(
         request = max((own.requests.cpu if own else None) or current, current)
         if usage is not None and usage >= request:
             return (
-                f"CPU usage {format_milli(usage)} in pod {sample.name} at or above its request "
-                f"{format_milli(request)} while {source} is {format_milli(wanted)}"
+                f"CPU usage {format_human(usage)} in pod {sample.name} at or above its request "
+                f"{format_human(request)} while {source} is {format_human(wanted)}"
             )
     return ""
 
@@ -277,10 +277,10 @@ def _memory_floor(
         MEMORY, round_request(MEMORY, current + ceil_div(base * OOM_GROWTH_PERCENT, 100))
     )
     if floor <= current:
-        return None, f"already at maxAllowed {format_milli(current)}"
+        return None, f"already at maxAllowed {format_human_memory(current)}"
     return floor, (
-        f"memory at least {format_milli(current)} + {OOM_GROWTH_PERCENT}% of "
-        f"{format_milli(base)} = {format_milli(floor)}"
+        f"memory at least {format_human_memory(current)} + {OOM_GROWTH_PERCENT}% of "
+        f"{format_human_memory(base)} = {format_human_memory(floor)}"
     )
 
 

@@ -62,15 +62,16 @@ def test_text_output_explains_both_axes_in_order(capsys: pytest.CaptureFixture[s
     expected = [
         "container etcd: requests cpu 500m, memory 1G; limits cpu 1, memory 2G",
         "horizontal scaling is off (spec.hpa.deploy is false)",
-        "vertical: etcd: VPA target cpu 1, memory 2G (lowerBound cpu 800m, memory 1800M; "
-        "upperBound cpu 1500m, memory 3G)",
-        "weight: interval 1 [1..1] vpaWeight 60 contains 1 replicas",
+        "vertical: etcd: VPA target cpu 1, memory 2G (lowerBound cpu 800m, memory 1.8G; "
+        "upperBound cpu 1.5, memory 3G)",
+        "weight: interval 1 [1..1] vpaWeight 60 contains 1 replica",
         "vertical: etcd cpu: 500m + trunc((1 - 500m) x 60/100) = 800m",
         "gate: vertical up etcd cpu 500m -> 800m passes (step 300m >= minChange 200m)",
-        "vertical: etcd cpu: limit 1600m (ratio 1/500m kept)",
-        "decision: etcd requests cpu 500m, memory 1G -> cpu 800m, memory 1600M; "
-        "limits cpu 1, memory 2G -> cpu 1600m, memory 3200M",
-        "decision: keep 1 replicas",
+        "vertical: etcd cpu: limit 1.6 (ratio 1/500m kept)",
+        "vertical: etcd memory: 1.6G rounded up to a whole MiB: 1526Mi",
+        "decision: etcd requests cpu 500m, memory 1G -> cpu 800m, memory 1526Mi; "
+        "limits cpu 1, memory 2G -> cpu 1.6, memory 3052Mi",
+        "decision: keep 1 replica",
     ]
     assert [line for line in lines if line in expected] == expected
 

@@ -14,6 +14,7 @@ from typing import Any, Final
 
 from hvpa.engine.decide import decide
 from hvpa.engine.decision import Decision
+from hvpa.quantity import parse_bytes
 from hvpa.scenario import parse_scenario
 
 NOW: Final = "2026-11-21T12:00:00Z"
@@ -209,6 +210,20 @@ def _pod(index: int, box: dict[str, Any], oom_killed_at: str | None) -> dict[str
         "spec": {"nodeName": "node-1", "containers": [box]},
         "status": status,
     }
+
+
+MEBIBYTE: Final = 1 << 20
+
+
+def written(count: int) -> int:
+    """Bytes the arithmetic gives (Gardener's, 1000-byte steps) as hvpa writes them: rounded
+    up to a whole MiB (hvpa/engine/vertical/limits.py says why)."""
+    return -(-count // MEBIBYTE) * MEBIBYTE
+
+
+def written_memory(gardener: str) -> str:
+    """A memory quantity Gardener's arithmetic gives (`1320000k`) as hvpa writes it (`1259Mi`)."""
+    return f"{written(parse_bytes(gardener)) // MEBIBYTE}Mi"
 
 
 def run(raw: dict[str, Any]) -> Decision:

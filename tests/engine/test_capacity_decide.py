@@ -192,7 +192,8 @@ def test_ramp_up_and_down_returns_to_where_it_started() -> None:
         decision = workload.decide(hvpa)
         shapes.append(shape(decision))
         workload = workload.after(decision, 60)
-    assert shapes[2] == shapes[-1] == (1, 600, 632)
+    # 632.5M (575M x 1.1) as written: rounded up to a whole MiB, 604Mi, 633 MB
+    assert shapes[2] == shapes[-1] == (1, 600, 633)
     assert max(s[0] for s in shapes) > 1
     assert all(s[1] is not None and s[1] <= s[0] * 1000 for s in shapes), "above the curve"
 
@@ -249,7 +250,7 @@ def test_a_rollout_does_not_hold_a_count_above_max_replicas() -> None:
         pytest.param(
             replace(SETTLED, cpu=4000, cpu_usage=1200),
             capacity_hvpa(RISING_CURVE, vpa_scale_down={"minChange": {"cpu": {"value": "3"}}}),
-            (3, 1600, 421),
+            (3, 1600, 422),  # 421.67M written as 403Mi, 422.6 MB
             [],
             id="a-resize-with-a-replica-move-does-not",
         ),
@@ -262,7 +263,7 @@ def test_a_rollout_does_not_hold_a_count_above_max_replicas() -> None:
                     "minChange": {"cpu": {"value": "100m"}, "memory": {"value": "100M"}}
                 },
             ),
-            (2, 300, 607),
+            (2, 300, 608),  # 607.2M written as 580Mi, 608.2 MB
             [],
             id="a-resize-that-clears-it-carries-every-resource",
         ),

@@ -25,11 +25,12 @@ from decide_kit import (
     resources,
     run,
     scenario,
+    written,
 )
 
 from hvpa.api.base import plain
 from hvpa.engine.decide import decide
-from hvpa.engine.decision import Snapshot, format_amount
+from hvpa.engine.decision import Decision, Snapshot, format_amount, format_written
 from hvpa.engine.metrics import ResourceMetricsQuery, metric_queries
 from hvpa.labels import LabelSelector
 from hvpa.scenario import parse_scenario
@@ -47,16 +48,16 @@ VERTICAL_UP_WEIGHT = ("vertical", "up", "Weight")
 @pytest.mark.parametrize(
     ("strategy", "mixed", "replicas", "cpu", "memory", "blocked"),
     [
-        pytest.param("Weighted", None, 3, 750, 1_500_000_000, [], id="weighted-half-each"),
+        pytest.param("Weighted", None, 3, 750, written(1_500_000_000), [], id="weighted-half-each"),
         pytest.param(
             "HpaPreferred", None, 4, 500, 1_000_000_000, [VERTICAL_UP_WEIGHT], id="hpa-preferred"
         ),
         pytest.param("HpaBiased", None, 4, 500, 1_000_000_000, [VERTICAL_UP_WEIGHT], id="hpa-biased"),
-        pytest.param("VpaBiased", None, 2, 1000, 2_000_000_000, [UP], id="vpa-biased"),
+        pytest.param("VpaBiased", None, 2, 1000, written(2_000_000_000), [UP], id="vpa-biased"),
         pytest.param(
             "Mixed", {**MIXED, "prefer": "Hpa"}, 4, 500, 1_000_000_000, [VERTICAL_UP_WEIGHT], id="mixed-hpa"
         ),
-        pytest.param("Mixed", {**MIXED, "prefer": "Vpa"}, 2, 1000, 2_000_000_000, [UP], id="mixed-vpa"),
+        pytest.param("Mixed", {**MIXED, "prefer": "Vpa"}, 2, 1000, written(2_000_000_000), [UP], id="mixed-vpa"),
     ],
 )  # fmt: skip
 def test_each_strategy_through_decide(
@@ -80,8 +81,9 @@ def test_weighted_writes_gardeners_status_fields() -> None:
     assert (status["hpaWeight"], status["vpaWeight"]) == (50, 50)
     assert status["lastScaling"]["hpaStatus"] == {"currentReplicas": 2, "desiredReplicas": 3}
     recommendation = status["lastScaling"]["vpaStatus"]["recommendation"]
+    # Gardener's 1500M as written: rounded up to a whole MiB (1,500,512,256 bytes)
     assert recommendation["containerRecommendations"] == [
-        {"containerName": "app", "target": {"cpu": "750m", "memory": "1500M"}}
+        {"containerName": "app", "target": {"cpu": "750m", "memory": "1431Mi"}}
     ]
     times = status["history"]["lastScaleTimes"]
     assert times == {"horizontalUp": at(0), "verticalUp": at(0)}
@@ -92,13 +94,13 @@ def test_weighted_writes_gardeners_status_fields() -> None:
 
 def test_limits_follow_the_requests() -> None:
     decision = run(scenario(usage="400m"))
-    assert limits_of(decision) == (1500, 3_000_000_000)
+    assert limits_of(decision) == (1500, written(3_000_000_000))
 
 
 def test_limits_requests_gap_scale_params() -> None:
     gap = {"cpu": {"value": "1", "percentage": 80}, "memory": {"value": "1G", "percentage": 80}}
     decision = run(scenario(hvpa_object(limits_gap=gap), usage="400m"))
-    assert limits_of(decision) == (1750, 2_700_000_000)
+    assert limits_of(decision) == (1750, written(2_700_000_000))
 
 
 def test_policy_bounds_cap_the_target() -> None:
@@ -114,6 +116,42 @@ def test_nothing_changes_when_both_recommendations_agree() -> None:
     assert (decision.desired_replicas, *requests_of(decision)) == (2, 500, 1_000_000_000)
     assert "lastScaling" not in status and "hpaWeight" not in status
     assert decision.explanation[-1] == "decision: keep 2 replicas"
+
+
+def strategy_line(decision: Decision) -> str:
+    return next(line.strip() for line in decision.explanation if "strategy " in line)
+
+
+@pytest.mark.parametrize(
+    ("replicas", "usage", "maximum", "recent", "moved"),
+    [
+        # 5 pods at 200m of 500m against 50%: ceil(0.8 x 5) = 4; a recommendation of 5 a
+        # minute ago keeps 5 through the 300 s downscale window
+        pytest.param(5, "200m", 10, 5, "downscale stabilization window (300 s): 4 -> 5", id="window"),
+        # 5 pods at 500m: ceil(2 x 5) = 10, within the scale-up limit max(2 x 5, 4), above max 6
+        pytest.param(5, "500m", 6, None, "maxReplicas: 10 -> 6", id="max-replicas"),
+        # 1 pod at 1 core: ceil(4 x 1) = 4, the scale-up limit max(2 x 1, 4) = 4 lets it pass;
+        # 1 pod at 2 cores: ceil(8 x 1) = 8 is cut to 4
+        pytest.param(1, "2", 10, None, "scale-up limit: 8 -> 4", id="scale-up-limit"),
+    ],
+)  # fmt: skip
+def test_the_strategy_line_names_the_rule_that_moved_the_count(
+    replicas: int, usage: str, maximum: int, recent: int | None, moved: str
+) -> None:
+    """Not `(4 before min/max)` when the downscale window, not min/max, kept 5."""
+    status = {"history": {"recommendations": []}}
+    if recent is not None:
+        status["history"]["recommendations"] = [{"time": at(60), "replicas": recent}]
+    h = hvpa_object(maximum=maximum, status=status)
+    line = strategy_line(run(scenario(h, replicas=replicas, usage=usage)))
+    assert line.endswith(f"({moved})"), line
+    assert "before min/max" not in line
+
+
+def test_one_replica_is_one_replica() -> None:
+    decision = run(scenario(replicas=1, vpa_target={"cpu": "500m", "memory": "1G"}))
+    assert decision.explanation[-1] == "decision: keep 1 replica"
+    assert all("1 replicas" not in line and "1 pods" not in line for line in decision.explanation)
 
 
 # ---------------------------------------------------------------------------
@@ -230,7 +268,7 @@ def test_unreadable_metrics_hold_the_count_not_the_pods() -> None:
     raw["podMetrics"] = []
     decision = run(raw)
     assert decision.desired_replicas == 2
-    assert requests_of(decision) == (750, 1_500_000_000)
+    assert requests_of(decision) == (750, written(1_500_000_000))
     assert condition(decision, "ScalingActive") == ("False", "FailedGetResourceMetric")
 
 
@@ -344,8 +382,8 @@ def test_cpu_starvation_passes_min_change() -> None:
 @pytest.mark.parametrize(
     ("oom_killed_at", "override", "memory"),
     [
-        pytest.param(at(60), False, 1_400_000_000, id="oomkilled-since-the-last-scaling"),
-        pytest.param(None, True, 1_400_000_000, id="gardeners-override-mark"),
+        pytest.param(at(60), False, written(1_400_000_000), id="oomkilled-since-the-last-scaling"),
+        pytest.param(None, True, written(1_400_000_000), id="gardeners-override-mark"),
         pytest.param(None, False, 1_000_000_000, id="neither"),
     ],
 )
@@ -362,7 +400,9 @@ def test_an_oomkill_grows_memory_whatever_the_weight(
 @pytest.mark.parametrize(
     ("oomed_pod_memory", "memory", "blocked"),
     [
-        pytest.param(None, 1_400_000_000, [], id="current-template-oom-passes-the-rollout"),
+        pytest.param(
+            None, written(1_400_000_000), [], id="current-template-oom-passes-the-rollout"
+        ),
         pytest.param("800M", 1_000_000_000, ["Rollout"], id="old-template-oom-waits"),
     ],
 )
@@ -461,7 +501,24 @@ def test_starvation_reads_pod_metrics_without_hpa_metrics() -> None:
 @pytest.mark.parametrize(
     ("resource", "milli", "text"),
     [
-        pytest.param("memory", 1_600_000_000_000, "1600M", id="gardener-rounding-stays-decimal"),
+        pytest.param("memory", 1_600_000_000_000, "1.6G", id="gardener-rounding-in-decimal"),
+        pytest.param("memory", 672_138_000_000, "672.138M", id="never-672138k"),
+        pytest.param("memory", 2 * GIB * 1000, "2Gi", id="binary-when-exact"),
+        pytest.param("memory", 1_024_000_000, "1000Ki", id="kibibytes-below-a-mebibyte"),
+        pytest.param("memory", 1500, "1.5", id="fractional-bytes"),
+        pytest.param("cpu", 1500, "1.5", id="cpu-cores-with-a-fraction"),
+        pytest.param("cpu", 250, "250m", id="cpu-millicores"),
+        pytest.param("cpu", 2000, "2", id="cpu-cores"),
+    ],
+)
+def test_format_amount_is_for_a_reader(resource: str, milli: int, text: str) -> None:
+    assert format_amount(resource, milli) == text
+
+
+@pytest.mark.parametrize(
+    ("resource", "milli", "text"),
+    [
+        pytest.param("memory", 1_600_000_000_000, "1600M", id="decimal-when-shorter"),
         pytest.param("memory", 2 * GIB * 1000, "2Gi", id="binary-when-shorter"),
         pytest.param("memory", 1_024_000_000, "1024k", id="decimal-on-a-tie"),
         pytest.param("memory", 1500, "1500m", id="fractional-bytes"),
@@ -469,12 +526,14 @@ def test_starvation_reads_pod_metrics_without_hpa_metrics() -> None:
         pytest.param("cpu", 2000, "2", id="cpu-cores"),
     ],
 )
-def test_format_amount(resource: str, milli: int, text: str) -> None:
-    assert format_amount(resource, milli) == text
+def test_format_written_is_the_canonical_spelling(resource: str, milli: int, text: str) -> None:
+    """What the workload is patched with is what the API server stores (its canonical
+    spelling), so hvpa's write and a later read of the object agree."""
+    assert format_written(resource, milli) == text
 
 
 def test_resources_without_limits_get_none() -> None:
     container = resources(cpu_limit=None, memory_limit=None)
     decision = run(scenario(container=container, usage="400m"))
     assert limits_of(decision) == (None, None)
-    assert requests_of(decision) == (750, 1_500_000_000)
+    assert requests_of(decision) == (750, written(1_500_000_000))

@@ -5,10 +5,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import pytest
+from decide_kit import written_memory
 from hypothesis import given
 from hypothesis import strategies as st
 
 from hvpa.engine.vertical import ContainerTarget, ResourceChange, apply_changes, scale_limit
+from hvpa.engine.vertical.requests import propose
 from hvpa.quantity import parse_milli
 from hvpa.records import ContainerSpec, Resources
 
@@ -90,8 +92,9 @@ def test_gardener_scaled_by_weight_40() -> None:
         ContainerTarget("deployment", res("500m", "3G")),
         GARDENER_GAP,
     )
-    assert result.requests == res("300m", "1320000k")
-    assert result.limits == res("2", "2376000k")
+    # Gardener's 1320000k and 2376000k, as written (each rounded up to a whole MiB)
+    assert result.requests == res("300m", written_memory("1320000k"))
+    assert result.limits == res("2", written_memory("2376000k"))
     assert result.changed
 
 
@@ -193,3 +196,71 @@ def test_no_request_above_its_limit_or_outside_the_policy(
         assert high is None or request <= high
     else:
         assert result.requests == request_before
+
+
+# -- what is written: memory in whole MiB ------------------------------------------------------
+
+MEBIBYTE = 1 << 20
+
+
+def test_written_memory_is_a_whole_mebibyte_and_its_limit_scales_from_the_arithmetic() -> None:
+    """Gardener's 672,138,000 bytes would read `672138k` in the Deployment; hvpa writes
+    642Mi (641.0009 MiB rounded up). The limit keeps the old 2:1 ratio to the request
+    the arithmetic gave (1,344,276,000 bytes), then is rounded on its own: 1283Mi
+    (1282.002 MiB)."""
+    container = ContainerSpec("app", requests=res(memory="500M"), limits=res(memory="1G"))
+    result = apply_changes(
+        container,
+        [change("app", "memory", "500M", "672138k")],
+        ContainerTarget("app", res(memory="700M")),
+        None,
+    )
+    assert result.requests == res(memory="642Mi")
+    assert result.limits == res(memory="1283Mi")
+    assert "vertical: app memory: 672.138M rounded up to a whole MiB: 642Mi" in result.explanation
+
+
+def test_a_request_rounded_past_max_allowed_is_max_allowed() -> None:
+    container = ContainerSpec("app", requests=res(memory="500M"))
+    result = apply_changes(
+        container,
+        [change("app", "memory", "500M", "1G")],
+        ContainerTarget("app", res(memory="2G"), max_allowed=res(memory="1G")),
+        None,
+    )
+    # 1G is 953.67 MiB: rounded up it would pass maxAllowed, so it stays the bound
+    assert result.requests == res(memory="1G")
+
+
+def test_cpu_is_written_as_computed() -> None:
+    container = ContainerSpec("app", requests=res(cpu="500m"))
+    result = apply_changes(
+        container, [change("app", "cpu", "500m", "667m")], ContainerTarget("app", res("1")), None
+    )
+    assert result.requests == res(cpu="667m")
+
+
+@given(st.integers(min_value=1, max_value=10**12).map(lambda kilobytes: kilobytes * 1000))
+def test_every_computed_memory_request_is_whole_mebibytes(proposed_bytes: int) -> None:
+    container = ContainerSpec("app", requests=res(memory="1"))
+    proposed = ResourceChange(
+        "app", "memory", 1000, proposed_bytes * 1000, proposed_bytes * 1000, 0, 100
+    )
+    result = apply_changes(container, [proposed], ContainerTarget("app", res(memory="1")), None)
+    written = result.requests.memory
+    assert written is not None
+    assert written % (MEBIBYTE * 1000) == 0
+    assert proposed_bytes * 1000 <= written < (proposed_bytes + MEBIBYTE) * 1000
+
+
+def test_a_target_of_whole_mebibytes_is_written_as_it_is() -> None:
+    """Weight 100 to a VPA target of 256Mi: Gardener's rounding gives 268436k, and rounding
+    that up once more would write 257Mi; the exact 256Mi is written instead."""
+    container = ContainerSpec("app", requests=res(memory="64Mi"))
+    target = ContainerTarget("app", res(memory="256Mi"))
+    proposed, _ = propose(target, "memory", parse_milli("64Mi"), 100)
+    assert proposed is not None
+    assert proposed.proposed == parse_milli("268436k")
+    result = apply_changes(container, [proposed], target, None)
+    assert result.requests == res(memory="256Mi")
+    assert any("in place of 1000 bytes: 268.436M" in line for line in result.explanation)

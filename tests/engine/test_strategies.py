@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import pytest
+from decide_kit import written_memory
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -144,15 +145,19 @@ def test_blocked_items_keep_each_container_resource() -> None:
 def test_gardener_should_scale_only_memory() -> None:
     assert gardener_case(UNSCALED, "500m", "3G", 40, GARDENER_GAP) == (
         3,
-        res("300m", "1320000k"),
-        res("2", "2376000k"),
+        res("300m", written_memory("1320000k")),
+        res("2", written_memory("2376000k")),
         [("vertical", "up", "MinChange")],
     )
 
 
 def test_gardener_proportional_scaling() -> None:
     replicas, requests, limits, _ = gardener_case(UNSCALED, "500m", "3G", 40, None)
-    assert (replicas, requests, limits) == (3, res("300m", "1320000k"), res("2", "33000000k"))
+    assert (replicas, requests, limits) == (
+        3,
+        res("300m", written_memory("1320000k")),
+        res("2", written_memory("33000000k")),
+    )
 
 
 def test_gardener_blocked_scaling() -> None:
@@ -168,8 +173,8 @@ def test_gardener_requests_set_equal_to_limits() -> None:
     equal = ContainerSpec("deployment", requests=res(memory="500M"), limits=res(memory="500M"))
     assert gardener_case(equal, "500m", "100M", 40, None) == (
         3,
-        res("200m", "340000k"),
-        res(memory="340000k"),
+        res("200m", written_memory("340000k")),
+        res(memory=written_memory("340000k")),
         [],
     )
 
@@ -186,7 +191,10 @@ def test_weighted_vertical_example() -> None:
         intervals=[Interval(60)],
     )
     (result,) = outcome.containers
-    assert (result.requests, result.limits) == (res("800m", "1600M"), res("1600m", "3200M"))
+    assert (result.requests, result.limits) == (
+        res("800m", written_memory("1600M")),
+        res("1600m", written_memory("3200M")),
+    )
     assert (outcome.replicas, outcome.vpa_weight, outcome.blocked) == (1, 60, ())
     assert outcome.scale_times == {"verticalUp": 0.0}
 
@@ -355,7 +363,7 @@ def test_conflicting_writer_blocks_its_axis_only() -> None:
     assert [(b.axis, b.reason) for b in outcome.blocked] == [
         ("horizontal", "ConflictingAutoscaler")
     ]
-    assert outcome.containers[0].requests == res("1500m", "1500M")
+    assert outcome.containers[0].requests == res("1500m", written_memory("1500M"))
     assert outcome.scale_times == {"verticalUp": 0.0}
     assert any("ConflictingAutoscaler" in line for line in outcome.explanation)
 
@@ -385,8 +393,8 @@ def test_oom_grows_memory_through_the_pipeline() -> None:
         pods=[pod],
     )
     (result,) = outcome.containers
-    assert result.requests == res("1", "1400M")
-    assert result.limits == res("2", "2800M")
+    assert result.requests == res("1", written_memory("1400M"))
+    assert result.limits == res("2", written_memory("2800M"))
     assert outcome.blocked == ()
     lines = outcome.explanation
     order = [

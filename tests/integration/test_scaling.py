@@ -96,12 +96,15 @@ async def test_vpa_recommendation_scales_up(
 
     recommend(apiserver, cpu="300m", memory="256Mi")
     await eventually(lambda: cluster.requests("web").get("cpu") == "300m", within=60)
-    # Memory rounds up to a multiple of 1000 bytes, as Gardener rounds it.
-    assert cluster.requests("web") == {"cpu": "300m", "memory": "268436k"}
+    # Written in whole MiB: the target as it is (Gardener's rounding to 1000 bytes would
+    # have written 268436k).
+    assert cluster.requests("web") == {"cpu": "300m", "memory": "256Mi"}
     assert len(writes(apiserver, resource="deployments")) == 1
     assert len(writes(apiserver, resource="verticalpodautoscalers")) == 1  # the create
     (resize,) = events(apiserver, "SuccessfulResize")
-    assert "container app" in resize["message"]
+    assert resize["message"] == (
+        "container app: requests cpu 300m, memory 256Mi, limits cpu 600m, memory 512Mi"
+    )
     assert (
         running.sample(
             "hvpa_scalings_total",

@@ -27,6 +27,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Final
 
 from hvpa.api.autoscaling import HorizontalPodAutoscalerBehavior, MetricSpec
 from hvpa.engine.conditions import (
@@ -36,7 +37,7 @@ from hvpa.engine.conditions import (
     SCALING_LIMITED,
     Conditions,
 )
-from hvpa.engine.explain import Explanation
+from hvpa.engine.explain import Explanation, counted
 from hvpa.engine.history import HorizontalHistory, Recommendation, ScaleEvent
 from hvpa.engine.horizontal.behavior import (
     ScalingRules,
@@ -113,6 +114,9 @@ class HorizontalRecommendation:
     and min/max; None holds the count (scaling disabled, every metric failed,
     a failing metric on a scale-down). `unclamped` is the raw wish before all
     of that, which tells a strategy whether the wish presses against a bound.
+    `moved_by` names each rule that changed the metrics' count on its way to
+    `desired_replicas`, with the change (`scale-down stabilization window:
+    4 -> 5`), so a reader is told which rule, not only that one did.
     """
 
     current_replicas: int
@@ -128,6 +132,7 @@ class HorizontalRecommendation:
     scale_down_rules: ScalingRules | None
     # Whether the metrics can read load at zero pods (an Object or External metric).
     object_or_external: bool = False
+    moved_by: tuple[str, ...] = ()
 
     @property
     def wants(self) -> int:
@@ -200,7 +205,7 @@ def compute_replicas_for_metrics(
                     first_failure = failure
                 invalid += 1
                 continue
-            explain.add(f"proposes {proposal.replicas} replicas")
+            explain.add(f"proposes {counted(proposal.replicas, 'replica')}")
         results.append(
             MetricResult(
                 identity.type,
@@ -243,7 +248,7 @@ def compute_replicas_for_metrics(
         "ValidMetricFound",
         f"the HPA was able to successfully calculate a replica count from {chosen_name}",
     )
-    explain.add(f"largest proposal: {replicas} replicas, from {chosen_name}")
+    explain.add(f"largest proposal: {counted(replicas, 'replica')}, from {chosen_name}")
     return _Metrics(replicas, chosen_name, tuple(results))
 
 
@@ -292,6 +297,7 @@ class _Outcome:
         unclamped: int | None,
         metrics: tuple[MetricResult, ...] = (),
         reason: str | None = None,
+        moved_by: tuple[str, ...] = (),
     ) -> HorizontalRecommendation:
         if self.up_rules is None or self.down_rules is None:
             window: float = self.settings.downscale_stabilization_seconds
@@ -313,6 +319,7 @@ class _Outcome:
             scale_up_rules=self.up_rules,
             scale_down_rules=self.down_rules,
             object_or_external=self.spec.object_or_external,
+            moved_by=moved_by,
         )
 
 
@@ -344,7 +351,9 @@ def recommend_horizontal(
     )
     if history.recommendations is None:
         recommendations = [Recommendation(now, current)]
-        explain.add(f"new Hvpa: the current {current} replicas count as a recommendation made now")
+        explain.add(
+            f"new Hvpa: the current {counted(current, 'replica')} count as a recommendation made now"
+        )
     else:
         recommendations = list(history.recommendations)
     cpa: int | MetricError | None = None
@@ -443,7 +452,7 @@ def recommend_horizontal(
     elif prenormalized < current:
         reason = "All metrics below target"
     if up_rules is None or down_rules is None:
-        desired = _normalize(
+        desired, moved_by = _normalize(
             prenormalized,
             current,
             minimum,
@@ -455,7 +464,7 @@ def recommend_horizontal(
             explain,
         )
     else:
-        desired = _normalize_with_behaviors(
+        desired, moved_by = _normalize_with_behaviors(
             prenormalized,
             current,
             minimum,
@@ -470,16 +479,19 @@ def recommend_horizontal(
         )
     if current == 0 and minimum != 0 and scaled_to_zero and desired < minimum:
         explain.add(f"back from zero: at least minReplicas, {minimum}")
+        moved_by += (f"minReplicas, back from zero: {desired} -> {minimum}",)
         desired = minimum
     unclamped = prenormalized
     if cpa_replicas is not None:
         unclamped = max(prenormalized, cpa_replicas)
         if cpa_replicas > desired:
-            desired = _with_proportional(
+            proportional = _with_proportional(
                 desired, cpa_replicas, minimum, maximum, conditions, explain
             )
+            moved_by += (f"cluster-proportional: {desired} -> {proportional}",)
+            desired = proportional
             reason = "cluster-proportional above target"
-    return outcome(desired, unclamped, computed.results, reason)
+    return outcome(desired, unclamped, computed.results, reason, moved_by)
 
 
 def _scaled_to_zero(conditions: Conditions) -> bool:
@@ -587,6 +599,15 @@ def _with_proportional(
     return max(cpa_replicas, minimum)
 
 
+# The rule behind each of upstream's ScalingLimited reasons, as `moved_by` names it.
+_LIMIT_RULES: Final = {
+    "TooFewReplicas": "minReplicas",
+    "TooManyReplicas": "maxReplicas",
+    "ScaleUpLimit": "scale-up limit",
+    "ScaleDownLimit": "scale-down limit",
+}
+
+
 def _normalize(
     prenormalized: int,
     current: int,
@@ -597,8 +618,10 @@ def _normalize(
     settings: Settings,
     conditions: Conditions,
     explain: Explanation,
-) -> int:
-    """normalizeDesiredReplicas: downscale stabilization, then min/max and the fixed scale-up limit."""
+) -> tuple[int, tuple[str, ...]]:
+    """normalizeDesiredReplicas: downscale stabilization, then min/max and the fixed scale-up
+    limit; the count, and each rule that moved it (`HorizontalRecommendation.moved_by`)."""
+    moved_by: tuple[str, ...] = ()
     window = settings.downscale_stabilization_seconds
     stabilized = stabilize_recommendation(history, prenormalized, now, window)
     if stabilized != prenormalized:
@@ -611,6 +634,9 @@ def _normalize(
         explain.add(
             f"downscale stabilization ({window:g} s): a recent recommendation was {stabilized}, "
             f"keep {stabilized} instead of {prenormalized}"
+        )
+        moved_by += (
+            f"downscale stabilization window ({window:g} s): {prenormalized} -> {stabilized}",
         )
     else:
         conditions.set(
@@ -628,9 +654,10 @@ def _normalize(
     conditions.set(SCALING_LIMITED, desired != stabilized, reason, message)
     if desired != stabilized:
         explain.add(f"{reason}: {message}, {stabilized} becomes {desired}")
+        moved_by += (f"{_LIMIT_RULES.get(reason, reason)}: {stabilized} -> {desired}",)
     else:
         explain.add(f"{desired} is within minReplicas, maxReplicas and the scale-up limit")
-    return desired
+    return desired, moved_by
 
 
 def _normalize_with_behaviors(
@@ -645,8 +672,10 @@ def _normalize_with_behaviors(
     now: float,
     conditions: Conditions,
     explain: Explanation,
-) -> int:
-    """normalizeDesiredReplicasWithBehaviors: both windows, then the policies' rate and min/max."""
+) -> tuple[int, tuple[str, ...]]:
+    """normalizeDesiredReplicasWithBehaviors: both windows, then the policies' rate and min/max;
+    the count, and each rule that moved it (`HorizontalRecommendation.moved_by`)."""
+    moved_by: tuple[str, ...] = ()
     stabilized, reason, message = stabilize_recommendation_with_behaviors(
         recommendations,
         current,
@@ -662,6 +691,12 @@ def _normalize_with_behaviors(
     if stabilized != prenormalized:
         conditions.set(ABLE_TO_SCALE, True, reason, message)
         explain.add(f"stabilization ({windows}): {reason}, {prenormalized} becomes {stabilized}")
+        window = up_rules if stabilized > prenormalized else down_rules
+        direction = "scale-up" if stabilized > prenormalized else "scale-down"
+        moved_by += (
+            f"{direction} stabilization window ({window.stabilization_window_seconds} s): "
+            f"{prenormalized} -> {stabilized}",
+        )
     else:
         conditions.set(
             ABLE_TO_SCALE, True, "ReadyForNewScale", "recommended size matches current size"
@@ -688,9 +723,10 @@ def _normalize_with_behaviors(
             f"{reason}: {message} (policies {policies}, select {rules.select_policy}), "
             f"{stabilized} becomes {desired}"
         )
+        moved_by += (f"{_LIMIT_RULES.get(reason, reason)}: {stabilized} -> {desired}",)
     else:
         explain.add(f"{desired} is within minReplicas, maxReplicas and the policies ({policies})")
-    return desired
+    return desired, moved_by
 
 
 def record_rescale(

@@ -26,7 +26,7 @@ from hvpa.api.proportional import (
     ProportionalError,
     parse_configmap_data,
 )
-from hvpa.engine.explain import Explanation
+from hvpa.engine.explain import Explanation, counted
 from hvpa.engine.gomath import int32
 from hvpa.engine.metrics import MetricError
 from hvpa.quantity import ceil_div
@@ -189,20 +189,20 @@ def cluster_proportional_replicas(
     selector = proportional.node_selector
     where = f" matching {dict(selector)}" if selector else ""
     explain.add(
-        f"{status.total_nodes} nodes{where} ({status.schedulable_nodes} schedulable: not "
-        f"cordoned and Ready), {status.total_cores} cores ({status.schedulable_cores} "
+        f"{counted(status.total_nodes, 'node')}{where} ({status.schedulable_nodes} schedulable: not "
+        f"cordoned and Ready), {counted(status.total_cores, 'core')} ({status.schedulable_cores} "
         "schedulable; allocatable CPU summed, rounded up)"
     )
-    counted = "all nodes" if params.include_unschedulable_nodes else "schedulable nodes only"
+    which = "all nodes" if params.include_unschedulable_nodes else "schedulable nodes only"
     if isinstance(params, LinearParams):
         replicas = linear_replicas(params, status)
         explain.add(
-            f"linear ({counted}): coresPerReplica {params.cores_per_replica:g}, nodesPerReplica "
+            f"linear ({which}): coresPerReplica {params.cores_per_replica:g}, nodesPerReplica "
             f"{params.nodes_per_replica:g}, min {params.min}, max {params.max or 'none'}, "
             f"preventSinglePointFailure {str(params.prevent_single_point_failure).lower()} "
-            f"-> {replicas} replicas"
+            f"-> {counted(replicas, 'replica')}"
         )
     else:
         replicas = ladder_replicas(params, status)
-        explain.add(f"ladder ({counted}): -> {replicas} replicas")
+        explain.add(f"ladder ({which}): -> {counted(replicas, 'replica')}")
     return replicas

@@ -17,10 +17,10 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
-from hvpa.engine.explain import Explanation, names
+from hvpa.engine.explain import Explanation, counted, names
 from hvpa.engine.gomath import MAX_INT32, MAX_INT64, ceil_int32, ceil_int64, fdiv, int32, trunc_div
 from hvpa.engine.metrics import MetricError, PodMetric, PodMetricsInfo
-from hvpa.quantity import format_milli
+from hvpa.quantity import format_human, format_human_resource
 from hvpa.records import PodRecord
 
 __all__ = [
@@ -264,8 +264,8 @@ class ReplicaCalculator:
             metrics, requests, target_utilization
         )
         explain.add(
-            f"utilization {utilization}% of requests over {len(metrics)} pods with metrics "
-            f"(average {format_milli(raw_utilization)}), target {target_utilization}%: "
+            f"utilization {utilization}% of requests over {counted(len(metrics), 'pod')} with metrics "
+            f"(average {format_human_resource(resource, raw_utilization)}), target {target_utilization}%: "
             f"usage ratio {usage_ratio:.4g}"
         )
         scale_up_with_unready = bool(groups.unready) and usage_ratio > 1.0
@@ -275,7 +275,7 @@ class ReplicaCalculator:
                 return current_replicas, utilization, raw_utilization
             replicas = ceil_int32(usage_ratio * groups.ready_count)
             explain.add(
-                f"ceil({usage_ratio:.4g} x {groups.ready_count} ready pods) = {replicas} replicas"
+                f"ceil({usage_ratio:.4g} x {counted(groups.ready_count, 'ready pod')}) = {counted(replicas, 'replica')}"
             )
             return replicas, utilization, raw_utilization
 
@@ -285,14 +285,14 @@ class ReplicaCalculator:
                 for name in groups.missing:
                     metrics[name] = PodMetric(trunc_div(requests[name] * fallback, 100))
                 explain.add(
-                    f"scale-down: {len(groups.missing)} pods without metrics count as using "
+                    f"scale-down: {counted(len(groups.missing), 'pod')} without metrics count as using "
                     f"{fallback}% of their request"
                 )
             elif usage_ratio > 1.0:
                 for name in groups.missing:
                     metrics[name] = PodMetric(0)
                 explain.add(
-                    f"scale-up: {len(groups.missing)} pods without metrics count as using 0%"
+                    f"scale-up: {counted(len(groups.missing), 'pod')} without metrics count as using 0%"
                 )
         if scale_up_with_unready:
             for name in groups.unready:
@@ -359,8 +359,9 @@ class ReplicaCalculator:
         _note_negative(explain, (metric.value for metric in metrics.values()))
         usage_ratio, usage = get_metric_usage_ratio(metrics, target_usage)
         explain.add(
-            f"average {format_milli(usage)} over {len(metrics)} pods with metrics, "
-            f"target {format_milli(target_usage)}: usage ratio {usage_ratio:.4g}"
+            f"average {format_human_resource(resource, usage)} over {counted(len(metrics), 'pod')} with "
+            f"metrics, target {format_human_resource(resource, target_usage)}: "
+            f"usage ratio {usage_ratio:.4g}"
         )
         scale_up_with_unready = bool(groups.unready) and usage_ratio > 1.0
         if not scale_up_with_unready and not groups.missing:
@@ -369,7 +370,7 @@ class ReplicaCalculator:
                 return current_replicas, usage
             replicas = ceil_int32(usage_ratio * groups.ready_count)
             explain.add(
-                f"ceil({usage_ratio:.4g} x {groups.ready_count} ready pods) = {replicas} replicas"
+                f"ceil({usage_ratio:.4g} x {counted(groups.ready_count, 'ready pod')}) = {counted(replicas, 'replica')}"
             )
             return replicas, usage
 
@@ -378,14 +379,14 @@ class ReplicaCalculator:
                 for name in groups.missing:
                     metrics[name] = PodMetric(target_usage)
                 explain.add(
-                    f"scale-down: {len(groups.missing)} pods without metrics count as using "
+                    f"scale-down: {counted(len(groups.missing), 'pod')} without metrics count as using "
                     "exactly the target"
                 )
             elif usage_ratio > 1.0:
                 for name in groups.missing:
                     metrics[name] = PodMetric(0)
                 explain.add(
-                    f"scale-up: {len(groups.missing)} pods without metrics count as using 0"
+                    f"scale-up: {counted(len(groups.missing), 'pod')} without metrics count as using 0"
                 )
         if scale_up_with_unready:
             for name in groups.unready:
@@ -407,7 +408,7 @@ class ReplicaCalculator:
         _note_negative(self.explain, (usage,))
         usage_ratio = fdiv(float(usage), float(target_usage))
         self.explain.add(
-            f"value {format_milli(usage)}, target {format_milli(target_usage)}: "
+            f"value {format_human(usage)}, target {format_human(target_usage)}: "
             f"usage ratio {usage_ratio:.4g}"
         )
         return self.get_usage_ratio_replica_count(current_replicas, usage_ratio, tolerances)
@@ -438,8 +439,8 @@ class ReplicaCalculator:
             usage += value
         usage_ratio = fdiv(float(usage), float(target_usage))
         self.explain.add(
-            f"value {format_milli(usage)} (sum of {len(values)} series), "
-            f"target {format_milli(target_usage)}: usage ratio {usage_ratio:.4g}"
+            f"value {format_human(usage)} (sum of {len(values)} series), "
+            f"target {format_human(target_usage)}: usage ratio {usage_ratio:.4g}"
         )
         return (
             self.get_usage_ratio_replica_count(current_replicas, usage_ratio, tolerances),
@@ -462,7 +463,7 @@ class ReplicaCalculator:
             if usage < 0 or usage > MAX_INT64:
                 self.explain.add(
                     "the sum of the series is negative or beyond int64: read as "
-                    f"{format_milli(MAX_INT64)} (upstream takes a negative running sum for an "
+                    f"{format_human(MAX_INT64)} (upstream takes a negative running sum for an "
                     "overflow)"
                 )
                 usage = MAX_INT64
@@ -483,10 +484,14 @@ class ReplicaCalculator:
             ready = self.get_ready_pods_count()
             replicas_float = usage_ratio * float(ready)
             if replicas_float > MAX_INT32:
-                explain.add(f"{usage_ratio:.4g} x {ready} ready pods exceeds int32: {MAX_INT32}")
+                explain.add(
+                    f"{usage_ratio:.4g} x {counted(ready, 'ready pod')} exceeds int32: {MAX_INT32}"
+                )
                 return MAX_INT32
             replicas = ceil_int32(replicas_float)
-            explain.add(f"ceil({usage_ratio:.4g} x {ready} ready pods) = {replicas} replicas")
+            explain.add(
+                f"ceil({usage_ratio:.4g} x {counted(ready, 'ready pod')}) = {counted(replicas, 'replica')}"
+            )
             return replicas
         replicas = ceil_int32(usage_ratio)
         explain.add(f"from zero replicas: ceil({usage_ratio:.4g}) = {replicas} (no tolerance)")
@@ -517,13 +522,13 @@ class ReplicaCalculator:
         replicas = status_replicas
         usage_ratio = fdiv(float(usage), float(target_per_pod) * float(replicas))
         self.explain.add(
-            f"value {format_milli(usage)} over {status_replicas} current replicas, "
-            f"target {format_milli(target_per_pod)} each: usage ratio {usage_ratio:.4g}"
+            f"value {format_human(usage)} over {status_replicas} current replicas, "
+            f"target {format_human(target_per_pod)} each: usage ratio {usage_ratio:.4g}"
         )
         if not tolerances.is_within(usage_ratio):
             replicas = ceil_int32(fdiv(float(usage), float(target_per_pod)))
             self.explain.add(
-                f"ceil({format_milli(usage)} / {format_milli(target_per_pod)}) = {replicas} replicas"
+                f"ceil({format_human(usage)} / {format_human(target_per_pod)}) = {counted(replicas, 'replica')}"
             )
         else:
             self.explain.add(f"usage ratio within tolerance {tolerances}: keep {replicas}")
@@ -544,7 +549,7 @@ class ReplicaCalculator:
         )
         explain = self.explain
         explain.add(
-            f"{len(self.pods)} pods: {groups.ready_count} ready with metrics, "
+            f"{counted(len(self.pods), 'pod')}: {groups.ready_count} ready with metrics, "
             f"{len(groups.unready)} unready, {len(groups.missing)} without metrics, "
             f"{len(groups.ignored)} ignored"
         )
@@ -567,7 +572,7 @@ class ReplicaCalculator:
         current_replicas: int,
         usage_ratio: float,
         new_usage_ratio: float,
-        counted: int,
+        pod_count: int,
         tolerances: Tolerances,
         utilization: int,
         raw: int,
@@ -581,16 +586,18 @@ class ReplicaCalculator:
         if (usage_ratio < 1.0 < new_usage_ratio) or (usage_ratio > 1.0 > new_usage_ratio):
             explain.add(f"the direction would flip: keep {current_replicas}")
             return current_replicas, utilization, raw
-        new_replicas = ceil_int32(new_usage_ratio * counted)
+        new_replicas = ceil_int32(new_usage_ratio * pod_count)
         if (new_usage_ratio < 1.0 and new_replicas > current_replicas) or (
             new_usage_ratio > 1.0 and new_replicas < current_replicas
         ):
             explain.add(
-                f"ceil({new_usage_ratio:.4g} x {counted}) = {new_replicas} would move against "
+                f"ceil({new_usage_ratio:.4g} x {counted(pod_count, 'pod')}) = {new_replicas} would move against "
                 f"the direction: keep {current_replicas}"
             )
             return current_replicas, utilization, raw
-        explain.add(f"ceil({new_usage_ratio:.4g} x {counted} pods) = {new_replicas} replicas")
+        explain.add(
+            f"ceil({new_usage_ratio:.4g} x {counted(pod_count, 'pod')}) = {counted(new_replicas, 'replica')}"
+        )
         return new_replicas, utilization, raw
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from hvpa.engine.explain import counted
 from hvpa.engine.vertical import (
     ContainerTarget,
     ResourceChange,
@@ -26,9 +27,9 @@ def header(strategy: str, horizontal: HorizontalInput) -> str:
         wants = "no horizontal recommendation (held)"
     else:
         wants = f"horizontal recommendation {horizontal.desired}"
-        if horizontal.unclamped is not None and horizontal.unclamped != horizontal.desired:
-            wants += f" ({horizontal.unclamped} before min/max)"
-    return f"strategy {strategy}: {horizontal.current} replicas ({bounds}), {wants}"
+        if horizontal.moved_by:
+            wants += f" ({'; '.join(horizontal.moved_by)})"
+    return f"strategy {strategy}: {counted(horizontal.current, 'replica')} ({bounds}), {wants}"
 
 
 def horizontal_move(horizontal: HorizontalInput) -> int | None:

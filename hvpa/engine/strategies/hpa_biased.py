@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from hvpa.engine.explain import counted
 from hvpa.engine.vertical import ContainerTarget
 from hvpa.records import ContainerSpec
 
@@ -36,10 +37,12 @@ def plan_hpa_biased(
             explanation=tuple(lines),
         )
     replicas = horizontal.bounded(wanted)
-    lines.append(f"horizontal: {horizontal.current} -> {replicas} replicas; vertical waits")
+    lines.append(
+        f"horizontal: {horizontal.current} -> {counted(replicas, 'replica')}; vertical waits"
+    )
     blocked = held_changes(
         moving(changes),
         WEIGHT,
-        f"HpaBiased: the horizontal change to {replicas} replicas goes first",
+        f"HpaBiased: the horizontal change to {counted(replicas, 'replica')} goes first",
     )
     return Plan("HpaBiased", horizontal, replicas, (), blocked, explanation=tuple(lines))

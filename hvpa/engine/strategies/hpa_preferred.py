@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from hvpa.engine.explain import counted
 from hvpa.engine.vertical import ContainerTarget
 from hvpa.records import ContainerSpec
 
@@ -26,7 +27,7 @@ def plan_hpa_preferred(
     lines = [header("HpaPreferred", horizontal)]
     replicas = horizontal.bounded(horizontal.wants)
     if replicas != horizontal.current:
-        lines.append(f"horizontal: {horizontal.current} -> {replicas} replicas")
+        lines.append(f"horizontal: {horizontal.current} -> {counted(replicas, 'replica')}")
     changes, vertical_lines = full_weight(containers, targets)
     lines.extend(vertical_lines)
     proposed = moving(changes)

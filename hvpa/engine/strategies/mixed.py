@@ -14,8 +14,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Final, Protocol
 
+from hvpa.engine.explain import counted
 from hvpa.engine.vertical import ContainerTarget, ResourceChange, ScaleParams
-from hvpa.quantity import format_milli, parse_milli
+from hvpa.quantity import format_human_resource, parse_milli
 from hvpa.records import CPU, MEMORY, ContainerSpec
 
 from .common import full_weight, header, horizontal_move, moving, significant
@@ -50,12 +51,14 @@ def _vertical_qualifies(
     if gap > thresholds[change.resource]:
         return (
             f"{change.container} {change.resource}: |target - request| "
-            f"{format_milli(gap)} > {format_milli(thresholds[change.resource])}"
+            f"{format_human_resource(change.resource, gap)} > "
+            f"{format_human_resource(change.resource, thresholds[change.resource])}"
         )
     if limit and change.target > limit:
         return (
-            f"{change.container} {change.resource}: target {format_milli(change.target)} "
-            f"above limit {format_milli(limit)}"
+            f"{change.container} {change.resource}: target "
+            f"{format_human_resource(change.resource, change.target)} "
+            f"above limit {format_human_resource(change.resource, limit)}"
         )
     return ""
 
@@ -115,12 +118,19 @@ def plan_mixed(
         return Plan("Mixed", horizontal, horizontal_replicas, (), blocked, explanation=tuple(lines))
     current = horizontal.bounded(horizontal.current)
     if vertical_ok:
-        message = f"Mixed: the vertical change goes first (recommendation {wanted} replicas)"
+        message = (
+            f"Mixed: the vertical change goes first (recommendation {counted(wanted, 'replica')})"
+        )
         blocked_h = (Blocked("horizontal", direction, WEIGHT, message),)
         return Plan("Mixed", horizontal, current, proposed, blocked_h, explanation=tuple(lines))
     message = "Mixed: neither axis exceeds its threshold"
     both = (
-        Blocked("horizontal", direction, WEIGHT, f"{message} (recommendation {wanted} replicas)"),
+        Blocked(
+            "horizontal",
+            direction,
+            WEIGHT,
+            f"{message} (recommendation {counted(wanted, 'replica')})",
+        ),
         *held_changes(proposed, WEIGHT, message),
     )
     return Plan("Mixed", horizontal, current, (), both, explanation=tuple(lines))

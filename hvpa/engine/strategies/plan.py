@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from typing import Final, Literal
 
 from hvpa.engine.vertical import Direction, ResourceChange
-from hvpa.quantity import format_milli
+from hvpa.quantity import format_human_resource
 
 __all__ = [
     "CONFLICTING_AUTOSCALER",
@@ -60,7 +60,8 @@ class HorizontalInput:
     `desired` is the recommendation after stabilization, rate limits and
     min/max (None: held for lack of data, so the count stays); `unclamped` is
     the same before min/max, which tells whether the recommendation presses
-    against a bound. `enabled` is False when `hpa.deploy` is false.
+    against a bound. `moved_by` names each rule that moved the metrics' count
+    to `desired`, with the change. `enabled` is False when `hpa.deploy` is false.
     """
 
     current: int
@@ -69,6 +70,7 @@ class HorizontalInput:
     desired: int | None = None
     unclamped: int | None = None
     enabled: bool = True
+    moved_by: tuple[str, ...] = ()
 
     @property
     def wants(self) -> int:
@@ -159,8 +161,9 @@ def held_changes(
             "vertical",
             c.direction,
             reason,
-            f"{message}: {c.container} {c.resource} {format_milli(c.current)} -> "
-            f"target {format_milli(c.target)}",
+            f"{message}: {c.container} {c.resource} "
+            f"{format_human_resource(c.resource, c.current)} -> "
+            f"target {format_human_resource(c.resource, c.target)}",
             c.container,
             c.resource,
         )

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from hvpa.engine.explain import counted
 from hvpa.engine.vertical import ContainerTarget, ScaleParams
 from hvpa.records import ContainerSpec
 
@@ -35,11 +36,13 @@ def plan_vpa_biased(
         if replicas != horizontal.current:
             lines.append(
                 f"horizontal: no vertical change clears MinChange; "
-                f"{horizontal.current} -> {replicas} replicas"
+                f"{horizontal.current} -> {counted(replicas, 'replica')}"
             )
         return Plan("VpaBiased", horizontal, replicas, proposed, explanation=tuple(lines))
     direction = direction_of(horizontal.current, wanted)
-    message = f"VpaBiased: the vertical change goes first (recommendation {wanted} replicas)"
+    message = (
+        f"VpaBiased: the vertical change goes first (recommendation {counted(wanted, 'replica')})"
+    )
     lines.append(f"horizontal: {message}")
     blocked = (Blocked("horizontal", direction, WEIGHT, message),)
     return Plan(

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from hvpa.engine.explain import counted
 from hvpa.engine.vertical import ContainerTarget, propose_changes
 from hvpa.quantity import ceil_div
 from hvpa.records import ContainerSpec
@@ -69,7 +70,7 @@ def plan_weighted(
         direction = direction_of(horizontal.current, wanted)
         if hpa_weight == 0:
             message = (
-                f"vpaWeight 100 at {horizontal.current} replicas holds the replica count "
+                f"vpaWeight 100 at {counted(horizontal.current, 'replica')} holds the replica count "
                 f"(recommendation {wanted})"
             )
             blocked.append(Blocked("horizontal", direction, WEIGHT, message))
@@ -79,7 +80,7 @@ def plan_weighted(
             lines.append(line)
             replicas = horizontal.bounded(stepped)
     if replicas != horizontal.current:
-        lines.append(f"horizontal: {horizontal.current} -> {replicas} replicas")
+        lines.append(f"horizontal: {horizontal.current} -> {counted(replicas, 'replica')}")
 
     if targets is None:
         return Plan("Weighted", horizontal, replicas, (), tuple(blocked), weight, tuple(lines))
@@ -98,7 +99,9 @@ def plan_weighted(
     changes, vertical_lines = propose_changes(containers, targets, weight_up, weight_down)
     lines.extend(vertical_lines)
     held = tuple(c for c in changes if c.weight == 0)
-    blocked.extend(held_changes(held, WEIGHT, f"vpaWeight 0 at {horizontal.current} replicas"))
+    blocked.extend(
+        held_changes(held, WEIGHT, f"vpaWeight 0 at {counted(horizontal.current, 'replica')}")
+    )
     return Plan(
         "Weighted", horizontal, replicas, moving(changes), tuple(blocked), weight, tuple(lines)
     )

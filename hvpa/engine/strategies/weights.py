@@ -19,6 +19,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Final, Protocol
 
+from hvpa.engine.explain import counted
+
 __all__ = ["FULL_WEIGHT", "WeightInterval", "WeightLookup", "lookup_vpa_weight"]
 
 FULL_WEIGHT: Final = 100
@@ -68,7 +70,7 @@ def lookup_vpa_weight(
             continue
         found = (
             f"weight: interval {index + 1} [{start}..{last}] vpaWeight {interval.vpa_weight} "
-            f"contains {current} replicas"
+            f"contains {counted(current, 'replica')}"
         )
         if interval.vpa_weight < FULL_WEIGHT or desired == current:
             return WeightLookup(interval.vpa_weight, index, (found,))
@@ -96,4 +98,6 @@ def lookup_vpa_weight(
             "but no later interval has a weight below 100"
         )
         return WeightLookup(FULL_WEIGHT, index, (why,))
-    return WeightLookup(0, None, (f"weight: no interval contains {current} replicas: vpaWeight 0",))
+    return WeightLookup(
+        0, None, (f"weight: no interval contains {counted(current, 'replica')}: vpaWeight 0",)
+    )

@@ -21,7 +21,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Final, Protocol
 
-from hvpa.quantity import format_milli, parse_milli
+from hvpa.quantity import format_human_resource, parse_milli
 from hvpa.records import (
     CPU,
     MEMORY,
@@ -176,9 +176,9 @@ def policies_from_spec(policies: Sequence[ContainerPolicySpec]) -> tuple[VpaCont
 
 
 def describe(resources: Resources) -> str:
-    """`cpu 500m, memory 1G` for explanation lines; `none` when nothing is set."""
+    """`cpu 500m, memory 641Mi` for explanation lines; `none` when nothing is set."""
     parts = [
-        f"{resource} {format_milli(amount)}"
+        f"{resource} {format_human_resource(resource, amount)}"
         for resource in RESOURCES
         if (amount := resources.get(resource)) is not None
     ]

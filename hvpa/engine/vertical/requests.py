@@ -6,7 +6,9 @@ same numbers: the difference to the target is taken in whole units (CPU in
 millicores, memory in bytes), multiplied by the weight in percent and
 divided by 100 with Go's integer division, which truncates toward zero; a
 new memory request is then rounded up to a multiple of 1000 bytes. The
-MinChange gate compares that truncated step, not the rounded request.
+MinChange gate compares that truncated step, not the rounded request. What
+is finally written rounds memory up once more, to a whole MiB
+(`limits.apply_changes` says why).
 
 Unlike Gardener, the result is kept inside the container policy's
 [minAllowed, maxAllowed]: a request set below minAllowed (or above
@@ -15,12 +17,13 @@ maxAllowed) by hand would otherwise stay outside it after a weighted step.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Final, Literal, Protocol
 
 from hvpa.engine.gomath import trunc_div
-from hvpa.quantity import ceil_div, format_milli, parse_milli
+from hvpa.quantity import ceil_div, format_human_resource, parse_milli
 from hvpa.records import CPU, MEMORY, ContainerSpec
 
 from .recommendation import ContainerTarget
@@ -132,7 +135,11 @@ class ResourceChange:
     the request after rounding and the policy bounds. `starving` says why the
     starvation guard lets it past MinChange and the scale-up window;
     `failing_rollout` why it may also pass the Rollout gate (the rollout in
-    progress cannot finish: its own pods are OOMKilled).
+    progress cannot finish: its own pods are OOMKilled). `exact` is the
+    memory the weighted step gave before Gardener's 1000-byte rounding, when
+    `proposed` is that rounding of it (not a policy bound): what is written
+    rounds `exact` up to a whole MiB instead (`limits.apply_changes`), so a
+    VPA target of exactly 256Mi is written 256Mi, not 257Mi.
     """
 
     container: str
@@ -144,6 +151,7 @@ class ResourceChange:
     weight: int
     starving: str = ""
     failing_rollout: str = ""
+    exact: int | None = None
 
     @property
     def direction(self) -> Direction:
@@ -155,8 +163,9 @@ class ResourceChange:
 
     def describe(self) -> str:
         return (
-            f"{self.container} {self.resource} {format_milli(self.current)} -> "
-            f"{format_milli(self.proposed)}"
+            f"{self.container} {self.resource} "
+            f"{format_human_resource(self.resource, self.current)} -> "
+            f"{format_human_resource(self.resource, self.proposed)}"
         )
 
 
@@ -167,24 +176,29 @@ def propose(
     wanted = target.target.get(resource)
     if wanted is None or not target.controls(resource):
         return None, ""
+    human = functools.partial(format_human_resource, resource)
     if wanted == current:
-        return None, f"vertical: {target.name} {resource}: at target {format_milli(wanted)}"
+        return None, f"vertical: {target.name} {resource}: at target {human(wanted)}"
     step = weighted_step(resource, current, wanted, weight)
     proposed = current
+    exact: int | None = None
     line = (
-        f"vertical: {target.name} {resource}: {format_milli(current)} + "
-        f"trunc(({format_milli(wanted)} - {format_milli(current)}) x {weight}/100) = "
-        f"{format_milli(current + step)}"
+        f"vertical: {target.name} {resource}: {human(current)} + "
+        f"trunc(({human(wanted)} - {human(current)}) x {weight}/100) = "
+        f"{human(current + step)}"
     )
     if step:
         proposed = round_request(resource, current + step)
         if proposed != current + step:
-            line += f", rounded up to 1000 bytes: {format_milli(proposed)}"
+            line += f", rounded up to 1000 bytes: {human(proposed)}"
+            exact = current + step
         bounded = target.clamp(resource, proposed)
         if bounded != proposed:
-            line += f", kept within the policy bounds: {format_milli(bounded)}"
-            proposed = bounded
-    change = ResourceChange(target.name, resource, current, wanted, proposed, step, weight)
+            line += f", kept within the policy bounds: {human(bounded)}"
+            proposed, exact = bounded, None
+    change = ResourceChange(
+        target.name, resource, current, wanted, proposed, step, weight, exact=exact
+    )
     return change, line
 
 

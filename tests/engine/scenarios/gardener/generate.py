@@ -19,7 +19,11 @@ arithmetic give the same desired count (CPU below the request, so the
 starvation guard stays out of it), and one weight interval holding the
 test's vpaWeight. Where Gardener's expectation is one of its documented
 faults, the scenario expects the corrected behaviour and names the point of
-docs/gardener-compatibility.md. Regenerate after editing a case:
+docs/gardener-compatibility.md. The expected resources are Gardener's, with
+hvpa's one documented difference in what is written applied to them by
+`as_written`: memory that changes is rounded up to a whole MiB (Gardener:
+1000 bytes; hvpa/engine/vertical/limits.py says why). Regenerate after
+editing a case:
 
     .venv/bin/python tests/engine/scenarios/gardener/generate.py
 """
@@ -32,6 +36,8 @@ from pathlib import Path
 from typing import Any, Final
 
 import yaml
+
+from hvpa.quantity import parse_bytes
 
 HERE: Final = Path(__file__).parent
 DAY: Final = "2026-11-21"
@@ -78,6 +84,26 @@ REQUESTS_CAPPED_TO_LIMIT: Final = resources({"cpu": "500m", "memory": "600M"}, {
 SCALED_BY_WEIGHT_100: Final = resources(
     {"cpu": "500m", "memory": "3000000k"}, {"cpu": "3333m", "memory": "75000000k"}
 )
+
+
+MEBIBYTE: Final = 1 << 20
+
+
+def as_written(
+    before: dict[str, dict[str, str]], gardener: dict[str, dict[str, str]]
+) -> dict[str, dict[str, str]]:
+    """Gardener's expected resources as hvpa writes them: each memory amount that is none
+    of `before`'s (so was computed, not kept: a request lowered to its unchanged limit is
+    that limit) rounded up to a whole MiB."""
+    kept = {amounts.get("memory") for amounts in before.values()}
+    out: dict[str, dict[str, str]] = {}
+    for kind, amounts in gardener.items():
+        out[kind] = dict(amounts)
+        memory = amounts.get("memory")
+        if memory is not None and memory not in kept:
+            mebibytes = -(-parse_bytes(memory) // MEBIBYTE)
+            out[kind]["memory"] = f"{mebibytes}Mi"
+    return out
 
 
 @dataclass(frozen=True)
@@ -274,7 +300,7 @@ def render(case: Case) -> tuple[dict[str, Any], dict[str, Any]]:
     reasons = list(dict.fromkeys(reason for _, _, reason in case.blocked))
     expected = {
         "replicas": {"current": case.replicas, "desired": case.desired},
-        "containers": [{"name": NAME, **case.expected}],
+        "containers": [{"name": NAME, **as_written(case.resources, case.expected)}],
         "blocked": [
             {"axis": axis, "direction": direction, "reason": reason}
             for axis, direction, reason in case.blocked
@@ -523,7 +549,12 @@ def render_window(window: tuple[str, str], moment: str, inside: bool) -> tuple[A
     }
     expected = {
         "replicas": {"current": 1, "desired": 1},
-        "containers": [{"name": NAME, **(WINDOW_SCALED if inside else WINDOW_REQUESTS)}],
+        "containers": [
+            {
+                "name": NAME,
+                **as_written(WINDOW_REQUESTS, WINDOW_SCALED if inside else WINDOW_REQUESTS),
+            }
+        ],
         "blocked": []
         if inside
         else [{"axis": "vertical", "direction": "up", "reason": "MaintenanceWindow"}],
