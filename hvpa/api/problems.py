@@ -68,8 +68,9 @@ class Findings:
         return written_path if whole else written_path + path[len(model_path) :]
 
     def clean(self, path: str) -> bool:
-        """No value at or below `path` was unreadable."""
-        return not any(_within(bad, path) for bad in self._structural)
+        """No value at or below `path` (or below what the user wrote for it) was unreadable."""
+        written = self.written(path)
+        return not any(_within(bad, path) or _within(bad, written) for bad in self._structural)
 
     def structural(self, path: str, message: str) -> None:
         """A value that could not be read; checks of its meaning below this path are moot."""
@@ -81,8 +82,12 @@ class Findings:
         self._structural.add(path)
 
     def add(self, path: str, message: str) -> None:
-        """A value that was read but means nothing valid; dropped under an unreadable one."""
-        if any(_within(path, bad) for bad in self._structural):
+        """A value that was read but means nothing valid; dropped under an unreadable one.
+
+        A converted field (v2beta1, three-stage) was read under the path the user wrote,
+        so an unreadable one is found under that path as well as the model's."""
+        written = self.written(path)
+        if any(_within(path, bad) or _within(written, bad) for bad in self._structural):
             return
         self._add(path, message)
 

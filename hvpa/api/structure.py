@@ -260,7 +260,12 @@ class Walk:
             name = key if key in fields else folded.get(str(key).lower()) if fold else None
             child = f"{path}.{key}" if path else str(key)
             if name is None:
-                self._bad(child, _unknown(str(key), list(fields)))
+                suggestion = _close_match(str(key), list(fields))
+                self._bad(child, _unknown(suggestion))
+                if suggestion is not None and suggestion not in raw:
+                    # A misspelt field: the one it means is missing only because of the
+                    # typo, which is the one problem to report.
+                    self.findings.moot(f"{path}.{suggestion}" if path else suggestion)
                 continue
             if name in seen:
                 self._bad(child, f"duplicate of {seen[name]}")
@@ -321,6 +326,10 @@ def _matches(pattern: str, text: str) -> bool:
     return _compiled(pattern).search(text) is not None
 
 
-def _unknown(key: str, names: list[str]) -> str:
+def _close_match(key: str, names: list[str]) -> str | None:
     close = difflib.get_close_matches(key, names, n=1, cutoff=0.75)
-    return f'unknown field (did you mean "{close[0]}"?)' if close else "unknown field"
+    return close[0] if close else None
+
+
+def _unknown(suggestion: str | None) -> str:
+    return f'unknown field (did you mean "{suggestion}"?)' if suggestion else "unknown field"

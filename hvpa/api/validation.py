@@ -237,6 +237,8 @@ def _resource_source(
         findings.add(f"{path}.container", "must specify a container")
     target = source.target
     _metric_target(target, f"{path}.target", metric_type, findings)
+    if not findings.clean(f"{path}.target"):
+        return  # an unreadable value is missing here only because it could not be read
     if target.average_utilization is None and target.average_value is None:
         findings.add(
             f"{path}.target.averageUtilization",
@@ -254,7 +256,7 @@ def _pods_source(
 ) -> None:
     _metric_identifier(source.metric, f"{path}.metric", findings)
     _metric_target(source.target, f"{path}.target", metric_type, findings)
-    if source.target.average_value is None:
+    if source.target.average_value is None and findings.clean(f"{path}.target"):
         findings.add(f"{path}.target.averageValue", "must specify a positive target averageValue")
 
 
@@ -264,7 +266,8 @@ def _object_source(
     _described_object(source.described_object, f"{path}.describedObject", findings)
     _metric_identifier(source.metric, f"{path}.metric", findings)
     _metric_target(source.target, f"{path}.target", metric_type, findings)
-    if source.target.value is None and source.target.average_value is None:
+    unread = not findings.clean(f"{path}.target")
+    if source.target.value is None and source.target.average_value is None and not unread:
         findings.add(
             f"{path}.target.averageValue", "must set either a target value or averageValue"
         )
@@ -275,7 +278,8 @@ def _external_source(
 ) -> None:
     _metric_identifier(source.metric, f"{path}.metric", findings)
     _metric_target(source.target, f"{path}.target", metric_type, findings)
-    if source.target.value is None and source.target.average_value is None:
+    unread = not findings.clean(f"{path}.target")
+    if source.target.value is None and source.target.average_value is None and not unread:
         findings.add(
             f"{path}.target.averageValue",
             "must set either a target value for metric or a per-pod target",

@@ -299,11 +299,52 @@ ROWS = [
     ),
     pytest.param(
         {f"{M}.resource": {"name": "cpu", "targetAverageUtilisation": 80}},
+        # the typo is the one problem: the field it means is missing only because of it
         [
             f'{MM}.resource.targetAverageUtilisation: unknown field (did you mean "targetAverageUtilization"?)',
-            f"{MM}.resource.targetAverageUtilization: must set either a target raw value or a target utilization",
         ],
         id="v2beta1-typo",
+    ),
+    # one unreadable value is one problem, not also the target it leaves unset
+    pytest.param(
+        {f"{M}.resource": {"name": "cpu", "targetAverageUtilization": "x"}},
+        [f'{MM}.resource.targetAverageUtilization: must be an integer (got "x")'],
+        id="v2beta1-unreadable-utilization-once",
+    ),
+    pytest.param(
+        {f"{M}.resource": {"name": "cpu", "targetAverageValue": "x"}},
+        [f'{MM}.resource.targetAverageValue: must be a quantity such as "250m" or "1Gi" (got "x")'],
+        id="v2beta1-unreadable-value-once",
+    ),
+    pytest.param(
+        {f"{M}": {"type": "Pods", "pods": {"metricName": "qps", "targetAverageValue": "x"}}},
+        [f'{MM}.pods.targetAverageValue: must be a quantity such as "250m" or "1Gi" (got "x")'],
+        id="v2beta1-pods-unreadable-value-once",
+    ),
+    pytest.param(
+        {
+            f"{M}": {
+                "type": "External",
+                "external": {
+                    "metric": {"name": "queue"},
+                    "target": {"type": "Value", "value": "x"},
+                },
+            }
+        },
+        [f'{MM}.external.target.value: must be a quantity such as "250m" or "1Gi" (got "x")'],
+        id="external-unreadable-value-once",
+    ),
+    pytest.param(
+        {
+            f"{M}.resource": {
+                "name": "cpu",
+                "target": {"type": "Utilization", "averageUtilisation": 5},
+            }
+        },
+        [
+            f'{MM}.resource.target.averageUtilisation: unknown field (did you mean "averageUtilization"?)'
+        ],
+        id="v2-typo-once",
     ),
     # behavior, as upstream HPA validation
     pytest.param(
