@@ -15,6 +15,7 @@ import sys
 from collections.abc import Sequence
 from typing import Final
 
+from hvpa import __version__
 from hvpa.commands import INTERRUPTED, PIPE_CLOSED
 
 __all__ = ["main"]
@@ -27,6 +28,7 @@ COMMANDS: Final = {
     "sim": "sim",
     "validate": "validate",
     "version": "version",
+    "completion": "completion",
 }
 
 
@@ -35,12 +37,17 @@ def build_parser() -> argparse.ArgumentParser:
         prog="hvpa",
         description="Scale a workload horizontally and vertically in tandem, from one decision.",
     )
+    parser.add_argument(
+        "--version", action="version", version=f"hvpa {__version__}", help="print the version"
+    )
     subcommands = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
     for name, module_name in COMMANDS.items():
         module = importlib.import_module(f"hvpa.commands.{module_name}")
         sub = subcommands.add_parser(name, help=module.HELP, description=module.HELP)
         module.configure(sub)
         sub.set_defaults(handler=module.run)
+    # `hvpa completion` writes its script from the whole parser it belongs to.
+    subcommands.choices["completion"].set_defaults(parser=parser)
     return parser
 
 

@@ -230,6 +230,7 @@ class RunSettings:
     """Everything `hvpa run` is configured with."""
 
     kubeconfig: str | None = None
+    context: str | None = None
     leader_elect: bool = False
     leader_election: LeaderElectionSettings = field(
         default_factory=lambda: LeaderElectionSettings(lease_name=DEFAULT_LEADER_ELECTION_ID)
@@ -306,9 +307,15 @@ def _boolean(text: str) -> bool:
 
 
 def _bool_flag(parser: argparse.ArgumentParser, name: str, default: bool, help_text: str) -> None:
-    """`--flag` alone means true; `--flag=false` turns it off."""
+    """`--flag` alone means true; `--flag=false` turns it off. The help says the default."""
     parser.add_argument(
-        name, type=_boolean, nargs="?", const=True, default=default, metavar="BOOL", help=help_text
+        name,
+        type=_boolean,
+        nargs="?",
+        const=True,
+        default=default,
+        metavar="BOOL",
+        help=f"{help_text} (default {str(default).lower()})",
     )
 
 
@@ -316,18 +323,31 @@ def add_engine_flags(parser: argparse.ArgumentParser) -> None:
     """The six HPA controller settings, and hvpa's field manager and rewrite window (`hvpa run`
     and `hvpa explain` take them alike)."""
     engine = EngineSettings()
+    # As kube-controller-manager's --horizontal-pod-autoscaler-<name> flags mean them.
     durations = (
-        ("--cpu-initialization-period", engine.cpu_initialization_period_seconds),
-        ("--initial-readiness-delay", engine.initial_readiness_delay_seconds),
-        ("--downscale-stabilization", engine.downscale_stabilization_seconds),
+        (
+            "--cpu-initialization-period",
+            engine.cpu_initialization_period_seconds,
+            "after a pod starts, its CPU sample counts only if taken after it turned Ready",
+        ),
+        (
+            "--initial-readiness-delay",
+            engine.initial_readiness_delay_seconds,
+            "after a pod starts, a change of its readiness still means it is starting",
+        ),
+        (
+            "--downscale-stabilization",
+            engine.downscale_stabilization_seconds,
+            "a scale-down takes the highest recommendation of this long (behavior overrides it)",
+        ),
     )
-    for name, default in durations:
+    for name, default, meaning in durations:
         parser.add_argument(
             name,
             type=_seconds,
             default=default,
             metavar="DURATION",
-            help=f"HPA setting (default {default:g}s)",
+            help=f"{meaning} (default {default:g}s)",
         )
     parser.add_argument(
         "--tolerance",
@@ -378,6 +398,11 @@ def add_flags(parser: argparse.ArgumentParser) -> None:
         help="kubeconfig file (default: in-cluster service account, else $KUBECONFIG or ~/.kube/config)",
     )
     parser.add_argument(
+        "--context",
+        metavar="NAME",
+        help="the kubeconfig context to use (default: its current-context)",
+    )
+    parser.add_argument(
         "--namespace",
         action="append",
         default=[],
@@ -413,7 +438,7 @@ def add_flags(parser: argparse.ArgumentParser) -> None:
         "--metrics-secure",
         server.metrics_secure,
         "serve /metrics and /debug/state over HTTPS to callers the API server authenticates and "
-        "authorizes (TokenReview, SubjectAccessReview); false: plain HTTP to anyone (default true)",
+        "authorizes (TokenReview, SubjectAccessReview); false: plain HTTP to anyone",
     )
     parser.add_argument(
         "--metrics-cert-path",
@@ -463,9 +488,19 @@ def add_flags(parser: argparse.ArgumentParser) -> None:
         controller.dry_run,
         "decide and report (logs, status, Events, /debug/state); never write to targets or VPAs",
     )
-    parser.add_argument("--log-format", choices=LOG_FORMATS, default=defaults.log_format)
-    parser.add_argument("--log-level", choices=LOG_LEVELS, default=defaults.log_level)
-    _bool_flag(parser, "--debug-state", server.debug_state, "serve /debug/state (default true)")
+    parser.add_argument(
+        "--log-format",
+        choices=LOG_FORMATS,
+        default=defaults.log_format,
+        help=f"log lines as text or one JSON object each (default {defaults.log_format})",
+    )
+    parser.add_argument(
+        "--log-level",
+        choices=LOG_LEVELS,
+        default=defaults.log_level,
+        help=f"the least severe level logged (default {defaults.log_level})",
+    )
+    _bool_flag(parser, "--debug-state", server.debug_state, "serve /debug/state")
     _add_webhook_flags(parser, server.webhook)
     add_engine_flags(parser)
     _add_in_place_flags(parser, defaults.engine.in_place)
@@ -576,6 +611,7 @@ def settings_from_args(args: argparse.Namespace) -> RunSettings:
     own_namespace = _lease_namespace(args.leader_election_namespace)
     return RunSettings(
         kubeconfig=args.kubeconfig,
+        context=args.context,
         leader_elect=args.leader_elect,
         leader_election=replace(
             LeaderElectionSettings(),
@@ -620,6 +656,7 @@ def describe(settings: RunSettings) -> dict[str, object]:
     engine = settings.engine
     out: dict[str, object] = {
         "kubeconfig": settings.kubeconfig or "(in-cluster or default)",
+        "context": settings.context or "(current)",
         "namespaces": ",".join(controller.namespaces) or "(all)",
         "leader_elect": settings.leader_elect,
         "lease": f"{settings.leader_election.lease_namespace}/{settings.leader_election.lease_name}",

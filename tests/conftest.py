@@ -35,3 +35,9 @@ def promtool() -> str:
 def kubectl() -> str:
     """The path of kubectl (Debian's kubernetes-client)."""
     return _required_tool("kubectl", debian_package="kubernetes-client")
+
+
+@pytest.fixture
+def zsh() -> str:
+    """The path of zsh (`hvpa completion zsh` is run in it)."""
+    return _required_tool("zsh", debian_package="zsh")

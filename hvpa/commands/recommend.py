@@ -1,9 +1,11 @@
 """`hvpa recommend`: run the engine on scenario files and print the Decision.
 
-One scenario prints one JSON document (or its explanation with `-o text`);
-several (`-f` repeated, or a directory: its *.yaml, *.yml and *.json sorted by
-name, except the *.expected.json that hold expected outputs) print one JSON
-object per line, in input order, each with a `scenario` field naming its file. A scenario that
+One scenario prints one JSON document (a YAML one with `-o yaml`, its
+explanation with `-o text`); several (`-f` repeated, or a directory: its
+*.yaml, *.yml and *.json sorted by name, except the *.expected.json that hold
+expected outputs) print one JSON object per line (with `-o yaml`, one YAML
+document each, separated by `---`), in input order, each with a `scenario`
+field naming its file. A scenario that
 cannot be read or decided (a ScenarioError: every bad quantity, time, selector or object
 shape is one) prints an `error` object for its line and the rest still run; the exit
 code (hvpa.commands) is 2 if any failed.
@@ -14,7 +16,7 @@ from __future__ import annotations
 import argparse
 import sys
 from pathlib import Path
-from typing import Any, Final
+from typing import Any, Final, TextIO
 
 from hvpa.commands import BAD_INPUT, OK
 
@@ -34,9 +36,9 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "-o",
         "--output",
-        choices=("json", "text"),
+        choices=("json", "yaml", "text"),
         default="json",
-        help="json: the Decision (default); text: its explanation",
+        help="json or yaml: the Decision; text: its explanation (default json)",
     )
 
 
@@ -65,9 +67,22 @@ def _decide(path: str) -> dict[str, Any]:
     return decision_to_dict(decision)
 
 
-def run(args: argparse.Namespace) -> int:
+def _write(out: TextIO, document: dict[str, Any], output: str, several: bool) -> None:
+    """One result: JSON (a line each when there are several) or a YAML document."""
+    if output == "yaml":
+        import yaml
+
+        if several:
+            out.write("---\n")
+        out.write(yaml.safe_dump(document, sort_keys=False, allow_unicode=True))
+        return
     import orjson
 
+    option = 0 if several else orjson.OPT_INDENT_2
+    out.write(orjson.dumps(document, option=option).decode() + "\n")
+
+
+def run(args: argparse.Namespace) -> int:
     from hvpa.scenario import ScenarioError
 
     files = _expand(args.filename)
@@ -85,7 +100,7 @@ def run(args: argparse.Namespace) -> int:
             # One line: a YAML error spans several ("while parsing...\n  in ...").
             message = f"{path}: {' '.join(str(error).split())}"
             if several:
-                out.write(orjson.dumps({"scenario": path, "error": message}).decode() + "\n")
+                _write(out, {"scenario": path, "error": message}, args.output, several)
             else:
                 sys.stderr.write(f"hvpa recommend: {message}\n")
             continue
@@ -93,9 +108,7 @@ def run(args: argparse.Namespace) -> int:
             if several:
                 out.write(f"# {path}\n")
             out.write("\n".join(result["explanation"]) + "\n")
-        elif several:
-            out.write(orjson.dumps({"scenario": path, **result}).decode() + "\n")
         else:
-            out.write(orjson.dumps(result, option=orjson.OPT_INDENT_2).decode() + "\n")
+            _write(out, {"scenario": path, **result} if several else result, args.output, several)
     out.flush()
     return BAD_INPUT if failed else OK

@@ -59,7 +59,10 @@ async def run_controller(
     kube_metrics = KubeMetrics(registry if registry is not None else REGISTRY)
     try:
         client = await connect(
-            metrics=kube_metrics, kubeconfig=settings.kubeconfig, settings=settings.client
+            metrics=kube_metrics,
+            kubeconfig=settings.kubeconfig,
+            context=settings.context,
+            settings=settings.client,
         )
     except KubeconfigError as error:
         logger.error("cannot connect", extra=fields(error=str(error)))

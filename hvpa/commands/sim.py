@@ -73,7 +73,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
         metavar="NAME",
         help="override the Hvpa's strategy: Weighted, HpaPreferred, HpaBiased, VpaBiased, Mixed, "
         "Capacity (Weighted without weights gets 50/50, Capacity without a curve one derived "
-        "from the workload)",
+        "from the workload); default: the Hvpa's own",
     )
     parser.add_argument(
         "--compare",

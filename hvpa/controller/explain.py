@@ -9,6 +9,13 @@ and `decide` as a reconcile. So what it prints is what the controller would
 do on its next reconcile, give or take what changes in between. `hvpa
 recommend` fills the same cache from a scenario file (`hvpa.scenario`).
 
+Its `now` is the cluster's, not this machine's (`cluster_clock`): the API
+server's `Date` header, which is the clock the controller beside it keeps
+(and the simulator's virtual one under `hvpa sim --keep-running`), so a
+laptop whose clock is off, or a simulated cluster living in another year,
+is explained as the controller would decide it; the explanation's first line
+says which clock it read, and by how much this machine's differs.
+
 What can go wrong: the Hvpa is missing (`ExplainError`), or invalid
 (`ExplainError` listing every problem, as the InvalidSpec condition would);
 an API error other than a missing target or ConfigMap, or an API the cluster
@@ -18,8 +25,11 @@ see it), is raised.
 
 from __future__ import annotations
 
+import dataclasses
+import time
 from collections.abc import Callable
-from typing import Any, TypeVar
+from dataclasses import dataclass
+from typing import Any, Final, TypeVar
 
 import msgspec
 
@@ -38,7 +48,7 @@ from hvpa.kube.settings import WatchSettings
 from hvpa.kube.wire import ObjectList, WireObject
 from hvpa.records import ConfigMapRecord, TargetRecord
 
-__all__ = ["ExplainError", "explain"]
+__all__ = ["ClusterClock", "ExplainError", "cluster_clock", "explain"]
 
 W = TypeVar("W", bound=WireObject)
 R = TypeVar("R")
@@ -46,6 +56,53 @@ R = TypeVar("R")
 
 class ExplainError(Exception):
     """The Hvpa cannot be explained: it is missing or invalid."""
+
+
+# A Date header has whole seconds, and the request takes some time: a difference under this
+# is no difference worth mentioning.
+_NOTABLE_SKEW_SECONDS: Final = 5.0
+
+
+@dataclass(frozen=True, slots=True)
+class ClusterClock:
+    """The cluster's now, as this machine's clock plus the offset measured once."""
+
+    offset_seconds: float
+    source: str
+    local: Callable[[], float] = time.time
+
+    def now(self) -> float:
+        return self.local() + self.offset_seconds
+
+    def describe(self) -> str:
+        """What the explanation's first line says about its time."""
+        if abs(self.offset_seconds) < _NOTABLE_SKEW_SECONDS:
+            return self.source
+        side = "behind" if self.offset_seconds > 0 else "ahead"
+        return f"{self.source}; this machine's clock is {_span(self.offset_seconds)} {side}"
+
+
+async def cluster_clock(client: KubeClient, local: Callable[[], float] = time.time) -> ClusterClock:
+    """The API server's clock (its Date header), else this machine's, saying which."""
+    before = local()
+    server = await client.server_time()
+    if server is None:
+        return ClusterClock(0.0, "this machine's clock (the API server sent no Date)", local)
+    # The server stamped its Date somewhere within the request; its middle is the best guess.
+    offset = server - (before + local()) / 2
+    return ClusterClock(offset, "the API server's clock, from its Date header", local)
+
+
+def _span(seconds: float) -> str:
+    """A clock difference as a person says it: `689 days`, `3 h`, `42 s`."""
+    seconds = abs(seconds)
+    if seconds >= 2 * 86400:
+        return f"{seconds / 86400:.0f} days"
+    if seconds >= 2 * 3600:
+        return f"{seconds / 3600:.0f} h"
+    if seconds >= 120:
+        return f"{seconds / 60:.0f} min"
+    return f"{seconds:.0f} s"
 
 
 async def _get(
@@ -101,8 +158,10 @@ async def explain(
     engine: EngineSettings,
     clock: Callable[[], float],
     metrics_timeout_seconds: float,
+    clock_source: str = "",
 ) -> Decision:
-    """The Decision the controller would make for `namespace/name` at `clock()`."""
+    """The Decision the controller would make for `namespace/name` at `clock()`;
+    `clock_source` (`ClusterClock.describe`) is added to the explanation's first line."""
     record: HvpaRecord | None = await _get(client, HVPAS, namespace, name)
     if record is None:
         raise ExplainError(f"Hvpa {namespace}/{name} not found")
@@ -136,4 +195,8 @@ async def explain(
     prepared = prepare(record, cache)
     reader = MetricsReader(client=client, timeout_seconds=metrics_timeout_seconds)
     snapshot = complete(prepared, await reader.read(prepared.queries))
-    return decide(hvpa, snapshot, clock(), engine)
+    decision = decide(hvpa, snapshot, clock(), engine)
+    if not clock_source:
+        return decision
+    first, *rest = decision.explanation
+    return dataclasses.replace(decision, explanation=(f"{first} ({clock_source})", *rest))

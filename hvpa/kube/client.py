@@ -47,6 +47,7 @@ What can go wrong, and what the client does about it:
 from __future__ import annotations
 
 import asyncio
+import email.utils
 import enum
 import logging
 import os
@@ -456,6 +457,27 @@ class KubeClient:
                 # A watch ends mid-body (our timeout, a re-list): the connection
                 # cannot be reused for another request, so close it.
                 response.close()
+
+    async def server_time(self) -> float | None:
+        """The API server's clock: the `Date` header of its answer to GET /version (which
+        every client may read), in seconds since the epoch, to the second; None when the
+        answer carries no Date that can be read. Not retried: a caller that needs the
+        cluster has already reached it."""
+        async with self._open(
+            "GET",
+            "/version",
+            params=None,
+            body=None,
+            content_type=None,
+            timeout_seconds=self._settings.request_timeout_seconds,
+        ) as response:
+            date = response.headers.get("Date")
+        if not date:
+            return None
+        try:
+            return email.utils.parsedate_to_datetime(date).timestamp()
+        except (TypeError, ValueError):
+            return None
 
     # -- verbs ---------------------------------------------------------------
 

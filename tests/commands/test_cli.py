@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from hvpa import commands
-from hvpa.cli import main
+from hvpa.cli import build_parser, main
 
 ROOT = Path(__file__).parents[2]
 SCENARIOS = ROOT / "examples" / "scenarios"
@@ -94,3 +94,27 @@ def test_the_readme_lists_the_exit_codes() -> None:
     reference = text.split("\n## CLI reference\n", 1)[1].split("\n### ", 1)[0]
     documented = {int(code) for code in re.findall(r"^\| `(\d+)` \|", reference, re.MULTILINE)}
     assert documented == set(commands.EXIT_CODES)
+
+
+def parsers() -> list[tuple[str, argparse.ArgumentParser]]:
+    """`hvpa` and each of its subcommands' parsers."""
+    top = build_parser()
+    (subparsers,) = [a for a in top._actions if isinstance(a, argparse._SubParsersAction)]
+    return [("hvpa", top), *((f"hvpa {name}", sub) for name, sub in subparsers.choices.items())]
+
+
+@pytest.mark.parametrize(("command", "parser"), parsers(), ids=[name for name, _ in parsers()])
+def test_every_option_says_what_it_does_and_its_default(
+    command: str, parser: argparse.ArgumentParser
+) -> None:
+    """`--help` describes every flag and argument, and every flag that takes a value says
+    what it is when not given (its default, or that it is required)."""
+    lacking = []
+    for action in parser._actions:
+        if isinstance(action, argparse._HelpAction | argparse._SubParsersAction):
+            continue
+        text = (action.help or "").lower()
+        takes_a_value = bool(action.option_strings) and action.nargs != 0
+        if not text or (takes_a_value and "default" not in text and not action.required):
+            lacking.append("/".join(action.option_strings) or action.dest)
+    assert lacking == [], f"{command}: {lacking}"

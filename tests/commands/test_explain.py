@@ -1,6 +1,8 @@
-"""`hvpa explain NAMESPACE/NAME` against the in-repo API server: the explanation (text) or the
-Decision (JSON, the shape `hvpa recommend` prints), nothing written, and its exit codes, each
-failure in one line (a missing Hvpa, an unreachable cluster, an unreadable quantity)."""
+"""`hvpa explain NAME -n NAMESPACE` against the in-repo API server: the explanation (text) or the
+Decision (JSON or YAML, the shape `hvpa recommend` prints), nothing written, the Hvpa named as
+kubectl names an object (NAMESPACE/NAME, -n, the context's namespace, --context), the
+cluster's clock, and its exit codes, each failure in one line (a missing Hvpa, an unreachable
+cluster, an unreadable quantity)."""
 
 from __future__ import annotations
 
@@ -103,8 +105,10 @@ async def test_text_and_json(server: ApiServer, capsys: pytest.CaptureFixture[st
     [
         pytest.param(False, "default/web", 1, "Hvpa default/web not found", id="missing"),
         pytest.param(True, "default/web", 1, "is invalid", id="invalid"),
-        pytest.param(False, "web", 2, "is not NAMESPACE/NAME", id="no-namespace"),
-        pytest.param(False, "a/b/c", 2, "is not NAMESPACE/NAME", id="too-many-parts"),
+        # NAME alone is in the context's namespace, as kubectl reads it
+        pytest.param(False, "web", 1, "Hvpa default/web not found", id="name-alone"),
+        pytest.param(False, "a/b/c", 2, "is not NAME or NAMESPACE/NAME", id="too-many-parts"),
+        pytest.param(False, "/web", 2, "is not NAME or NAMESPACE/NAME", id="empty-namespace"),
     ],
 )
 async def test_refusals(
@@ -176,3 +180,124 @@ async def test_an_unreadable_quantity_in_what_it_reads_is_named(
     err = capsys.readouterr().err
     assert err.startswith("hvpa explain: cannot decide: Deployment default/web ")
     assert "requests.cpu: 1e51 is beyond the largest quantity hvpa reads" in err
+
+
+def kubeconfig_with(
+    path: Path, server: ApiServer, contexts: dict[str, str | None], current: str
+) -> Path:
+    """A kubeconfig whose contexts (name -> namespace) all point at `server`, but `broken`,
+    which points at a port nothing listens on."""
+    import yaml
+
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        closed = f"http://127.0.0.1:{sock.getsockname()[1]}"
+    config = {
+        "apiVersion": "v1",
+        "kind": "Config",
+        "clusters": [
+            {"name": "sim", "cluster": {"server": server.url}},
+            {"name": "nowhere", "cluster": {"server": closed}},
+        ],
+        "users": [{"name": "u", "user": {"token": "t"}}],
+        "contexts": [
+            {
+                "name": name,
+                "context": {
+                    "cluster": "nowhere" if name == "broken" else "sim",
+                    "user": "u",
+                    **({"namespace": namespace} if namespace else {}),
+                },
+            }
+            for name, namespace in contexts.items()
+        ],
+        "current-context": current,
+    }
+    path.write_text(yaml.safe_dump(config))
+    return path
+
+
+async def run_explain(*args: str) -> int:
+    return await asyncio.to_thread(main, ["explain", *args])
+
+
+async def test_named_as_kubectl_names_it(
+    server: ApiServer, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """NAME -n NAMESPACE, NAMESPACE/NAME, or NAME in the current context's namespace."""
+    server.objects.create("namespaces", {"metadata": {"name": "shop"}})
+    server.objects.create("hvpas", {**hvpa(), "metadata": {"name": "web", "namespace": "shop"}})
+    config = str(kubeconfig_with(tmp_path / "config", server, {"sim": "shop"}, "sim"))
+    for args in (["web", "-n", "shop"], ["shop/web"], ["web"], ["shop/web", "-n", "shop"]):
+        assert await run_explain(*args, "--kubeconfig", config) == 0, args
+        assert capsys.readouterr().out.startswith("Hvpa shop/web at "), args
+    assert await run_explain("shop/web", "-n", "default", "--kubeconfig", config) == 2
+    assert "names namespace 'shop', but -n says 'default'" in capsys.readouterr().err
+
+
+async def test_context_picks_the_cluster_and_its_namespace(
+    server: ApiServer, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    server.objects.create("hvpas", hvpa())
+    contexts = {"broken": "default", "sim": None}
+    config = str(kubeconfig_with(tmp_path / "config", server, contexts, "broken"))
+    # a context without a namespace means `default`, as in kubectl
+    assert await run_explain("web", "--kubeconfig", config, "--context", "sim") == 0
+    assert capsys.readouterr().out.startswith("Hvpa default/web at ")
+    assert await run_explain("web", "--kubeconfig", config, "--context", "nope") == 2
+    err = capsys.readouterr().err
+    assert err.startswith("hvpa explain: cannot use the kubeconfig ") and "nope" in err
+    assert err.count("\n") == 1
+
+
+async def test_yaml_is_the_json_decision(
+    server: ApiServer, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import yaml
+
+    server.objects.create("hvpas", hvpa())
+    assert await explain(server, "default/web", "-o", "json") == 0
+    as_json = orjson.loads(capsys.readouterr().out)
+    assert await explain(server, "default/web", "-o", "yaml") == 0
+    as_yaml = yaml.safe_load(capsys.readouterr().out)
+    # the same Decision but the time the API server stamped on each answer
+    assert {k: v for k, v in as_yaml.items() if k != "explanation"} == {
+        k: v for k, v in as_json.items() if k != "explanation"
+    }
+
+
+SIMULATED_NOW = 1_735_689_600.0  # 2025-01-01T00:00:00Z, a year the machine has left behind
+
+
+@pytest.fixture
+async def server_in_2025() -> AsyncIterator[ApiServer]:
+    async with ApiServer(seed=1, clock=lambda: SIMULATED_NOW) as running:
+        yield running
+
+
+async def test_it_decides_at_the_clusters_now_and_says_so(
+    server_in_2025: ApiServer, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A cluster whose clock is not this machine's (`hvpa sim` in virtual time): the history
+    is read at the cluster's now, and the first line says which clock that is."""
+    server = server_in_2025
+    server.objects.create(
+        "deployments.apps",
+        {
+            "metadata": {"name": "web"},
+            "spec": {
+                "replicas": 2,
+                "selector": {"matchLabels": {"app": "web"}},
+                "template": {
+                    "metadata": {"labels": {"app": "web"}},
+                    "spec": {"containers": [{"name": "app", "image": "app"}]},
+                },
+            },
+        },
+    )
+    server.objects.create("hvpas", hvpa())
+    assert await explain(server, "default/web") == 0
+    first = capsys.readouterr().out.splitlines()[0]
+    assert first.startswith("Hvpa default/web at 2025-01-01T00:00:0")
+    assert "(the API server's clock, from its Date header; this machine's clock is " in first
+    assert first.endswith(" days ahead)")

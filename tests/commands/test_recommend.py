@@ -48,6 +48,21 @@ def test_one_scenario_prints_the_decision(capsys: pytest.CaptureFixture[str]) ->
     assert output["status"]["history"]["recommendations"][-1]["replicas"] == 5
 
 
+def test_yaml_output_is_the_json_decision(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(["recommend", "-f", str(EXAMPLE)]) == 0
+    as_json = orjson.loads(capsys.readouterr().out)
+    assert main(["recommend", "-o", "yaml", "-f", str(EXAMPLE)]) == 0
+    assert yaml.safe_load(capsys.readouterr().out) == as_json
+    # several: one YAML document each, in order, an error among them as in JSON
+    bad = write(tmp_path / "bad.yaml", {"hvpa": {}})
+    assert main(["recommend", "-o", "yaml", "-f", str(EXAMPLE), "-f", str(bad)]) == 2
+    first, second = yaml.safe_load_all(capsys.readouterr().out)
+    assert (first["scenario"], first["replicas"]) == (str(EXAMPLE), as_json["replicas"])
+    assert second["scenario"] == str(bad) and "error" in second
+
+
 def test_text_output_is_the_explanation(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["recommend", "-o", "text", "-f", str(EXAMPLE)]) == 0
     lines = capsys.readouterr().out.splitlines()

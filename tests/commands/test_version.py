@@ -25,3 +25,11 @@ def test_unknown_command_exits_2() -> None:
     with pytest.raises(SystemExit) as exit_info:
         main(["frobnicate"])
     assert exit_info.value.code == 2
+
+
+def test_dash_dash_version(capsys: pytest.CaptureFixture[str]) -> None:
+    """As every command-line tool answers it (exit 0, the version on stdout)."""
+    with pytest.raises(SystemExit) as exit_info:
+        main(["--version"])
+    assert exit_info.value.code == 0
+    assert capsys.readouterr().out == f"hvpa {__version__}\n"

@@ -100,8 +100,13 @@ def test_sh_command_works_as_written(line: str) -> None:
 def _pipeline_parts(line: str) -> Iterator[list[str]]:
     words = shlex.split(line, comments=True)
     part: list[str] = []
+    redirected = False
     for word in [*words, "|"]:
-        if word in ("|", "&&", "&", ";"):
+        if redirected:  # the file after `>`: no argument of the command
+            redirected = False
+        elif word in (">", ">>"):
+            redirected = True
+        elif word in ("|", "&&", "&", ";"):
             if part:
                 yield part
             part = []

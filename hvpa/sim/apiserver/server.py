@@ -10,13 +10,16 @@
         server.reviews.allow("alice", "get", "/metrics")   # an allow list
 
 Time: object timestamps come from `clock` (seconds since the epoch) so the
-simulator's virtual time shows in creationTimestamp and metric timestamps;
-watch timeouts and bookmark intervals follow the running loop's clock.
+simulator's virtual time shows in creationTimestamp and metric timestamps,
+and so does every answer's `Date` header (`hvpa explain` reads the cluster's
+now from it); watch timeouts and bookmark intervals follow the running
+loop's clock.
 `seed` makes uids and generated names reproducible.
 """
 
 from __future__ import annotations
 
+import email.utils
 import logging
 import random
 import shutil
@@ -81,6 +84,7 @@ class ApiServer:
         CRDs, default_crds.py); more can be created like any object.
         `pod_resize`: serve pods/resize; None: as `kubernetes_version` does (1.33 and later)."""
         self._host = host
+        self._clock = clock
         self._requested_port = port
         self._token = token
         self._shutdown_timeout = shutdown_timeout_seconds
@@ -133,8 +137,10 @@ class ApiServer:
     async def start(self) -> None:
         if self._runner is not None:
             raise RuntimeError("the API server is already running")
+        application = self._http.application()
+        application.on_response_prepare.append(self._stamp_date)
         runner = web.AppRunner(
-            self._http.application(),
+            application,
             handle_signals=False,
             access_log=None,
             handler_cancellation=True,
@@ -156,6 +162,12 @@ class ApiServer:
             path = self._tempdir / "kubeconfig"
         self._kubeconfig = write_kubeconfig(path, server=self.url, token=self._token)
         logger.info("API server listening", extra={"fields": {"url": self.url}})
+
+    async def _stamp_date(self, request: web.Request, response: web.StreamResponse) -> None:
+        """`Date` from the server's clock, as kube-apiserver's comes from its machine's
+        (aiohttp would stamp the machine's, which is not the simulated cluster's)."""
+        del request
+        response.headers["Date"] = email.utils.formatdate(self._clock(), usegmt=True)
 
     async def stop(self) -> None:
         runner, self._runner = self._runner, None
