@@ -9,8 +9,9 @@ explain` and `hvpa recommend` all go through here, so they decide on the
 same inputs by the same rules: the target's pods are those its selector
 selects in the Hvpa's namespace, nodes are passed only to
 cluster-proportional Hvpas, the VPA is the one the Hvpa owns and selects
-(when `vpa.deploy`), and every other HPA, VPA and valid Hvpa of the target
-is reported as a writer.
+(when `vpa.deploy`; a VPA of its name that it does not own is named in
+`vpa_name_taken`, for the condition that says so), and every other HPA, VPA
+and valid Hvpa of the target is reported as a writer.
 
 Nothing here imports a Kubernetes client or HTTP (an import contract in
 pyproject.toml keeps it so): `hvpa recommend` builds its snapshot here and
@@ -26,6 +27,7 @@ from typing import Any
 from hvpa.api.resource import Hvpa
 from hvpa.controller.cache import Cache
 from hvpa.controller.resources import HvpaRecord, VpaObject, vpa_selector
+from hvpa.controller.vpa import vpa_name
 from hvpa.engine.decision import Snapshot
 from hvpa.engine.guards import HORIZONTAL_POD_AUTOSCALER, Writer, writer_from_hvpa, writer_from_vpa
 from hvpa.engine.metrics import (
@@ -96,6 +98,20 @@ def _writers(record: HvpaRecord, cache: Cache) -> tuple[Writer, ...]:
     return tuple(writers)
 
 
+def _name_taken(record: HvpaRecord, hvpa: Hvpa, cache: Cache) -> str:
+    """The VPA that holds `<hvpa>-vpa` without being this Hvpa's, described; "" when none."""
+    found = cache.vpas.get(f"{record.namespace}/{vpa_name(hvpa)}")
+    if found is None or found.controller_uid() == record.uid:
+        return ""
+    where = f"VerticalPodAutoscaler {found.namespace}/{found.name}"
+    controller = next((owner for owner in found.owners if owner.controller), None)
+    if controller is None:
+        return f"{where} (no controller owns it)"
+    if (controller.kind, controller.name) == ("Hvpa", record.name):
+        return f"{where} (controlled by an earlier Hvpa {record.name}, uid {controller.uid})"
+    return f"{where} (controlled by {controller.kind} {controller.name})"
+
+
 def prepare(record: HvpaRecord, cache: Cache) -> Prepared:
     """Read everything but the metrics for a valid Hvpa (`record.hvpa` set).
 
@@ -125,6 +141,9 @@ def prepare(record: HvpaRecord, cache: Cache) -> Prepared:
         config_maps=config_maps,
         vpa=vpa.record if vpa is not None else None,
         writers=_writers(record, cache),
+        vpa_name_taken=_name_taken(record, hvpa, cache)
+        if hvpa.spec.vpa.deploy and vpa is None
+        else "",
     )
     check_readable((snapshot.target, snapshot.vpa, *snapshot.pods, *snapshot.nodes))
     return Prepared(hvpa, snapshot, queries, vpa, unsynced)

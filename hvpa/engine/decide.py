@@ -10,7 +10,7 @@ the status back (status.py). The explanation follows the same order.
 
 Conditions this module adds to upstream's: `VerticalScalingActive` (True,
 ValidRecommendation; False with the reason that holds the vertical axis:
-NoVerticalPodAutoscaler, NoRecommendation, RecommendationNotProvided,
+NoVerticalPodAutoscaler, VerticalPodAutoscalerNotOwned, NoRecommendation, RecommendationNotProvided,
 ConfigUnsupported, LowConfidence, ConflictingAutoscaler, TargetNotFound),
 `AbleToScale=False, reason=ConflictingAutoscaler` when another writer holds
 the replica count, `reason=ConflictingFieldManager` on either axis while
@@ -632,7 +632,9 @@ def _combine(
     h = _horizontal_input(hvpa, horizontal, target.spec_replicas)
     policies = _policies(hvpa, snapshot.vpa)
     recommendation = (
-        read_recommendation(snapshot.vpa, target.containers, policies) if spec.vpa.deploy else None
+        read_recommendation(snapshot.vpa, target.containers, policies, snapshot.vpa_name_taken)
+        if spec.vpa.deploy
+        else None
     )
     conflicts = find_conflicts(
         writer_from_hvpa(hvpa), snapshot.writers, horizontal=h.enabled, vertical=spec.vpa.deploy

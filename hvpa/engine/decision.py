@@ -65,7 +65,10 @@ class Snapshot:
     `resize_served`: the API server serves pods/resize (False: the in-place
     modes roll sizes out instead); `resize_refused`: pod name -> (the size,
     as `inplace.size_key` writes it, and the server's message) of resizes
-    the server refused.
+    the server refused. `vpa_name_taken` says, when `vpa.deploy` is set and no
+    VPA is this Hvpa's, which VPA holds the name hvpa would create its own under
+    (`<hvpa>-vpa`) and who controls it: hvpa never takes another's VPA over, so
+    the condition must say what to do instead.
     """
 
     target: TargetRecord | None
@@ -77,6 +80,7 @@ class Snapshot:
     writers: tuple[Writer, ...] = ()
     resize_served: bool = True
     resize_refused: Mapping[str, tuple[str, str]] = field(default_factory=dict)
+    vpa_name_taken: str = ""
 
 
 @dataclass(frozen=True, slots=True)

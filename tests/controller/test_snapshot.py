@@ -5,6 +5,7 @@ namespace when the controller watches only some."""
 
 from __future__ import annotations
 
+import pytest
 from controller_records import hpa, hvpa, node, pod, target, vpa
 
 from hvpa.controller.cache import Cache, Partitioned, pod_indexers
@@ -108,3 +109,30 @@ def test_a_cache_split_by_namespace() -> None:
     assert len(pods) == 1 and "a/p1" in pods and list(pods) == ["a/p1"]
     assert pods.for_namespace("c") is None
     assert pods.index_keys("namespace", "default") == ["a/p1"]
+
+
+@pytest.mark.parametrize(
+    ("owner", "taken"),
+    [
+        pytest.param(("web", "uid-web"), "", id="its-own"),
+        pytest.param(None, "VerticalPodAutoscaler default/web-vpa (no controller owns it)", id="nobody's"),
+        pytest.param(
+            ("web", "uid-before"),
+            "VerticalPodAutoscaler default/web-vpa (controlled by an earlier Hvpa web, uid uid-before)",
+            id="an-earlier-hvpa-of-its-name",
+        ),
+        pytest.param(
+            ("other", "uid-other"),
+            "VerticalPodAutoscaler default/web-vpa (controlled by Hvpa other)",
+            id="another-hvpa",
+        ),
+    ],
+)  # fmt: skip
+def test_a_vpa_holding_its_name_is_named(owner: tuple[str, str] | None, taken: str) -> None:
+    """hvpa creates `<hvpa>-vpa` and never takes over one it does not own; the snapshot says
+    whose it is, for the condition that tells the user what to do."""
+    me = hvpa(vpa=VPA)
+    cache = Cache.of_records(
+        hvpas=[me], targets=[target()], vpas=[vpa(owner=owner, labels={"role": "web-vpa"})]
+    )
+    assert prepare(me, cache).snapshot.vpa_name_taken == taken

@@ -57,6 +57,7 @@ MODE_OFF: Final = "Off"
 
 # Hold reasons, also used as condition reasons.
 NO_VPA: Final = "NoVerticalPodAutoscaler"
+NOT_OWNED: Final = "VerticalPodAutoscalerNotOwned"
 NO_RECOMMENDATION: Final = "NoRecommendation"
 NOT_PROVIDED: Final = "RecommendationNotProvided"
 CONFIG_UNSUPPORTED: Final = "ConfigUnsupported"
@@ -262,14 +263,23 @@ def read_recommendation(
     vpa: VpaRecord | None,
     containers: Sequence[ContainerSpec],
     policies: Sequence[VpaContainerPolicy] | None = None,
+    name_taken: str = "",
 ) -> VerticalRecommendation:
     """The per-container targets hvpa may move the target's containers towards.
 
     `policies` defaults to the VPA's own `spec.resourcePolicy`; pass the Hvpa's
     `vpa.template.spec.resourcePolicy` when the VPA object may lag behind it.
     Containers the VPA says nothing about, or whose policy mode is Off, are
-    left as they are.
+    left as they are. Without a VPA, `name_taken` (`Snapshot.vpa_name_taken`)
+    says the one hvpa would create cannot be, and why.
     """
+    if vpa is None and name_taken:
+        message = (
+            f"{name_taken} holds the name of the VPA hvpa creates for this Hvpa, and hvpa "
+            "does not take over a VPA it does not own: delete or rename that VPA and hvpa "
+            "creates its own"
+        )
+        return VerticalRecommendation((), NOT_OWNED, message, explanation=(f"vertical: {message}",))
     if vpa is None:
         message = "no VerticalPodAutoscaler for the target yet"
         return VerticalRecommendation((), NO_VPA, message, explanation=(f"vertical: {message}",))
