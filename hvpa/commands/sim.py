@@ -13,13 +13,14 @@ one-minute time series) and DIR/plot.png (with matplotlib, the `plot`
 extra); with --curve also DIR/curve.png (the Capacity curve and the path
 the target took); with --compare, DIR/report.json holds every run and
 DIR/plot-<run>.png (and curve-<run>.png) each picture, a run being a
-strategy (`Weighted`) or a strategy resized in place (`Weighted+InPlaceOrRollout`). The summary (or the comparison) goes to stdout, the progress
-bar to stderr when it is a terminal (or with --progress).
+strategy (`Weighted`) or a strategy resized in place (`Weighted+InPlaceOrRollout`). The
+summary (or the comparison) goes to stdout; progress to stderr: a bar on a terminal (or with
+--progress), else a line every tenth of a run that lasts over two seconds, for logs.
 
 Exit codes (hvpa.commands): 0 done; 1 the simulation failed (the controller
 stopped) or its report could not be written; 2 input that cannot be used
 (an unknown scenario or strategy, a malformed trace or Hvpa file, a bad
-duration, an output directory that cannot be created or written to), said
+or too long duration (over 31 days), an output directory that cannot be created or written to), said
 before anything is simulated.
 """
 
@@ -29,6 +30,7 @@ import argparse
 import os
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final, TextIO
 
@@ -36,6 +38,7 @@ from hvpa.commands import BAD_INPUT, FAILED, OK
 
 if TYPE_CHECKING:
     from hvpa.sim.runner import Endpoints, RunOptions
+    from hvpa.sim.traces import Trace
 
 HELP = "run the controller against a simulated cluster in virtual time, and report"
 
@@ -45,6 +48,11 @@ RESIZE_MODES: Final = ("Rollout", "InPlaceOrRollout", "InPlace")
 # What --compare runs each strategy in, unless --resize-mode picks one.
 COMPARED_MODES: Final = ("Rollout", "InPlaceOrRollout")
 DEFAULT_DURATION: Final = "6h"
+# A month of simulated time takes some twenty minutes on one core (about 40 s a simulated day);
+# a longer run would look hung, and `1000000h` is a typo, not a plan.
+MAX_DURATION_SECONDS: Final = 31 * 24 * 3600
+# Past ten thousand nodes the simulated scheduler, not the controller, is what is measured.
+MAX_NODES: Final = 10_000
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
@@ -160,6 +168,38 @@ class _ProgressBar:
         self._stream.flush()
 
 
+class _ProgressLines:
+    """Progress for a log, not a terminal: `hvpa sim: Weighted 40%: 2h24m of 6h00m simulated
+    in 3.1 s`, a line every tenth of the run. A run done within QUIET_SECONDS of wall time
+    prints none: the lines are for runs long enough to wonder whether they still move."""
+
+    QUIET_SECONDS: Final = 2.0
+    EVERY_PERCENT: Final = 10
+
+    def __init__(
+        self, stream: TextIO, label: str, *, wall: Callable[[], float] = time.monotonic
+    ) -> None:
+        self._stream = stream
+        self._label = label
+        self._wall = wall
+        self._started = wall()
+        self._next_percent = 0
+
+    def __call__(self, elapsed: float, duration: float) -> None:
+        percent = int(100 * elapsed / duration) if duration > 0 else 100
+        if percent < self._next_percent:
+            return
+        spent = self._wall() - self._started
+        if spent < self.QUIET_SECONDS:
+            return
+        self._next_percent = (percent // self.EVERY_PERCENT + 1) * self.EVERY_PERCENT
+        self._stream.write(
+            f"hvpa sim: {self._label} {percent}%: {_clock(elapsed)} of {_clock(duration)} "
+            f"simulated in {spent:.1f} s\n"
+        )
+        self._stream.flush()
+
+
 def _clock(seconds: float) -> str:
     minutes = int(seconds // 60)
     return f"{minutes // 60}h{minutes % 60:02d}m"
@@ -227,8 +267,8 @@ def _options(args: argparse.Namespace, strategy: str | None, mode: str | None) -
     if mode is not None:
         scenario = scenario.with_resize_mode(mode)
     if args.nodes is not None:
-        if args.nodes < 1:
-            raise ValueError("--nodes must be at least 1")
+        if not 1 <= args.nodes <= MAX_NODES:
+            raise ValueError(f"--nodes must be from 1 to {MAX_NODES} (got {args.nodes})")
         scenario = dataclasses.replace(scenario, nodes=args.nodes, node_range=None)
     trace_spec = args.trace or scenario.trace
     csv_trace = load_csv_trace(Path(trace_spec)) if trace_spec.endswith(".csv") else None
@@ -240,6 +280,7 @@ def _options(args: argparse.Namespace, strategy: str | None, mode: str | None) -
         duration = parse_duration(DEFAULT_DURATION)
     if duration <= 0:
         raise ValueError("--duration must be positive")
+    _check_length(duration, args.duration, csv_trace, trace_spec)
     trace = csv_trace or parse_trace(
         trace_spec, duration_seconds=duration, peak=scenario.peak, seed=args.seed
     )
@@ -256,8 +297,24 @@ def _options(args: argparse.Namespace, strategy: str | None, mode: str | None) -
     )
 
 
+def _check_length(
+    duration: float, flag: str | None, csv_trace: Trace | None, trace_spec: str
+) -> None:
+    """A run longer than MAX_DURATION_SECONDS is refused, naming where its length came from."""
+    if duration <= MAX_DURATION_SECONDS:
+        return
+    bound = f"a run is at most {_clock(MAX_DURATION_SECONDS)} (31 days, some twenty minutes)"
+    if flag is not None:
+        raise ValueError(f"--duration is {_clock(duration)}; {bound}")
+    assert csv_trace is not None  # only a CSV trace gives a length without --duration
+    raise ValueError(
+        f"the trace {trace_spec} is {_clock(duration)}; {bound}: pass --duration to run its start"
+    )
+
+
 def _strategies(args: argparse.Namespace) -> list[tuple[str | None, str | None]]:
-    """(strategy, resize mode) of each run; None: the Hvpa's own."""
+    """(strategy, resize mode) of each run, None: the Hvpa's own; raises ValueError when
+    --compare names no strategy."""
     from hvpa.sim.scenarios import STRATEGIES
 
     if args.compare is None:
@@ -266,6 +323,8 @@ def _strategies(args: argparse.Namespace) -> list[tuple[str | None, str | None]]
         strategies = list(STRATEGIES)
     else:
         strategies = [s.strip() for s in args.compare.split(",") if s.strip()]
+    if not strategies:
+        raise ValueError(f"--compare {args.compare!r} names no strategy")
     modes = [args.resize_mode] if args.resize_mode else list(COMPARED_MODES)
     return [(strategy, mode) for strategy in strategies for mode in modes]
 
@@ -341,9 +400,8 @@ def run(args: argparse.Namespace) -> int:
     from hvpa import logs
 
     logs.configure("info" if args.verbose else "warning")
-    strategies = _strategies(args)
     try:
-        runs = [_options(args, strategy, mode) for strategy, mode in strategies]
+        runs = [_options(args, strategy, mode) for strategy, mode in _strategies(args)]
     except ValueError as error:  # TraceError, ScenarioError, DurationError are ValueErrors
         return _fail(str(error))
     output = Path(args.output)
@@ -373,7 +431,7 @@ def _run_all(args: argparse.Namespace, runs: list[RunOptions], output: Path) -> 
             f"{_clock(options.duration_seconds)}, seed {options.seed}\n"
         )
         out.flush()
-        progress = _ProgressBar(sys.stderr, scenario.label) if show_progress else None
+        progress = (_ProgressBar if show_progress else _ProgressLines)(sys.stderr, scenario.label)
         started = time.perf_counter()
 
         def write_single(report: dict[str, Any], run: RunOptions = options) -> None:

@@ -74,19 +74,34 @@ class Trace:
 
 # ---------------------------------------------------------------- parameters
 
+# A level is a share of the peak; a hundred times the peak is far past any useful trace, and a
+# bound keeps `nan`, `inf` and `1e400` out of the arithmetic.
+_MAX_LEVEL: Final = 100.0
+# The largest total demand a trace may ask for: a million cores and a pebibyte, far past any one
+# workload, and small enough that every sum the simulated cluster makes stays a finite float.
+_MAX_CPU_MILLICORES: Final = 1e9
+_MAX_MEMORY_BYTES: Final = float(2**50)
+_MAX_SPELLING: Final = {True: "1M cores", False: "1Pi"}
+# A noisy trace draws one point every `every`: at most this many points, so that a tiny `every`
+# over a long run is refused instead of filling the memory before the run starts.
+_MAX_NOISY_POINTS: Final = 1_000_000
+
 
 def _level(text: str) -> float:
-    """`0.2` or `20%`."""
+    """`0.2` or `20%`, from 0 to a hundred times the peak."""
     try:
-        if text.endswith("%"):
-            return float(text[:-1]) / 100
-        return float(text)
+        value = float(text[:-1]) / 100 if text.endswith("%") else float(text)
     except ValueError:
         raise TraceError(f"{text!r} is not a level (e.g. 0.2 or 20%)") from None
+    if not 0 <= value <= _MAX_LEVEL:  # also false for nan
+        raise TraceError(f"{text!r} is not a level from 0 to 100 (e.g. 0.2 or 20%)")
+    return value
 
 
 def _time(text: str, duration: float) -> float:
-    """`25%` of the run, or a duration (`2h`, `90s`)."""
+    """`25%` of the run, or a duration (`2h`, `90s`); never before the start."""
+    if text.lstrip().startswith("-"):
+        raise TraceError(f"{text!r} is negative")
     if text.endswith("%"):
         return _level(text) * duration
     try:
@@ -96,11 +111,22 @@ def _time(text: str, duration: float) -> float:
 
 
 def _quantity(text: str, *, milli: bool) -> float:
+    """CPU as millicores or memory as bytes, from 0 to the largest demand a trace may have."""
     try:
         value = parse(text)
     except (QuantityError, InvalidOperation):
         raise TraceError(f"{text!r} is not a quantity") from None
-    return float(value.milli() if milli else value.whole())
+    too_large = TraceError(f"{text!r} is not a quantity from 0 to {_MAX_SPELLING[milli]}")
+    try:
+        millis = value.milli()  # past 1e38 hvpa holds no quantity as a number
+    except QuantityError:
+        raise too_large from None
+    if millis < 0:
+        raise TraceError(f"{text!r} is negative")
+    number = float(millis if milli else value.whole())
+    if number > (_MAX_CPU_MILLICORES if milli else _MAX_MEMORY_BYTES):
+        raise too_large
+    return number
 
 
 @dataclass(frozen=True, slots=True)
@@ -124,6 +150,8 @@ def _step(
     duration: float, p: Mapping[str, float], low: float, high: float, rng: random.Random
 ) -> Callable[[float], float]:
     at, until = p["at"], p["until"]
+    if at > until:
+        raise TraceError("needs at <= until")
     return lambda t: high if at <= t < until or (t >= at and until >= duration) else low
 
 
@@ -132,7 +160,7 @@ def _ramp(
 ) -> Callable[[float], float]:
     start, top, fall, end = p["start"], p["top"], p["fall"], p["end"]
     if not start <= top <= fall <= end:
-        raise TraceError("ramp: needs start <= top <= fall <= end")
+        raise TraceError("needs start <= top <= fall <= end")
 
     def level(t: float) -> float:
         if t < start or t >= end:
@@ -151,7 +179,7 @@ def _diurnal(
 ) -> Callable[[float], float]:
     period = p["period"]
     if period <= 0:
-        raise TraceError("diurnal: period must be positive")
+        raise TraceError("period must be positive")
     return lambda t: low + (high - low) * (1 - math.cos(2 * math.pi * t / period)) / 2
 
 
@@ -159,6 +187,8 @@ def _spike(
     duration: float, p: Mapping[str, float], low: float, high: float, rng: random.Random
 ) -> Callable[[float], float]:
     at, width = p["at"], p["width"]
+    if width <= 0:
+        raise TraceError("width must be positive")
     return lambda t: high if at <= t < at + width else low
 
 
@@ -169,7 +199,12 @@ def _noisy(
     The knots are drawn once from the seeded generator, so a seed gives one curve."""
     every = p["every"]
     if every <= 0:
-        raise TraceError("noisy: every must be positive")
+        raise TraceError("every must be positive")
+    if duration / every > _MAX_NOISY_POINTS:
+        raise TraceError(
+            f"every {every:g}s draws more than {_MAX_NOISY_POINTS} points over the run: "
+            f"make it at least {duration / _MAX_NOISY_POINTS:.3g}s"
+        )
     level, amplitude = p["level"], p["amplitude"]
     knots: list[float] = []
     value = level
@@ -235,19 +270,14 @@ def parse_trace(spec: str, *, duration_seconds: float, peak: Demand, seed: int) 
             f"trace {name}: unknown parameter {', '.join(unknown)} "
             f"(known: {', '.join(sorted(allowed))})"
         )
-    cpu = _quantity(given["cpu"], milli=True) if "cpu" in given else peak.cpu_millicores
-    memory = _quantity(given["memory"], milli=False) if "memory" in given else peak.memory_bytes
-    values: dict[str, float] = {}
-    for key, default in {**_COMMON, **shape.defaults}.items():
-        text = given.get(key, default)
-        if key in shape.times:
-            values[key] = _time(text, duration_seconds)
-        else:
-            values[key] = _level(text)
-    low, high = values["low"], values["high"]
-    if not 0 <= low <= high:
-        raise TraceError(f"trace {name}: needs 0 <= low <= high")
-    level = shape.level(duration_seconds, values, low, high, random.Random(seed))
+    try:
+        cpu, memory, values = _parameters(shape, given, duration_seconds, peak)
+        low, high = values["low"], values["high"]
+        if not low <= high:
+            raise TraceError("needs 0 <= low <= high")
+        level = shape.level(duration_seconds, values, low, high, random.Random(seed))
+    except TraceError as error:
+        raise TraceError(f"trace {name}: {error}") from None
     label = name if not given else f"{name}:{','.join(f'{k}={v}' for k, v in given.items())}"
 
     def demand_at(t: float) -> Demand:
@@ -257,6 +287,33 @@ def parse_trace(spec: str, *, duration_seconds: float, peak: Demand, seed: int) 
     return Trace(label, demand_at)
 
 
+def _parameters(
+    shape: _Shape, given: Mapping[str, str], duration: float, peak: Demand
+) -> tuple[float, float, dict[str, float]]:
+    """The peak CPU and memory and every level and time; a bad one raises TraceError naming
+    it."""
+    values: dict[str, float] = {}
+    for key, default in {**_COMMON, **shape.defaults}.items():
+        text = given.get(key, default)
+        parse_one = (lambda t: _time(t, duration)) if key in shape.times else _level
+        values[key] = _named(key, parse_one, text)
+    cpu = peak.cpu_millicores
+    if "cpu" in given:
+        cpu = _named("cpu", lambda t: _quantity(t, milli=True), given["cpu"])
+    memory = peak.memory_bytes
+    if "memory" in given:
+        memory = _named("memory", lambda t: _quantity(t, milli=False), given["memory"])
+    return cpu, memory, values
+
+
+def _named(key: str, parse_one: Callable[[str], float], text: str) -> float:
+    """`parse_one(text)`, its TraceError prefixed with the parameter's name."""
+    try:
+        return parse_one(text)
+    except TraceError as error:
+        raise TraceError(f"{key}: {error}") from None
+
+
 # ---------------------------------------------------------------- CSV
 
 
@@ -264,14 +321,15 @@ def _csv_value(text: str, *, cpu: bool, where: str) -> float:
     """Cores or a CPU quantity as millicores; bytes or a memory quantity as bytes."""
     text = text.strip()
     try:
-        value = parse(text)
+        parse(text)
     except (QuantityError, InvalidOperation):
         raise TraceError(
             f"{where}: {text!r} is not a {'CPU' if cpu else 'memory'} quantity"
         ) from None
-    if value.milli() < 0:
-        raise TraceError(f"{where}: {text!r} is negative")
-    return float(value.milli() if cpu else value.whole())
+    try:
+        return _quantity(text, milli=cpu)  # in range: not negative, not past the largest demand
+    except TraceError as error:
+        raise TraceError(f"{where}: {error}") from None
 
 
 def load_csv_trace(path: Path) -> Trace:

@@ -25,7 +25,19 @@ from hvpa.sim.scenarios import SCENARIO_NAMES, ScenarioError, builtin_scenario, 
             ["--compare", "--strategy", "Mixed"], "exclude each other", id="compare-strategy"
         ),
         pytest.param(["--compare", "--keep-running"], "cannot be combined", id="compare-keep"),
-        pytest.param(["--nodes", "0"], "--nodes must be at least 1", id="nodes"),
+        pytest.param(["--nodes", "0"], "--nodes must be from 1 to 10000 (got 0)", id="nodes"),
+        pytest.param(["--nodes", "1000000"], "--nodes must be from 1 to 10000", id="many-nodes"),
+        # 31 days, at about 40 s a simulated day, is some twenty minutes: more would look hung
+        pytest.param(
+            ["--duration", "1000000h"],
+            "--duration is 1000000h00m; a run is at most 744h00m (31 days",
+            id="long-duration",
+        ),
+        pytest.param(["--vpa-half-life=-5m"], "--vpa-half-life must be positive", id="half-life"),
+        pytest.param(["--compare", ","], "--compare ',' names no strategy", id="compare-nothing"),
+        pytest.param(
+            ["--trace", "spike:width=-10m"], "width: '-10m' is negative", id="trace-input"
+        ),
     ],
 )
 def test_unusable_input_exits_2_with_a_message(
@@ -160,3 +172,49 @@ def test_without_matplotlib_the_plot_is_skipped_with_a_message(
         "plot skipped: matplotlib is not installed (pip install 'hvpa[plot]')\n"
     )
     assert not (tmp_path / "plot.png").exists()
+
+
+def test_a_csv_trace_longer_than_a_run_may_be_is_refused(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    trace = tmp_path / "year.csv"
+    trace.write_text("time,cpu,memory\n0,1,1Gi\n31536000,1,1Gi\n")  # 365 days in seconds
+    assert main(["sim", "-o", str(tmp_path), "--trace", str(trace)]) == 2
+    assert f"the trace {trace} is 8760h00m; a run is at most 744h00m" in capsys.readouterr().err
+
+
+class FakeWall:
+    """A wall clock the test moves: how long the run has taken."""
+
+    def __init__(self) -> None:
+        self.now = 0.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+def test_progress_lines_without_a_terminal() -> None:
+    """A line per tenth of the run, with simulated and wall time, once the run has lasted
+    two seconds: a short run prints nothing, a long one shows it is alive."""
+    import io
+
+    from hvpa.commands.sim import _ProgressLines
+
+    out, wall = io.StringIO(), FakeWall()
+    progress = _ProgressLines(out, "Weighted", wall=wall)
+    six_hours = 6 * 3600.0
+    for minute in range(361):  # a call a simulated minute (the runner calls at every tick)
+        wall.now = minute / 360 * 8.0  # the whole run takes 8 s of wall time
+        progress(minute * 60.0, six_hours)
+    lines = out.getvalue().splitlines()
+    # the first 2 s end with the first quarter: the first line is there, then every tenth
+    assert lines[0] == "hvpa sim: Weighted 25%: 1h30m of 6h00m simulated in 2.0 s"
+    assert lines[-1] == "hvpa sim: Weighted 100%: 6h00m of 6h00m simulated in 8.0 s"
+    assert [line.split()[3] for line in lines] == ["25%:"] + [f"{p}%:" for p in range(30, 101, 10)]
+
+    quick, wall = io.StringIO(), FakeWall()
+    progress = _ProgressLines(quick, "Weighted", wall=wall)
+    for minute in range(361):
+        wall.now = minute / 360 * 1.0  # a run of one second
+        progress(minute * 60.0, six_hours)
+    assert quick.getvalue() == ""

@@ -69,6 +69,31 @@ def test_noisy_is_deterministic_per_seed_and_stays_within_low_and_high() -> None
         pytest.param("steady:cpu=fast", "'fast' is not a quantity", id="bad-quantity"),
         pytest.param("ramp:top=5%,start=50%", "start <= top", id="ramp-order"),
         pytest.param("steady:low=0.9,high=0.1", "low <= high", id="low-above-high"),
+        # every input is checked: the parameter is named, nothing is simulated
+        pytest.param(
+            "spike:width=-10m", "trace spike: width: '-10m' is negative", id="negative-width"
+        ),
+        pytest.param("spike:width=0s", "trace spike: width must be positive", id="zero-width"),
+        pytest.param("spike:at=-1h", "trace spike: at: '-1h' is negative", id="negative-time"),
+        pytest.param("step:at=80%,until=20%", "trace step: needs at <= until", id="step-order"),
+        pytest.param(
+            "steady:high=nan", "trace steady: high: 'nan' is not a level from 0", id="nan-level"
+        ),
+        pytest.param(
+            "steady:high=1e400", "'1e400' is not a level from 0 to 100", id="infinite-level"
+        ),
+        pytest.param(
+            "steady:low=-20%", "trace steady: low: '-20%' is not a level", id="negative-level"
+        ),
+        pytest.param(
+            "noisy:amplitude=inf",
+            "trace noisy: amplitude: 'inf' is not a level",
+            id="inf-amplitude",
+        ),
+        pytest.param("steady:cpu=-1", "trace steady: cpu: '-1' is negative", id="negative-cpu"),
+        pytest.param(
+            "steady:memory=1e51", "trace steady: memory: '1e51' is not a quantity", id="huge-memory"
+        ),
     ],
 )
 def test_bad_trace_specs_say_what_is_wrong(spec: str, message: str) -> None:
@@ -104,6 +129,9 @@ def test_csv_trace_interpolates_and_holds_its_ends(tmp_path: Path) -> None:
         pytest.param("time,cpu,memory\n0,lots,1\n", ":2: 'lots' is not a CPU quantity", id="cpu"),
         pytest.param("time,cpu,memory\n0,1,1Gb\n", ":2: '1Gb' is not a memory quantity", id="mem"),
         pytest.param("time,cpu,memory\n0,-1,1\n", ":2: '-1' is negative", id="negative"),
+        pytest.param(
+            "time,cpu,memory\n0,1,1e51\n", ":2: '1e51' is not a quantity from 0 to 1Pi", id="huge"
+        ),
     ],
 )
 def test_malformed_csv_names_the_line(tmp_path: Path, content: str, message: str) -> None:
