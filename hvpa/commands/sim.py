@@ -3,7 +3,7 @@
     hvpa sim                                   # proposal-1 under a 6 h ramp, report + plot in ./sim-output
     hvpa sim --hvpa kube-apiserver --trace diurnal --duration 12h
     hvpa sim --hvpa my-hvpa.yaml --trace load.csv --strategy HpaBiased
-    hvpa sim --compare --trace spike           # every strategy, rolled out and in place, one table
+    hvpa sim --hvpa capacity --compare --trace spike   # every strategy over one trace, one table
     hvpa sim --resize-mode InPlaceOrRollout    # pods resized in place (spec.vpa.resizeMode)
     hvpa sim --keep-running                    # then keep the cluster and controller up, until Ctrl-C
     hvpa sim --list                            # built-in scenarios and traces
