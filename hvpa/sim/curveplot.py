@@ -76,7 +76,7 @@ def write_curve_plot(
     scenario = report["scenario"]
     series = report["series"]
     low, high = bounds
-    figure, axes = plt.subplots(1, 2, figsize=(12, 5))
+    figure, axes = plt.subplots(1, 2, figsize=(12, 5.5), layout="constrained")
     figure.suptitle(
         f"hvpa sim --curve: {scenario['name']} ({scenario['strategy']}), trace {scenario['trace']}"
     )
@@ -103,7 +103,7 @@ def write_curve_plot(
         axis.set_xlim(0, high + 1)
         axis.set_ylim(bottom=0)
         axis.grid(alpha=0.3)
-        axis.legend(loc="upper left", fontsize="small")
-    figure.tight_layout()
+        # under the panel, not in it: the curve starts at its top left corner
+        axis.legend(loc="upper center", bbox_to_anchor=(0.5, -0.13), ncols=2, fontsize="small")
     figure.savefig(path, dpi=90)
     plt.close(figure)

@@ -463,6 +463,8 @@ def _report(
             "sampleSeconds": options.sample_seconds,
             "recommenderHalfLifeSeconds": half_life,
             "nodes": scenario.node_range or scenario.nodes,
+            # for the plot: it shades the windows in which scale-down was allowed
+            "maintenanceTimeWindow": scenario.hvpa.get("spec", {}).get("maintenanceTimeWindow"),
         },
         "summary": summarize(observer, changes),
         "hvpaStatus": {
