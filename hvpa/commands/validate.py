@@ -18,7 +18,8 @@ from __future__ import annotations
 
 import argparse
 import sys
-from collections.abc import Iterator
+import time
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Final, TextIO
@@ -30,6 +31,10 @@ _LIST_KINDS: Final = ("List", "HvpaList")
 OUTPUTS: Final = ("text", "json", "yaml")
 # Progress is drawn on a terminal's stderr once this many documents were checked.
 PROGRESS_EVERY: Final = 100
+# Without a terminal (a CI log) a line every this many documents, once the check has taken
+# LOG_QUIET_SECONDS: a quick check prints nothing, a long one shows it still moves.
+LOG_EVERY: Final = 1000
+LOG_QUIET_SECONDS: Final = 2.0
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
@@ -101,18 +106,31 @@ class Result:
 
 @dataclass
 class _Progress:
-    """A count on stderr, only when a person is watching it (stderr is a terminal)."""
+    """A count on stderr: redrawn on a terminal, a line now and then in a log."""
 
     stream: TextIO
+    wall: Callable[[], float] = time.monotonic
     checked: int = 0
     shown: bool = False
+    started: float = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.started = self.wall()
 
     def step(self) -> None:
         self.checked += 1
-        if self.checked % PROGRESS_EVERY == 0 and self.stream.isatty():
-            self.stream.write(f"\rchecked {self.checked} documents")
-            self.stream.flush()
-            self.shown = True
+        if self.stream.isatty():
+            if self.checked % PROGRESS_EVERY == 0:
+                self.stream.write(f"\rchecked {self.checked} documents")
+                self.stream.flush()
+                self.shown = True
+        elif self.checked % LOG_EVERY == 0:
+            spent = self.wall() - self.started
+            if spent >= LOG_QUIET_SECONDS:
+                self.stream.write(
+                    f"hvpa validate: checked {self.checked} documents in {spent:.1f} s\n"
+                )
+                self.stream.flush()
 
     def done(self) -> None:
         if self.shown:

@@ -376,3 +376,22 @@ def test_progress_only_on_a_terminal(
     assert run(["-f", path], capsys)[0] == 0
     shown = stderr.getvalue()
     assert shown == (f"\rchecked {PROGRESS_EVERY} documents\n" if terminal else "")
+
+
+def test_progress_lines_in_a_log_once_the_check_is_slow() -> None:
+    """Without a terminal: nothing for the first LOG_QUIET_SECONDS, then a line every
+    LOG_EVERY documents with the wall time spent."""
+    from hvpa.commands.validate import LOG_EVERY, _Progress
+
+    clock = [0.0]
+    log = io.StringIO()
+    progress = _Progress(log, wall=lambda: clock[0])
+    for document in range(1, 3 * LOG_EVERY + 1):
+        clock[0] = document / 1000  # a millisecond a document: 1 s per LOG_EVERY
+        progress.step()
+    progress.done()
+    # at 1000 documents 1.0 s has passed (quiet); at 2000 and 3000, 2.0 and 3.0 s
+    assert log.getvalue() == (
+        f"hvpa validate: checked {2 * LOG_EVERY} documents in 2.0 s\n"
+        f"hvpa validate: checked {3 * LOG_EVERY} documents in 3.0 s\n"
+    )
