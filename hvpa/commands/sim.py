@@ -74,7 +74,8 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--duration",
         metavar="DURATION",
-        help=f"simulated time (Go duration: 90m, 6h); default {DEFAULT_DURATION}, or a CSV trace's length",
+        help=f"simulated time (Go duration: 90m, 6h), at most {MAX_DURATION_SECONDS // 3600}h; "
+        f"default {DEFAULT_DURATION}, or a CSV trace's length",
     )
     parser.add_argument(
         "--strategy",
@@ -108,7 +109,10 @@ def configure(parser: argparse.ArgumentParser) -> None:
         help="where report.json and the plot go (default ./sim-output)",
     )
     parser.add_argument(
-        "--nodes", type=int, metavar="N", help="node count (default: the scenario's)"
+        "--nodes",
+        type=int,
+        metavar="N",
+        help=f"node count, 1 to {MAX_NODES} (default: the scenario's)",
     )
     parser.add_argument(
         "--vpa-half-life",
