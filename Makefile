@@ -18,11 +18,17 @@ $(STAMP): pyproject.toml
 
 install: $(STAMP)
 
+# Tests run on every core (pytest-xdist; `auto` is the core count). `--dist loadgroup` keeps
+# the tests that share one costly run (their xdist_group mark) on one worker, so it is paid
+# once. ARGS adds to the command: ARGS=tests/engine, ARGS='-n 0' (serial, e.g. for pdb).
+TEST_WORKERS ?= auto
+PYTEST := $(BIN)/python -m pytest -n $(TEST_WORKERS) --dist loadgroup
+
 test: install
-	$(BIN)/python -m pytest $(ARGS)
+	$(PYTEST) $(ARGS)
 
 test-fast: install
-	$(BIN)/python -m pytest -m 'not slow' $(ARGS)
+	$(PYTEST) -m 'not slow' $(ARGS)
 
 lint: install
 	$(BIN)/ruff check hvpa tests bench

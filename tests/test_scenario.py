@@ -53,7 +53,8 @@ def test_nodes_only_for_a_cluster_proportional_hvpa() -> None:
 
 
 def test_the_vpa_is_the_one_the_hvpa_owns() -> None:
-    """`vpa` without an owner is hvpa's child; one owned by something else is not read."""
+    """`vpa` without an owner is hvpa's child; one owned by something else is not read, and
+    the condition says whose it is rather than that there is none."""
     raw = example(VERTICAL)
     assert parse_scenario(raw).snapshot.vpa is not None
     raw["vpa"]["metadata"]["ownerReferences"] = [
@@ -63,7 +64,8 @@ def test_the_vpa_is_the_one_the_hvpa_owns() -> None:
     assert loaded.snapshot.vpa is None
     decision = decide(loaded.hvpa, loaded.snapshot, loaded.now, loaded.settings)
     active = next(c for c in decision.conditions if c.type == "VerticalScalingActive")
-    assert (active.status, active.reason) == ("False", "NoVerticalPodAutoscaler")
+    assert (active.status, active.reason) == ("False", "VerticalPodAutoscalerNotOwned")
+    assert "Deployment x" in active.message or "Deployment/x" in active.message, active.message
 
 
 def test_the_owned_vpa_must_be_selected_by_vpa_selector() -> None:
