@@ -18,11 +18,13 @@ $(STAMP): pyproject.toml
 
 install: $(STAMP)
 
-# Tests run on every core (pytest-xdist; `auto` is the core count). `--dist loadgroup` keeps
-# the tests that share one costly run (their xdist_group mark) on one worker, so it is paid
-# once. ARGS adds to the command: ARGS=tests/engine, ARGS='-n 0' (serial, e.g. for pdb).
+# Tests run on every core (pytest-xdist; `auto` is the core count). `--dist loadfile` keeps
+# each test file on one worker, so a costly run that a file's tests share (a functools.cache,
+# a module fixture) is paid once. Not `loadgroup`: with pytest 9.2 it silently ignores the
+# xdist_group marks (pytest-xdist issue 1386). ARGS adds to the command: ARGS=tests/engine,
+# ARGS='-n 0' (serial, e.g. for pdb); TEST_WORKERS=4 sets the worker count.
 TEST_WORKERS ?= auto
-PYTEST := $(BIN)/python -m pytest -n $(TEST_WORKERS) --dist loadgroup
+PYTEST := $(BIN)/python -m pytest -n $(TEST_WORKERS) --dist loadfile
 
 test: install
 	$(PYTEST) $(ARGS)

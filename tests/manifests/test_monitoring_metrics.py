@@ -30,10 +30,6 @@ from prometheus_client import REGISTRY, generate_latest
 from prometheus_client.parser import text_string_to_metric_families
 from recorded_run import record_run
 
-# recorded_run.py's run is paid once per process: under xdist both modules that read it go to
-# one worker (`--dist loadgroup`, as `make test` runs), not once on each.
-pytestmark = pytest.mark.xdist_group("recorded_run")
-
 # Written by Prometheus for each target, not by the controller.
 PROMETHEUS_SERIES: Final = {"up"}
 # What Prometheus (through the ServiceMonitor) adds to every series it scrapes.

@@ -23,10 +23,6 @@ from manifest_kit import ROOT, Grant, Request, allowed, find, grants_for, instal
 from prometheus_client.parser import text_string_to_metric_families
 from recorded_run import CONTROLLER_NAMESPACE, WORKLOAD_NAMESPACE, RecordedRun, record_run
 
-# recorded_run.py's run is paid once per process: under xdist both modules that read it go to
-# one worker (`--dist loadgroup`, as `make test` runs), not once on each.
-pytestmark = pytest.mark.xdist_group("recorded_run")
-
 # Granted, though the run cannot reach it. Keep this short: each entry says why it is needed.
 UNUSED_GRANTS: Final = {
     # Resizing a ReplicaSet target: the cluster model runs no pods for a bare ReplicaSet,

@@ -29,16 +29,11 @@ UTILIZATION_MARGIN = 0.01
 UNDER_PROVISIONED_MARGIN_MINUTES = 5 / 60
 MEMORY_UTILIZATION_LEAD = 0.05
 # A pair of six-hour runs (Capacity and Weighted) takes about 15 s alone (docs/simulator.md:
-# about 90 s for the six pairs); the first test of a trace pays for it. 300 s was measured too
-# short on a 2-core machine at load 15 to 20 (the run got 28% of a core); 600 s is forty times
-# the quiet time.
+# about 90 s for the six pairs); the first test of a trace pays for it, and under xdist
+# (`make test`, --dist loadfile) every test of this file runs on one worker, so once. 300 s
+# was measured too short on a 2-core machine at load 15 to 20 (the run got 28% of a core);
+# 600 s is forty times the quiet time.
 PAIR_TIMEOUT_SECONDS = 600
-
-
-def traces(*names: str) -> list[Any]:
-    """Parameters, one a trace, each in the xdist group of its trace: under `--dist loadgroup`
-    (`make test`) every test of a trace runs on the worker that paid for its pair of runs."""
-    return [pytest.param(name, marks=pytest.mark.xdist_group(f"capacity-{name}")) for name in names]
 
 
 @functools.cache
@@ -80,7 +75,7 @@ def perfect_count_utilization(strategy: str, trace: str) -> float:
     return demand / allocated
 
 
-ALL_TRACES = traces("steady", "step", "spike", "ramp", "diurnal", "noisy")
+ALL_TRACES = ["steady", "step", "spike", "ramp", "diurnal", "noisy"]
 
 
 @pytest.mark.slow
@@ -100,7 +95,7 @@ def test_memory_is_better_and_under_provisioning_no_worse(trace: str) -> None:
 
 @pytest.mark.slow
 @pytest.mark.timeout(PAIR_TIMEOUT_SECONDS)
-@pytest.mark.parametrize("trace", traces("steady", "step", "spike", "ramp", "diurnal"))
+@pytest.mark.parametrize("trace", ["steady", "step", "spike", "ramp", "diurnal"])
 def test_cpu_utilization_is_no_worse(trace: str) -> None:
     """Not on noisy: there a perfect count of Capacity's 862m pods reaches 62%, of
     Weighted's 250m pods 67.5%, and Capacity is 1.4 points behind (the test below
