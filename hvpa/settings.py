@@ -550,7 +550,8 @@ def _add_webhook_flags(parser: argparse.ArgumentParser, webhook: WebhookSettings
     parser.add_argument(
         "--webhook-url",
         metavar="URL",
-        help="register the webhook at this https URL instead of the Service (outside a cluster)",
+        help="register the webhook at this https URL instead of the Service (outside a cluster; "
+        "default: the Service)",
     )
 
 

@@ -295,9 +295,16 @@ def in_place(mode: str = IN_PLACE_OR_ROLLOUT, **changes: Any) -> dict[str, Any]:
     return hvpa
 
 
+# What hvpa writes for the VPA's 2G and 1150M: memory rounded up to a whole MiB
+# (docs/gardener-compatibility.md point 20): 2e9 / 2^20 = 1907.35 -> 1908Mi, and the limit
+# (twice the request) scaled from the same amount: 4e9 / 2^20 = 3814.7 -> 3815Mi.
+WRITTEN_2G = 1908 * 2**20
+WRITTEN_1150M = 1097 * 2**20  # 1150e6 / 2^20 = 1096.7
+
+
 def test_the_decided_size_goes_to_the_status_and_the_pods_not_the_template() -> None:
     decision = run(scenario(in_place()))
-    assert requests_of(decision) == (1000, 2 * 10**9)
+    assert requests_of(decision) == (1000, WRITTEN_2G)
     assert decision.containers[0].changed
     plan = decision.in_place
     assert plan is not None and plan.mode == IN_PLACE_OR_ROLLOUT
@@ -305,7 +312,7 @@ def test_the_decided_size_goes_to_the_status_and_the_pods_not_the_template() -> 
     sized = decision.status.pod_resources
     assert sized is not None
     assert [(c.name, c.requests, c.limits) for c in sized.containers] == [
-        ("app", {"cpu": "1", "memory": "2G"}, {"cpu": "2", "memory": "4G"})
+        ("app", {"cpu": "1", "memory": "1908Mi"}, {"cpu": "2", "memory": "3815Mi"})
     ]
     assert (sized.pods, sized.at_size, sized.waiting) == (2, 0, 2)
     assert condition(decision, "ResizingInPlace") == ("True", "Resizing")
@@ -328,7 +335,7 @@ def test_the_next_decision_starts_from_the_in_place_size() -> None:
     again = run(scenario(hvpa))
     # The VPA still asks for 1 CPU and 2G, which the pods already have: nothing changes.
     assert not again.containers[0].changed
-    assert requests_of(again) == (1000, 2 * 10**9)
+    assert requests_of(again) == (1000, WRITTEN_2G)
 
 
 def test_a_rollout_in_progress_does_not_hold_an_in_place_resize() -> None:
@@ -359,7 +366,7 @@ def test_back_to_rollout_drops_the_in_place_size_and_its_condition() -> None:
     assert condition(back, "ResizingInPlace") is None
     # Decided from the pods' size (status.podResources), which the controller writes into the
     # template (the template still says 500m).
-    assert requests_of(back) == (1000, 2 * 10**9)
+    assert requests_of(back) == (1000, WRITTEN_2G)
 
 
 def test_in_place_holds_what_cannot_be_done_and_says_so() -> None:
@@ -433,7 +440,7 @@ def test_a_resource_a_resize_restarts_for_keeps_the_rollout_min_change() -> None
     the 200m default; memory, which restarts nothing, has the tenth (100M of 1G)."""
     raw = restarting(scenario(in_place(), vpa_target={"cpu": "620m", "memory": "1150M"}), "cpu")
     decision = run(raw)
-    assert requests_of(decision) == (500, 1150 * 10**6)
+    assert requests_of(decision) == (500, WRITTEN_1150M)
     assert ("vertical", "up", "MinChange") in blocked_of(decision)
 
 

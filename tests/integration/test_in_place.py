@@ -35,8 +35,10 @@ from hvpa.sim.apiserver import ApiServer
 
 pytestmark = VIRTUAL_TIME
 
-# 512Mi as the engine writes it: rounded up to whole thousands of bytes, as Gardener rounds.
-MEMORY_512MI = 536_871_000
+# 512Mi as the engine writes it: exactly 512Mi (memory is written in whole MiB; Gardener's
+# rounding up to whole thousands of bytes would make it 536871000, docs/gardener-compatibility.md
+# point 20).
+MEMORY_512MI = 512 * 2**20
 
 
 @pytest.fixture
@@ -106,7 +108,7 @@ async def test_a_resize_reaches_the_pods_without_replacing_one(
         {
             "name": "app",
             "requests": {"cpu": "800m", "memory": "256Mi"},
-            "limits": {"cpu": "1600m", "memory": "512Mi"},
+            "limits": {"cpu": "1.6", "memory": "512Mi"},
         }
     ]
     status = condition(apiserver, "ResizingInPlace")
@@ -115,7 +117,7 @@ async def test_a_resize_reaches_the_pods_without_replacing_one(
     resizes = writes(apiserver, resource="pods", subresource="resize")
     assert len(resizes) == 3
     assert [e["message"] for e in events(apiserver, "SuccessfulResize")] == [
-        "container app: requests cpu 800m, memory 256Mi, limits cpu 1600m, memory 512Mi "
+        "container app: requests cpu 800m, memory 256Mi, limits cpu 1.6, memory 512Mi "
         "(in place, 3 pods)"
     ]
 
