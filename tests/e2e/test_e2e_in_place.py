@@ -44,9 +44,10 @@ from e2e_processes import wait_until
 
 pytestmark = pytest.mark.e2e
 
-# The decided size: the recommendation, memory rounded up to whole thousands of bytes as
-# Gardener's controller rounds it (256Mi = 268435456 bytes -> 268436k).
-SIZED = {"cpu": "300m", "memory": "268436k"}
+# The decided size: the recommendation, memory written in whole MiB (256Mi stays 256Mi;
+# Gardener's rounding to whole thousands of bytes would make it 268436k,
+# docs/gardener-compatibility.md point 20).
+SIZED = {"cpu": "300m", "memory": "256Mi"}
 
 
 def _pods(cluster: Cluster, namespace: str) -> list[dict[str, Any]]:

@@ -57,9 +57,9 @@ def test_vpa_recommendation_resizes_the_pods(cluster: Cluster, namespace: str) -
         timeout_seconds=60,
         what="the pod template resized",
     )
-    # Memory is rounded up to a multiple of 1000 bytes, as Gardener's controller rounds it:
-    # 256Mi = 268435456 bytes -> 268436k.
-    assert _requests(cluster, namespace) == {"cpu": "300m", "memory": "268436k"}
+    # Memory is written in whole MiB: 256Mi stays 256Mi (Gardener's rounding up to a multiple
+    # of 1000 bytes would write 268436k; docs/gardener-compatibility.md point 20).
+    assert _requests(cluster, namespace) == {"cpu": "300m", "memory": "256Mi"}
     (resize,) = events(api, namespace, reason="SuccessfulResize")
     assert f"container {CONTAINER}" in resize["message"]
 
