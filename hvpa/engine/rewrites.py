@@ -60,6 +60,7 @@ from hvpa.engine.decision import format_amount
 from hvpa.engine.settings import Settings
 from hvpa.engine.strategies.plan import Axis, Hold
 from hvpa.engine.vertical import ContainerResources
+from hvpa.quantity import QuantityError, parse_milli
 from hvpa.records import (
     CPU,
     MEMORY,
@@ -150,6 +151,20 @@ def _container_fields(target: TargetRecord) -> set[str]:
     }
 
 
+def _same_amount(found: str | None, recorded: str | None) -> bool:
+    """Whether a field's value and the one a status records are the same amount.
+
+    Compared as quantities, not as text: a status written by an earlier hvpa
+    may spell the same amount another way (`672138k` for `656.385Ki`), and
+    that must not read as somebody else's rewrite after an upgrade."""
+    if found is None or recorded is None:
+        return found == recorded
+    try:
+        return parse_milli(found) == parse_milli(recorded)
+    except QuantityError:
+        return found == recorded
+
+
 def _other_owner(owners: Iterable[FieldOwner], field: str, ours: str) -> FieldOwner | None:
     """The latest other manager that owns `field`, or None."""
     others = [o for o in owners if o.field == field and o.manager != ours]
@@ -167,13 +182,13 @@ def _find_rewrite(
         if field.field not in existing:
             continue  # the container is gone: the template changed shape, not a rewrite
         found = values.get(field.field)
-        if found == field.value:
+        if _same_amount(found, field.value):
             continue
         owner = _other_owner(target.field_owners, field.field, settings.field_manager)
         if owner is not None:
             when = owner.time if owner.time is not None and written_at <= owner.time <= now else now
             return field, owner.manager, when, found
-        if found == field.earlier:
+        if _same_amount(found, field.earlier):
             return field, "", now, found
     return None
 
@@ -181,7 +196,7 @@ def _find_rewrite(
 def _superseded(write: AxisWrite, target: TargetRecord) -> bool:
     """Some field of the write no longer holds hvpa's value (rewritten or not)."""
     values = _current_values(target)
-    return any(values.get(field.field) != field.value for field in write.fields)
+    return any(not _same_amount(values.get(field.field), field.value) for field in write.fields)
 
 
 def _resume_time(hvpa: Hvpa, now: float) -> tuple[float | None, str]:

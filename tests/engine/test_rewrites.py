@@ -274,3 +274,18 @@ def test_writes_are_recorded_per_axis_with_the_values_they_replace() -> None:
     again = record_writes(writes, NOW + 60, current=4, replicas=4, before=before, after=())
     assert again == writes
     assert replace(writes[0], time=writes[0].time) == writes[0]
+
+
+def test_an_earlier_spelling_of_the_same_amount_is_no_rewrite() -> None:
+    """A status written by an earlier hvpa spells amounts its own way (`0.1` for 100m CPU):
+    the same amount must not read as another manager's rewrite after an upgrade, though
+    another manager co-owns the field."""
+    write = {
+        "axis": "vertical",
+        "time": at(NOW - 600),
+        "fields": [{"field": CPU_REQUEST, "value": "0.1", "earlier": "200m"}],
+    }
+    co_owner = FieldOwner(CPU_REQUEST, "argocd-controller", "Apply", NOW - 300)
+    found = assess(hvpa({"writes": [write]}), target(3, (co_owner,), cpu=100), NOW, SETTINGS)
+    assert found.rewrites == ()
+    assert len(found.writes) == 1, "the write stands: nothing superseded it"
