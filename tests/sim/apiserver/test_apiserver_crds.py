@@ -11,6 +11,7 @@ a float `size: 2.0` where CEL (cel-go) fails to evaluate `self.size <= 5`; cel-p
 
 from __future__ import annotations
 
+import os
 from typing import Any
 
 import pytest
@@ -27,7 +28,10 @@ NOT_CHECKED = (
     "Invalid value: null: some validation rules were not checked because the object was "
     "invalid; correct the existing errors to complete validation",
 )
-needs_cel = pytest.mark.skipif(not cel_available(), reason="cel-python is not installed")
+needs_cel = pytest.mark.skipif(
+    not cel_available() and os.environ.get("CI") != "true",
+    reason="cel-python is not installed (a dev dependency: in CI its absence fails)",
+)
 
 
 def causes(body: dict[str, Any]) -> set[tuple[str, str, str]]:
