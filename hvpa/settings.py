@@ -87,6 +87,9 @@ class ControllerSettings:
     # read error (a condition on the Hvpa), never an unbounded read.
     metrics_timeout_seconds: float = 10.0
     metrics_max_response_bytes: int = DEFAULT_METRICS_MAX_RESPONSE_BYTES
+    # PodMetrics read once per namespace (or selector) per sync period and shared between
+    # the Hvpas that need them (controller/shared_pod_metrics.py); False: one read per query.
+    share_pod_metrics: bool = True
     # On shutdown, in-flight reconciles get this long to finish before they are cancelled.
     shutdown_grace_seconds: float = 30.0
     # After a write, a reconcile that still sees the superseded object in the cache

@@ -25,6 +25,7 @@ from typing import Final, Generic, Protocol, TypeVar
 from hvpa.controller.resources import HpaRecord, HvpaRecord, VpaObject
 from hvpa.kube.resources import TARGETS
 from hvpa.kube.store import (
+    BY_NAMESPACE,
     BY_SELECTOR,
     IndexFunc,
     Store,
@@ -64,6 +65,10 @@ BY_OWNER: Final = "owner"
 TARGET_KINDS: Final = tuple(TARGETS)
 
 
+def _hvpa_namespace(record: HvpaRecord) -> tuple[str]:
+    return (record.namespace,)
+
+
 def _hvpa_target(record: HvpaRecord) -> tuple[tuple[str, str, str], ...]:
     target = record.target
     return () if target is None else (target,)
@@ -80,6 +85,7 @@ def _hvpa_proportional(record: HvpaRecord) -> tuple[bool, ...]:
 
 def hvpa_indexers() -> Mapping[str, IndexFunc[HvpaRecord]]:
     return {
+        BY_NAMESPACE: _hvpa_namespace,
         BY_TARGET: _hvpa_target,
         BY_CONFIG_MAP: _hvpa_config_map,
         BY_CLUSTER_PROPORTIONAL: _hvpa_proportional,
@@ -180,6 +186,10 @@ class Partitioned(Generic[R]):
         for store in self._stores.values():
             values.update(store.index_values(index))
         return values
+
+    def count(self, index: str, value: Hashable) -> int:
+        """How many keys are filed under `value`, across every store."""
+        return sum(len(store.index_keys(index, value)) for store in self._stores.values())
 
     def index_keys(self, index: str, value: Hashable) -> list[str]:
         """Sorted keys filed under `value`, across every store (a copy)."""
@@ -320,3 +330,7 @@ class Cache:
 
     def hvpa_keys(self) -> list[str]:
         return sorted(self.hvpas)
+
+    def hvpa_count_in(self, namespace: str) -> int:
+        """How many Hvpas `namespace` holds (valid or not)."""
+        return self.hvpas.count(BY_NAMESPACE, namespace)

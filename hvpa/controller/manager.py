@@ -217,6 +217,10 @@ class Manager:
                 client=client,
                 timeout_seconds=settings.metrics_timeout_seconds,
                 max_response_bytes=settings.metrics_max_response_bytes,
+                share_pod_metrics_seconds=(
+                    settings.sync_period_seconds if settings.share_pod_metrics else 0.0
+                ),
+                hvpas_in=self.cache.hvpa_count_in,
             ),
             applier=self.applier,
             observations=self.observations,

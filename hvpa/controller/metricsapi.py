@@ -35,6 +35,7 @@ from urllib.parse import quote
 
 import msgspec
 
+from hvpa.controller.shared_pod_metrics import Fetched, SharedPodMetrics, Unshareable
 from hvpa.engine.metrics import (
     ExternalMetricQuery,
     ExternalMetricValue,
@@ -50,7 +51,8 @@ from hvpa.engine.metrics import (
     ResourceMetricsQuery,
 )
 from hvpa.kube.client import KubeClient, Params
-from hvpa.kube.errors import KubeError
+from hvpa.kube.errors import KubeError, ResponseTooLarge
+from hvpa.labels import LabelSelector
 from hvpa.logs import fields
 from hvpa.records import (
     DECODING_ERRORS,
@@ -262,11 +264,25 @@ class MetricsReader:
         client: KubeClient,
         timeout_seconds: float,
         max_response_bytes: int = DEFAULT_METRICS_MAX_RESPONSE_BYTES,
+        share_pod_metrics_seconds: float = 0.0,
+        hvpas_in: Callable[[str], int] = lambda namespace: 1,
     ) -> None:
-        """An answer longer than `max_response_bytes` is a failed reading, not read further."""
+        """An answer longer than `max_response_bytes` is a failed reading, not read further.
+
+        `share_pod_metrics_seconds` above 0: PodMetrics answers are kept that long and
+        shared between queries, one namespace-wide read where the namespace holds several
+        Hvpas (`hvpas_in`), as `hvpa.controller.shared_pod_metrics` describes; 0 reads
+        every query afresh (`hvpa explain` decides once)."""
         self._client = client
         self._timeout = timeout_seconds
         self._max_response_bytes = max_response_bytes
+        self.shared: SharedPodMetrics | None = None
+        if share_pod_metrics_seconds > 0:
+            self.shared = SharedPodMetrics(
+                fetch=self._fetch_pod_metrics,
+                max_age_seconds=share_pod_metrics_seconds,
+                hvpas_in=hvpas_in,
+            )
 
     async def read(self, queries: Iterable[MetricQuery]) -> dict[MetricQuery, MetricReading]:
         """Every query's reading, read concurrently; failures are MetricReadErrors."""
@@ -277,19 +293,51 @@ class MetricsReader:
     async def _read_one(self, query: MetricQuery) -> MetricReading:
         try:
             async with asyncio.timeout(self._timeout):
+                if isinstance(query, ResourceMetricsQuery) and self.shared is not None:
+                    return await self.shared.read(query.namespace, query.selector)
                 return await self._fetch(query)
-        except RefusedQuery as error:
+        except (RefusedQuery, TimeoutError, KubeError, *DECODING_ERRORS) as error:
+            return MetricReadError(self._failure(error, query))
+
+    def _failure(self, error: Exception, query: MetricQuery | None) -> str:
+        """What a failed read tells the engine (and, at debug level, the log)."""
+        if isinstance(error, RefusedQuery):
             message = f"not requested: {error}"
-        except TimeoutError:
+        elif isinstance(error, TimeoutError):
             message = f"no answer within {self._timeout:g}s"
-        except KubeError as error:
+        elif isinstance(error, KubeError):
             message = str(error)
-        except DECODING_ERRORS as error:
+        else:
             message = f"cannot read the answer: {error}"
         # Every reconcile of an Hvpa whose adapter is missing fails the same way: the
         # condition and /debug/state say so; the log says it only at debug level.
-        _logger.debug("metric read failed", extra=fields(query=type(query).__name__, error=message))
-        return MetricReadError(message)
+        what = type(query).__name__ if query is not None else ResourceMetricsQuery.__name__
+        _logger.debug("metric read failed", extra=fields(query=what, error=message))
+        return message
+
+    async def _fetch_pod_metrics(
+        self, namespace: str, selector: LabelSelector | None
+    ) -> Fetched | Unshareable:
+        """One namespace's PodMetrics, all (selector None) or by selector, for SharedPodMetrics:
+        a failure is its message, as a read of one query would have reported it."""
+        params: dict[str, str] = {} if selector is None else {"labelSelector": str(selector)}
+        try:
+            async with asyncio.timeout(self._timeout):
+                path = _api_path(RESOURCE_METRICS, namespace, "pods")
+                body = await self._get(path, params)
+            return Fetched(
+                _checked_list(body, _decode_pod_metrics, "PodMetricsList", RESOURCE_METRICS)
+            )
+        except ResponseTooLarge as error:
+            if selector is None:
+                return Unshareable.TOO_LARGE
+            return Fetched(failure=self._failure(error, None))
+        except msgspec.ValidationError as error:
+            if selector is None:
+                return Unshareable.MISFIT
+            return Fetched(failure=self._failure(error, None))
+        except (RefusedQuery, TimeoutError, KubeError, *DECODING_ERRORS) as error:
+            return Fetched(failure=self._failure(error, None))
 
     async def _get(self, path: str, params: Params) -> bytes:
         return await self._client.request(

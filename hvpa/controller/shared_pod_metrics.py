@@ -1,0 +1,218 @@
+"""PodMetrics read once per namespace per period and shared by the Hvpas that need them.
+
+The HPA controller reads metrics.k8s.io once per HPA per sync, by the HPA's
+label selector; 10,000 Hvpas doing the same would make some 670 requests a
+second to metrics-server. A namespace's PodMetrics answer every selector in
+it, so when a namespace holds several Hvpas this module reads the whole
+namespace once, keeps the answer for at most `max_age_seconds` (the sync
+period: an answer older than that is never used), and gives each query the
+items its selector selects. Requests to metrics-server fall to at most one
+per namespace per period.
+
+The decision must not change, so the selection has to be the one the server
+would have made, and a failure must reach exactly the queries it reached
+before:
+
+- metrics-server (since v0.5) copies each pod's labels onto its PodMetrics
+  and matches a `labelSelector` on them; the same selector matched here on
+  the same labels selects the same items, in the server's order. An answer
+  none of whose items carries labels (an adapter that leaves them out)
+  cannot be filtered, so the namespace is read by selector instead.
+- An item whose usage cannot be read fails only the queries that select it,
+  with the message a read by selector would have given (the first such item
+  in the answer's order).
+- An answer that is not a PodMetricsList, or a request that fails, fails
+  every query waiting for it with the message each read would have got; a
+  failure is not kept, so the next query asks again, as it would have.
+- An item that does not fit the PodMetrics shape at all cannot be
+  attributed to a selector, and an answer longer than the reader's byte
+  bound is not read further (the bound holds as it did): either way the
+  namespace is read by selector until the period is over.
+
+A namespace with a single Hvpa gains nothing from a namespace-wide read and
+could pay for thousands of other pods, so it is read by selector; such an
+answer is kept for the period too (keyed by the selector), so the Hvpa's
+event-driven reconciles between two resyncs do not read it again.
+
+Concurrent reconciles that need one answer share one request in flight. The
+clock is the running loop's: virtual time in the simulator and the tests.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import enum
+from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass
+from typing import Final
+
+from hvpa.engine.metrics import MetricReadError, PodMetricsList
+from hvpa.labels import LabelSelector
+from hvpa.records import DECODING_ERRORS, PodMetricsRecord, PodMetricsWire, pod_metrics_from_wire
+
+__all__ = ["Fetch", "Fetched", "SharedPodMetrics", "Unshareable"]
+
+# What a query gets: the items it selects, or the failure a read by selector would have met.
+PodMetricsReading = PodMetricsList | MetricReadError
+
+
+class Unshareable(enum.Enum):
+    """Why a namespace-wide answer cannot serve the queries: each is read by its selector."""
+
+    TOO_LARGE = "the namespace's answer is longer than the bound"
+    UNLABELLED = "the answer's items carry no labels to select on"
+    MISFIT = "an item does not fit the PodMetrics shape"
+
+
+@dataclass(frozen=True, slots=True)
+class Fetched:
+    """One answer, decoded: its items, or the message of its failure as a whole."""
+
+    items: Sequence[PodMetricsWire] = ()
+    failure: str = ""
+
+
+# Reads one namespace's PodMetrics, all of them (selector None) or by a selector. Never
+# raises but for cancellation: a failed request is a Fetched with its failure's message,
+# and only a namespace-wide read answers Unshareable.
+Fetch = Callable[[str, LabelSelector | None], Awaitable[Fetched | Unshareable]]
+
+# An answer kept: the namespace's (selector "") or one selector's.
+_Key = tuple[str, str]
+
+
+@dataclass(frozen=True, slots=True)
+class _Item:
+    labels: dict[str, str]
+    record: PodMetricsRecord | None
+    problem: str  # why the usage cannot be read, when `record` is None
+
+
+@dataclass(frozen=True, slots=True)
+class _Answer:
+    """Items, or why they cannot serve the queries; `read_at`: when the request went out
+    (the data is at least that fresh)."""
+
+    read_at: float
+    items: tuple[_Item, ...] = ()
+    unshareable: Unshareable | None = None
+
+
+def _item(wire: PodMetricsWire) -> _Item:
+    labels = wire.metadata.labels or {}
+    try:
+        return _Item(labels, pod_metrics_from_wire(wire), "")
+    except DECODING_ERRORS as error:
+        return _Item(labels, None, f"cannot read the answer: {error}")
+
+
+def _answer(read_at: float, fetched: Fetched | Unshareable, *, filtered: bool) -> _Answer | str:
+    """What to keep of a response (`filtered`: it will be selected from); a failure's
+    message is returned, not kept."""
+    if isinstance(fetched, Unshareable):
+        return _Answer(read_at, unshareable=fetched)
+    if fetched.failure:
+        return fetched.failure
+    items = tuple(_item(wire) for wire in fetched.items)
+    if filtered and items and not any(item.labels for item in items):
+        return _Answer(read_at, unshareable=Unshareable.UNLABELLED)
+    return _Answer(read_at, items)
+
+
+def _select(items: Sequence[_Item], selector: LabelSelector | None) -> PodMetricsReading:
+    """The items `selector` selects (None: all), in the answer's order; the first unreadable
+    one fails the reading."""
+    selected: list[PodMetricsRecord] = []
+    for item in items:
+        if selector is not None and not selector.matches(item.labels):
+            continue
+        if item.record is None:
+            return MetricReadError(item.problem)
+        selected.append(item.record)
+    return PodMetricsList(tuple(selected))
+
+
+# How many Hvpas a namespace needs before one read of all its pods is worth it.
+SHARE_FROM_HVPAS: Final = 2
+
+
+class SharedPodMetrics:
+    """The PodMetrics answers of the last period, and the requests in flight."""
+
+    def __init__(
+        self,
+        *,
+        fetch: Fetch,
+        max_age_seconds: float,
+        hvpas_in: Callable[[str], int],
+    ) -> None:
+        """`fetch` reads one namespace; `hvpas_in` says how many Hvpas a namespace holds.
+        `max_age_seconds`: how long an answer serves (at most the sync period)."""
+        self._fetch = fetch
+        self._max_age = max_age_seconds
+        self._hvpas_in = hvpas_in
+        self._answers: dict[_Key, _Answer] = {}
+        self._in_flight: dict[_Key, asyncio.Future[_Answer | str | None]] = {}
+        self._pruned_at = 0.0
+        self.requests = 0  # reads made, namespace-wide and by selector
+
+    def __len__(self) -> int:
+        """How many answers are kept (at most those of one period, however many Hvpas came
+        and went)."""
+        return len(self._answers)
+
+    async def read(self, namespace: str, selector: LabelSelector) -> PodMetricsReading:
+        """What a read of `selector` in `namespace` would answer, from an answer of this period."""
+        if self._hvpas_in(namespace) >= SHARE_FROM_HVPAS:
+            answer = await self._answer((namespace, ""), None)
+            if isinstance(answer, str):
+                return MetricReadError(answer)
+            if answer.unshareable is None:
+                return _select(answer.items, selector)
+        answer = await self._answer((namespace, str(selector)), selector)
+        if isinstance(answer, str):
+            return MetricReadError(answer)
+        return _select(answer.items, None)
+
+    async def _answer(self, key: _Key, selector: LabelSelector | None) -> _Answer | str:
+        """A kept answer of this period, or a new one (a failure's message is not kept)."""
+        loop = asyncio.get_running_loop()
+        while True:
+            kept = self._answers.get(key)
+            if kept is not None and loop.time() - kept.read_at < self._max_age:
+                return kept
+            pending = self._in_flight.get(key)
+            outcome = await (
+                asyncio.shield(pending) if pending is not None else self._request(key, selector)
+            )
+            if outcome is not None:
+                return outcome
+            # The reader was cancelled before its answer came: ask again.
+
+    def _prune(self, now: float) -> None:
+        """Drop the answers past their period, once a period: a selector whose Hvpa is gone
+        is never asked for again, and its answer must not stay."""
+        if now - self._pruned_at < self._max_age:
+            return
+        self._pruned_at = now
+        for key in [k for k, kept in self._answers.items() if now - kept.read_at >= self._max_age]:
+            del self._answers[key]
+
+    async def _request(self, key: _Key, selector: LabelSelector | None) -> _Answer | str | None:
+        """Make the read, with waiters sharing it; a waiter's cancellation does not reach it."""
+        loop = asyncio.get_running_loop()
+        future: asyncio.Future[_Answer | str | None] = loop.create_future()
+        self._in_flight[key] = future
+        outcome: _Answer | str | None = None
+        try:
+            read_at = loop.time()
+            self.requests += 1
+            fetched = await self._fetch(key[0], selector)
+            outcome = _answer(read_at, fetched, filtered=selector is None)
+            if isinstance(outcome, _Answer):
+                self._prune(read_at)
+                self._answers[key] = outcome
+            return outcome
+        finally:
+            del self._in_flight[key]
+            future.set_result(outcome)

@@ -1,0 +1,310 @@
+"""PodMetrics shared between the Hvpas of a namespace (hvpa.controller.shared_pod_metrics),
+through MetricsReader against the in-repo API server and a stand-in that answers what a test
+sets: one request per namespace per period where each query made one before, the same
+readings (items, order, failures and their messages) as a read by selector, never an answer
+older than its period, and a fall back to reads by selector wherever an answer cannot be
+filtered (no labels, a misfit item, past the byte bound)."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator
+from pathlib import Path
+from typing import Any, Final
+
+import orjson
+import pytest
+from aiohttp import web
+from aiohttp.test_utils import TestServer
+from prometheus_client import CollectorRegistry
+
+from hvpa.controller.metricsapi import MetricsReader
+from hvpa.engine.metrics import (
+    MetricQuery,
+    MetricReadError,
+    MetricReading,
+    PodMetricsList,
+    ResourceMetricsQuery,
+)
+from hvpa.kube.client import KubeClient, client_from_kubeconfig
+from hvpa.kube.metrics import KubeMetrics
+from hvpa.labels import LabelSelector
+from hvpa.sim.apiserver import ApiServer
+from hvpa.sim.apiserver.kubeconfig import write_kubeconfig
+
+PERIOD: Final = 15.0  # the default sync period, which the Manager passes as the answers' age
+APPS: Final = ("web", "api", "db")
+
+
+def _selector(app: str) -> LabelSelector:
+    return LabelSelector.from_dict({"matchLabels": {"app": app}})
+
+
+def _queries(namespace: str = "default") -> list[MetricQuery]:
+    return [ResourceMetricsQuery(namespace, _selector(app)) for app in APPS]
+
+
+def _fill(server: ApiServer, namespace: str = "default") -> None:
+    """Two pods per app, each with its own usage, so a wrong selection shows."""
+    if namespace != "default":
+        server.objects.create("namespaces", {"metadata": {"name": namespace}})
+    for index, app in enumerate(APPS):
+        for replica in (1, 2):
+            name = f"{app}-{replica}"
+            server.objects.create(
+                "pods",
+                {
+                    "metadata": {"name": name, "labels": {"app": app, "replica": str(replica)}},
+                    "spec": {"containers": [{"name": "app", "image": "a"}]},
+                },
+                namespace=namespace,
+            )
+            usage = {"cpu": f"{100 * index + replica}m", "memory": f"{64 * replica}Mi"}
+            server.metrics.set_pod_metrics(namespace, name, {"app": usage})
+
+
+def _metric_requests(server: ApiServer) -> list[str]:
+    """Each metrics.k8s.io request: its path, and its label selector after a `?`."""
+    return [
+        r.raw_path + (f"?{r.query['labelSelector']}" if "labelSelector" in r.query else "")
+        for r in server.requests
+        if "metrics.k8s.io" in r.raw_path
+    ]
+
+
+def _shared(kube: KubeClient, hvpas: int = len(APPS), **more: Any) -> MetricsReader:
+    return MetricsReader(
+        client=kube,
+        timeout_seconds=5,
+        share_pod_metrics_seconds=PERIOD,
+        hvpas_in=lambda namespace: hvpas,
+        **more,
+    )
+
+
+async def _one_by_one(reader: MetricsReader, queries: list[MetricQuery]) -> list[MetricReading]:
+    """Each query read on its own, as each Hvpa's reconcile reads."""
+    return [(await reader.read([query]))[query] for query in queries]
+
+
+@pytest.mark.looptime
+async def test_one_request_per_namespace_and_the_same_readings(
+    apiserver: ApiServer, kube: KubeClient
+) -> None:
+    _fill(apiserver)
+    _fill(apiserver, "other")
+    queries = _queries() + _queries("other")
+    unshared = await _one_by_one(MetricsReader(client=kube, timeout_seconds=5), queries)
+    assert len(_metric_requests(apiserver)) == 6  # one per query, each by its selector
+    apiserver.clear_requests()
+
+    shared = await _one_by_one(_shared(kube), queries)
+
+    assert shared == unshared
+    assert all(isinstance(r, PodMetricsList) and len(r.items) == 2 for r in shared)
+    assert _metric_requests(apiserver) == [
+        "/apis/metrics.k8s.io/v1beta1/namespaces/default/pods",
+        "/apis/metrics.k8s.io/v1beta1/namespaces/other/pods",
+    ]
+
+
+@pytest.mark.looptime
+async def test_an_answer_serves_for_one_period_only(apiserver: ApiServer, kube: KubeClient) -> None:
+    _fill(apiserver)
+    reader = _shared(kube)
+    (web, *_) = _queries()
+    first = (await reader.read([web]))[web]
+    apiserver.metrics.set_pod_metrics("default", "web-1", {"app": {"cpu": "900m", "memory": "1Gi"}})
+    await asyncio.sleep(PERIOD - 0.5)
+    assert (await reader.read([web]))[web] == first  # still this period's answer
+    await asyncio.sleep(0.5)
+    fresh = (await reader.read([web]))[web]
+    assert isinstance(fresh, PodMetricsList)
+    assert fresh.items[0].containers[0].usage.cpu == 900
+    assert len(_metric_requests(apiserver)) == 2
+
+
+@pytest.mark.looptime
+async def test_answers_of_past_periods_are_dropped(apiserver: ApiServer, kube: KubeClient) -> None:
+    """Selectors of Hvpas that are gone are never asked for again; their answers go."""
+    _fill(apiserver)
+    reader = _shared(kube, hvpas=1)
+    await _one_by_one(reader, _queries())
+    assert reader.shared is not None and len(reader.shared) == 3
+    await asyncio.sleep(PERIOD)
+    (web, *_) = _queries()
+    await reader.read([web])
+    assert len(reader.shared) == 1
+
+
+@pytest.mark.looptime
+async def test_concurrent_queries_share_the_request_in_flight(
+    apiserver: ApiServer, kube: KubeClient
+) -> None:
+    _fill(apiserver)
+    apiserver.faults.delay(1, method="GET", path="metrics.k8s.io")
+    reader = _shared(kube)
+    readings = await asyncio.gather(*(reader.read([q]) for q in _queries()))
+    assert all(isinstance(next(iter(r.values())), PodMetricsList) for r in readings)
+    assert len(_metric_requests(apiserver)) == 1
+
+
+@pytest.mark.looptime
+@pytest.mark.parametrize(
+    "status",
+    [
+        pytest.param(404, id="refused"),  # not retried: the failure's message comes back
+        pytest.param(500, id="retried-past-the-timeout"),  # the read is cut off
+    ],
+)
+async def test_a_failure_is_not_kept(apiserver: ApiServer, kube: KubeClient, status: int) -> None:
+    _fill(apiserver)
+    apiserver.faults.fail(status=status, times=100, method="GET", path="metrics.k8s.io")
+    reader = _shared(kube)
+    (web, api, _) = _queries()
+    failed = await _one_by_one(reader, [web, api])
+    assert all(isinstance(reading, MetricReadError) for reading in failed)
+    apiserver.faults.clear()
+    assert isinstance((await reader.read([web]))[web], PodMetricsList)
+
+
+@pytest.mark.looptime
+async def test_a_namespace_with_one_hvpa_is_read_by_its_selector_once_a_period(
+    apiserver: ApiServer, kube: KubeClient
+) -> None:
+    _fill(apiserver)
+    reader = _shared(kube, hvpas=1)
+    (web, *_) = _queries()
+    for _ in range(3):
+        assert isinstance((await reader.read([web]))[web], PodMetricsList)
+    assert _metric_requests(apiserver) == [
+        "/apis/metrics.k8s.io/v1beta1/namespaces/default/pods?app=web"
+    ]
+
+
+@pytest.mark.looptime
+async def test_past_the_bound_the_namespace_is_read_by_selector(
+    apiserver: ApiServer, kube: KubeClient
+) -> None:
+    """The bound still holds for the namespace's answer (not read past it); each selector's
+    smaller answer fits, so the readings are those a read by selector gives."""
+    _fill(apiserver)
+    unshared = await _one_by_one(
+        MetricsReader(client=kube, timeout_seconds=5, max_response_bytes=1500), _queries()
+    )
+    assert all(isinstance(r, PodMetricsList) for r in unshared)
+    apiserver.clear_requests()
+    shared = await _one_by_one(_shared(kube, max_response_bytes=1500), _queries())
+    assert shared == unshared
+    paths = _metric_requests(apiserver)
+    assert paths[0] == "/apis/metrics.k8s.io/v1beta1/namespaces/default/pods"
+    assert all(path.endswith("pods?app=" + app) for path, app in zip(paths[1:], APPS, strict=True))
+
+
+# -- answers the in-repo server does not give: a stand-in --------------------------------------
+
+PODS_PATH: Final = "/apis/metrics.k8s.io/v1beta1/namespaces/default/pods"
+
+
+@pytest.fixture
+async def stand_in(tmp_path: Path) -> AsyncIterator[tuple[dict[str, bytes], list[str], KubeClient]]:
+    """Answers each query string of PODS_PATH ('' for none) with the body a test sets."""
+    bodies: dict[str, bytes] = {}
+    asked: list[str] = []
+
+    async def answer(request: web.Request) -> web.Response:
+        asked.append(request.query_string)
+        body = bodies.get(request.query_string)
+        if request.path != PODS_PATH or body is None:
+            return web.Response(status=404, text="no such path")
+        return web.Response(body=body, content_type="application/json")
+
+    app = web.Application()
+    app.router.add_get("/{tail:.*}", answer)
+    server = TestServer(app)
+    await server.start_server()
+    kubeconfig = write_kubeconfig(
+        tmp_path / "kubeconfig", server=str(server.make_url("")).rstrip("/"), token="t"
+    )
+    client = await client_from_kubeconfig(
+        metrics=KubeMetrics(CollectorRegistry()), path=str(kubeconfig)
+    )
+    try:
+        async with client:
+            yield bodies, asked, client
+    finally:
+        await server.close()
+
+
+def _item(name: str, app: str | None, cpu: str) -> dict[str, Any]:
+    metadata: dict[str, Any] = {"name": name, "namespace": "default"}
+    if app is not None:
+        metadata["labels"] = {"app": app}
+    return {
+        "metadata": metadata,
+        "timestamp": "2026-03-01T08:00:00Z",
+        "window": "30s",
+        "containers": [{"name": "app", "usage": {"cpu": cpu, "memory": "64Mi"}}],
+    }
+
+
+def _answer(*items: dict[str, Any]) -> bytes:
+    return orjson.dumps(
+        {"kind": "PodMetricsList", "apiVersion": "metrics.k8s.io/v1beta1", "items": list(items)}
+    )
+
+
+async def test_an_unreadable_item_fails_only_the_queries_that_select_it(
+    stand_in: tuple[dict[str, bytes], list[str], KubeClient],
+) -> None:
+    bodies, _, client = stand_in
+    web_1, web_2 = _item("web-1", "web", "1e51"), _item("web-2", "web", "100m")
+    api_1 = _item("api-1", "api", "200m")
+    bodies[""] = _answer(api_1, web_1, web_2)
+    bodies["labelSelector=app%3Dweb"] = _answer(web_1, web_2)
+    bodies["labelSelector=app%3Dapi"] = _answer(api_1)
+    queries = _queries()[:2]
+    unshared = await _one_by_one(MetricsReader(client=client, timeout_seconds=5), queries)
+    shared = await _one_by_one(_shared(client), queries)
+    assert shared == unshared
+    web, api = shared
+    assert isinstance(web, MetricReadError) and "web-1" in web.message
+    assert isinstance(api, PodMetricsList) and [p.name for p in api.items] == ["api-1"]
+
+
+@pytest.mark.parametrize(
+    "namespace_answer",
+    [
+        pytest.param(_answer(_item("web-1", None, "1"), _item("api-1", None, "2")), id="no-labels"),
+        pytest.param(
+            _answer(_item("web-1", "web", "1"), {"metadata": {"name": "x"}, "containers": 7}),
+            id="a-misfit-item",
+        ),
+    ],
+)
+async def test_an_answer_that_cannot_be_filtered_is_read_by_selector(
+    stand_in: tuple[dict[str, bytes], list[str], KubeClient], namespace_answer: bytes
+) -> None:
+    bodies, asked, client = stand_in
+    bodies[""] = namespace_answer
+    bodies["labelSelector=app%3Dweb"] = _answer(_item("web-1", None, "1"))
+    bodies["labelSelector=app%3Dapi"] = _answer(_item("api-1", None, "2"))
+    reader = _shared(client)
+    web, api = await _one_by_one(reader, _queries()[:2])
+    assert isinstance(web, PodMetricsList) and [p.name for p in web.items] == ["web-1"]
+    assert isinstance(api, PodMetricsList) and [p.name for p in api.items] == ["api-1"]
+    assert asked == ["", "labelSelector=app%3Dweb", "labelSelector=app%3Dapi"]
+    await _one_by_one(reader, _queries()[:2])  # within the period: nothing asked again
+    assert len(asked) == 3
+
+
+async def test_an_answer_that_is_not_pod_metrics_fails_each_query_as_before(
+    stand_in: tuple[dict[str, bytes], list[str], KubeClient],
+) -> None:
+    bodies, _, client = stand_in
+    bodies[""] = orjson.dumps({"kind": "PodList", "apiVersion": "v1", "items": []})
+    bodies["labelSelector=app%3Dweb"] = bodies[""]
+    (web, *_) = _queries()
+    unshared = await _one_by_one(MetricsReader(client=client, timeout_seconds=5), [web])
+    assert await _one_by_one(_shared(client), [web]) == unshared
+    assert isinstance(unshared[0], MetricReadError)

@@ -1,0 +1,127 @@
+"""PodMetrics shared between the Hvpas of a namespace, with the whole controller: the same
+cluster run twice in virtual time, once reading every query by its selector (as upstream's
+HPA does) and once sharing one namespace-wide read per sync period, makes the same decisions
+and ends in the same state, with metrics.k8s.io requests falling from one per reconcile to
+one per period."""
+
+from __future__ import annotations
+
+import asyncio
+import random
+from dataclasses import dataclass
+from typing import Any, Final
+
+from integration_cluster import Load, MiniCluster
+from integration_helpers import VIRTUAL_TIME, eventually, hvpa_manifest
+from prometheus_client import CollectorRegistry
+
+from hvpa.aio import Tasks
+from hvpa.controller.manager import Manager
+from hvpa.kube.client import client_from_kubeconfig
+from hvpa.kube.metrics import KubeMetrics
+from hvpa.settings import ControllerSettings
+from hvpa.sim.apiserver import ApiServer
+
+pytestmark = VIRTUAL_TIME
+
+EPOCH: Final = 1_750_000_000.0
+PERIOD: Final = 15.0
+# Five periods: past the 60 s after which history-only status changes are written.
+PERIODS: Final = 5
+# Six Deployments of 100m pods whose loads ask for 1 to 6 replicas at 50% (50m a replica),
+# so each Hvpa's decision depends on its own pods' metrics and a wrong selection shows.
+LOADS: Final = {f"web-{index}": 50 * index for index in range(1, 7)}
+
+
+@dataclass(frozen=True)
+class Run:
+    decisions: dict[str, tuple[Any, ...]]  # per Hvpa, what its last reconcile decided
+    statuses: dict[str, Any]  # as written: conditions, the last scaling, the history
+    replicas: dict[str, int]
+    reconciles: int
+    metric_requests: int
+
+
+def _decided(decision: Any) -> tuple[Any, ...]:
+    """What a decision says, without the times its status carries."""
+    return (
+        decision.current_replicas,
+        decision.desired_replicas,
+        decision.containers,
+        decision.horizontal,
+        decision.blocked,
+        tuple((c.type, c.status, c.reason, c.message) for c in decision.conditions),
+    )
+
+
+def _reconciles(registry: CollectorRegistry) -> float:
+    return sum(
+        sample.value
+        for metric in registry.collect()
+        if metric.name == "controller_runtime_reconcile"
+        for sample in metric.samples
+        if sample.name.endswith("_total")
+    )
+
+
+async def _run(*, share: bool) -> Run:
+    began = asyncio.get_running_loop().time()
+
+    def clock() -> float:
+        """Each run's own clock from EPOCH, so the two runs stamp the same times."""
+        return EPOCH + asyncio.get_running_loop().time() - began
+
+    async with (
+        ApiServer(seed=1, clock=clock, bookmark_interval_seconds=30.0) as server,
+        Tasks(name="mini-cluster") as tasks,
+    ):
+        cluster = MiniCluster(server, clock, tasks)
+        for name, cpu in LOADS.items():
+            cluster.deployment(
+                name, replicas=1, requests={"cpu": "100m"}, load=Load(cpu_millicores=cpu)
+            )
+            server.objects.create("hvpas", hvpa_manifest(name, target=name))
+        registry = CollectorRegistry()
+        kube_metrics = KubeMetrics(registry)
+        client = await client_from_kubeconfig(
+            metrics=kube_metrics, path=str(server.kubeconfig_path)
+        )
+        manager = Manager(
+            client=client,
+            kube_metrics=kube_metrics,
+            settings=ControllerSettings(sync_period_seconds=PERIOD, share_pod_metrics=share),
+            identity="controller-a",
+            clock=clock,
+            rng=random.Random(1),
+        )
+        task = asyncio.create_task(manager.run())
+        try:
+            await eventually(lambda: manager.synced and manager.ready(), within=30)
+            await asyncio.sleep(PERIODS * PERIOD)
+            requests = sum(1 for r in server.requests if r.api_group == "metrics.k8s.io")
+        finally:
+            manager.stop()
+            await task
+            await client.close()
+        observations = manager.observations
+        return Run(
+            decisions={n: _decided(observations.get(f"default/{n}").decision) for n in LOADS},
+            statuses={n: server.objects.get("hvpas", n)["status"] for n in LOADS},
+            replicas={name: cluster.replicas(name) for name in LOADS},
+            reconciles=int(_reconciles(registry)),
+            metric_requests=requests,
+        )
+
+
+async def test_shared_reads_decide_the_same_with_a_request_per_period() -> None:
+    alone = await _run(share=False)
+    shared = await _run(share=True)
+
+    assert shared.replicas == alone.replicas == {f"web-{i}": i for i in range(1, 7)}
+    assert shared.decisions == alone.decisions
+    assert shared.statuses == alone.statuses
+    assert all(s["history"]["recommendations"] for s in shared.statuses.values())
+    assert shared.reconciles == alone.reconciles >= len(LOADS) * PERIODS
+    # One read per decision, as the HPA's: every Hvpa at least once a period.
+    assert alone.metric_requests >= len(LOADS) * PERIODS
+    assert shared.metric_requests <= PERIODS + 1  # one namespace-wide read per period
