@@ -24,9 +24,9 @@ from hvpa.api.threestage import normalise_spec
 from hvpa.api.v2beta1 import normalise_metric
 from hvpa.api.validation import validate
 
-__all__ = ["parse_hvpa", "to_dict"]
+__all__ = ["NORMALISERS", "parse_hvpa", "to_dict"]
 
-_NORMALISERS: Final[dict[type, Normaliser]] = {
+NORMALISERS: Final[dict[type, Normaliser]] = {
     HvpaSpec: normalise_spec,
     MetricSpec: normalise_metric,
 }
@@ -38,7 +38,7 @@ def parse_hvpa(obj: object) -> Hvpa:
     if not isinstance(obj, Mapping):
         findings.structural("", "an Hvpa must be an object")
         raise InvalidHvpa(findings.problems)
-    hvpa: Hvpa = Walk(findings, _NORMALISERS).read(dict(obj), Hvpa, "")
+    hvpa: Hvpa = Walk(findings, NORMALISERS).read(dict(obj), Hvpa, "")
     validate(hvpa, findings)
     if findings.problems:
         raise InvalidHvpa(findings.problems)

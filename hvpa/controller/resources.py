@@ -12,8 +12,10 @@
 
 from __future__ import annotations
 
+import hashlib
+import weakref
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Final
 
 import msgspec
@@ -21,7 +23,8 @@ import msgspec
 from hvpa.api import KIND as HVPA_KIND
 from hvpa.api import PLURAL as HVPA_PLURAL
 from hvpa.api import VERSION as HVPA_VERSION
-from hvpa.api import InvalidHvpa, parse_hvpa
+from hvpa.api import InvalidHvpa
+from hvpa.api.parts import SpecPart, join_parts, parse_spec_part, parse_status_part
 from hvpa.api.resource import GROUP as HVPA_GROUP
 from hvpa.api.resource import Hvpa
 from hvpa.engine.rewrites import RESUME_ANNOTATION
@@ -86,7 +89,10 @@ class HvpaWire(msgspec.Struct, rename="camel"):
 
 @dataclass(frozen=True, slots=True)
 class HvpaRecord:
-    """One Hvpa as cached: parsed (`hvpa`), or not (`problems`, with its raw status)."""
+    """One Hvpa as cached: parsed (`hvpa`), or not (`problems`, with its raw status).
+
+    `spec_part` holds the parsed spec this record was built from, so the cache of
+    parsed specs keeps it while some record does (and no longer)."""
 
     namespace: str
     name: str
@@ -97,6 +103,7 @@ class HvpaRecord:
     hvpa: Hvpa | None
     problems: tuple[str, ...] = ()
     raw_status: Mapping[str, Any] | None = None
+    spec_part: SpecPart | None = field(default=None, compare=False, repr=False)
 
     @property
     def key(self) -> str:
@@ -129,22 +136,43 @@ class HvpaRecord:
         return self.hvpa is not None and self.hvpa.spec.cluster_proportional is not None
 
 
+# Parsed specs by the digest of (apiVersion, kind, the spec's JSON): every watch event of an
+# Hvpa whose spec did not change (its status writes, relists, label edits) reuses the parse.
+# An entry lives as long as a record holds its part. BLAKE2b's 16 bytes put a collision of
+# two different specs out of reach, so the digest stands for the JSON without keeping it.
+_spec_parts: weakref.WeakValueDictionary[bytes, SpecPart] = weakref.WeakValueDictionary()
+
+
+def _spec_part(api_version: str, kind: str, spec: Any) -> SpecPart:
+    """The spec's part, parsed from its JSON, so that equal JSON is one parse. The spec
+    came from JSON (a watch event) or is read as the API server would read it (a scenario's
+    YAML: map keys that are not strings become strings, as in any JSON)."""
+    text = msgspec.json.encode(spec)
+    digest = hashlib.blake2b(text, digest_size=16)
+    digest.update(b"\0" + api_version.encode() + b"\0" + kind.encode())
+    key = digest.digest()
+    part = _spec_parts.get(key)
+    if part is None:
+        part = parse_spec_part(api_version, kind, msgspec.json.decode(text))
+        _spec_parts[key] = part
+    return part
+
+
 def hvpa_from_wire(wire: HvpaWire) -> HvpaRecord:
-    """Never raises: a spec that does not parse becomes a record with its problems."""
+    """Never raises: a spec that does not parse becomes a record with its problems.
+
+    What `parse_hvpa` gives for the object as JSON, in two parts (`hvpa.api.parts`): the
+    spec parsed once per content, the status at every event (its fast decode where it
+    applies)."""
     meta = wire.metadata
     more: dict[str, Any] = {"generation": meta.generation}
     # The one annotation the decision reads (engine/rewrites.py); the rest is not kept.
     resume = (meta.annotations or {}).get(RESUME_ANNOTATION)
     if resume is not None:
         more["annotations"] = {RESUME_ANNOTATION: resume}
-    raw: dict[str, Any] = {
-        "apiVersion": wire.api_version or f"{HVPA_GROUP}/{HVPA_VERSION}",
-        "kind": wire.kind or HVPA_KIND,
-        "metadata": _metadata(meta, **more),
-        "spec": wire.spec,
-    }
-    if wire.status is not None:
-        raw["status"] = wire.status
+    spec = _spec_part(
+        wire.api_version or f"{HVPA_GROUP}/{HVPA_VERSION}", wire.kind or HVPA_KIND, wire.spec
+    )
     common: dict[str, Any] = {
         "namespace": meta.namespace,
         "name": meta.name,
@@ -152,13 +180,17 @@ def hvpa_from_wire(wire: HvpaWire) -> HvpaRecord:
         "resource_version": meta.resource_version,
         "generation": meta.generation,
         "deleting": meta.deletion_timestamp is not None,
+        "spec_part": spec,
     }
+    status = None if wire.status is None else msgspec.json.encode(wire.status)
     try:
-        hvpa = parse_hvpa(raw)
+        hvpa = join_parts(spec, parse_status_part(status), _metadata(meta, **more))
     except InvalidHvpa as error:
-        status = wire.status if isinstance(wire.status, Mapping) else None
         return HvpaRecord(
-            **common, hvpa=None, problems=tuple(str(p) for p in error.problems), raw_status=status
+            **common,
+            hvpa=None,
+            problems=tuple(str(p) for p in error.problems),
+            raw_status=wire.status if isinstance(wire.status, Mapping) else None,
         )
     return HvpaRecord(**common, hvpa=hvpa)
 

@@ -3,7 +3,13 @@ every problem and its status as written (never skipped: it must get its conditio
 
 from __future__ import annotations
 
+from typing import Any
+
+import pytest
 from controller_records import hvpa
+
+from hvpa.api.parts import SpecPart
+from hvpa.controller import resources
 
 
 def test_valid_record() -> None:
@@ -26,3 +32,30 @@ def test_invalid_record_keeps_its_problems() -> None:
     assert record.hvpa is None
     assert record.target is None and record.config_map is None
     assert any("maxReplicas" in problem for problem in record.problems)
+
+
+def test_a_spec_is_parsed_once_while_its_content_is_unchanged(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Status writes, relists and label edits bring the same spec again: one parse for all of
+    them while a record holds the part; a changed spec is parsed anew."""
+    calls: list[object] = []
+    real = resources.parse_spec_part
+
+    def counting(api_version: str, kind: str, spec: Any) -> SpecPart:
+        calls.append(spec)
+        return real(api_version, kind, spec)
+
+    monkeypatch.setattr(resources, "parse_spec_part", counting)
+    # A spec no other test in this process has parsed, so the first record parses it.
+    first = hvpa(name="once", hpa={"deploy": False, "template": {"spec": {"maxReplicas": 7}}})
+    again = [
+        hvpa(name="once", hpa={"deploy": False, "template": {"spec": {"maxReplicas": 7}}})
+        for _ in range(3)
+    ]
+    assert len(calls) == 1
+    assert all(record.spec_part is first.spec_part for record in again)
+    changed = hvpa(name="once", hpa={"deploy": False, "template": {"spec": {"maxReplicas": 8}}})
+    assert len(calls) == 2
+    assert changed.hvpa is not None and first.hvpa is not None
+    assert changed.hvpa.spec != first.hvpa.spec
