@@ -2,7 +2,17 @@
 
 The loop:
 
-1. List in pages (`limit`/`continue`). If a continue token expires (410)
+1. Stream the list (client-go's watch-list, KEP-3157): one watch with
+   `sendInitialEvents=true`, `resourceVersionMatch=NotOlderThan` and
+   bookmarks, from the resourceVersion last seen (none at the start). The
+   server answers from its watch cache with an ADDED event per object, then a
+   bookmark annotated `k8s.io/initial-events-end`; what came before it goes
+   to the sink in one `replace`, and the same stream goes on as the watch of
+   2. This costs the server no etcd read and the client no page held in
+   memory: one event at a time, bounded as every watch event is. A server
+   that refuses it (400/422: the WatchList feature is off) or ignores it (a
+   bookmark without the annotation) is listed instead, for good:
+   List in pages (`limit`/`continue`). If a continue token expires (410)
    mid-list, the list starts over; if it expires again, one unpaginated list
    is made, as client-go's pager does. The whole result goes to the sink in
    one `replace`, which is how objects deleted while we were not watching
@@ -49,9 +59,11 @@ from typing import Any, Final, Generic, Protocol, TypeVar
 import msgspec
 
 from hvpa.kube.backoff import Backoff
-from hvpa.kube.client import KubeClient, Params
+from hvpa.kube.client import KubeClient
 from hvpa.kube.errors import (
+    BadRequest,
     Gone,
+    Invalid,
     KubeError,
     NotFound,
     ResponseTooLarge,
@@ -100,6 +112,37 @@ class _BrokenStream(KubeError):
     """A watch stream that is not a sequence of JSON watch events."""
 
 
+class _WatchListIgnored(KubeError):
+    """A bookmark without the initial-events-end annotation came while the initial
+    events were expected: the server does not do watch-list."""
+
+
+class _Annotations(msgspec.Struct):
+    annotations: dict[str, str] | None = None
+    resource_version: str = msgspec.field(default="", name="resourceVersion")
+
+
+class _BookmarkObject(msgspec.Struct):
+    metadata: _Annotations = msgspec.field(default_factory=_Annotations)
+
+
+# What a watch-list's last initial bookmark carries (client-go's metav1.InitialEventsAnnotationKey).
+INITIAL_EVENTS_END: Final = "k8s.io/initial-events-end"
+
+
+class _Collect:
+    """The initial events of a watch-list, gathered until the bookmark that ends them."""
+
+    def __init__(self) -> None:
+        self.items: dict[str, Any] = {}
+
+    def upsert(self, key: str, record: Any) -> None:
+        self.items[key] = record
+
+    def delete(self, key: str) -> None:
+        self.items.pop(key, None)
+
+
 class _ShortWatch(KubeError):
     """A watch that ended cleanly at once with nothing in it: treated as a failure."""
 
@@ -146,6 +189,11 @@ class Reflector(Generic[W, R]):
         self._decode_meta_event = msgspec.json.Decoder(WatchEvent[MetaOnly]).decode
         self._decode_status_event = msgspec.json.Decoder(WatchEvent[StatusWire]).decode
         self._decode_meta = msgspec.json.Decoder(MetaOnly).decode
+        self._decode_bookmark = msgspec.json.Decoder(WatchEvent[_BookmarkObject]).decode
+        # Watch-list until the server shows it does not do it; while its initial events
+        # come, they go to `_initial`, not the sink.
+        self._watch_list = self._settings.watch_list
+        self._initial: _Collect | None = None
 
         # What /debug/state shows.
         self.resource_version = ""
@@ -167,15 +215,31 @@ class Reflector(Generic[W, R]):
             delay = 0.0
             self._watch_started = math.inf  # until a watch starts: a 410 here is the list's
             try:
+                if must_list and self._watch_list:
+                    must_list = not await self._stream_list()
+                    continue
                 if must_list:
                     await self._list()
                     must_list = False
                 await self._watch()
+            except (BadRequest, Invalid, _WatchListIgnored) as error:
+                if self._initial is None:
+                    delay = backoff.next_delay()
+                    self._note_error("list or watch failed", error, delay)
+                else:
+                    self._initial = None
+                    self._watch_list = False
+                    self._note_error("the server does not do watch-list; listing instead", error)
             except Gone as error:
                 # Expected after compaction: re-list at once - unless the list
                 # itself or a watch that had only just started met it, where a
                 # server stuck on 410 would otherwise be hammered with lists.
                 must_list = True
+                if self._initial is not None:
+                    # A watch-list from a version the server no longer has: from the most
+                    # recent one instead, as client-go does.
+                    self.resource_version = ""
+                    self._initial = None
                 if loop.time() - self._watch_started < self._settings.short_watch_seconds:
                     delay = backoff.next_delay()
                 self._note_error("resourceVersion expired; re-listing", error, delay)
@@ -218,6 +282,43 @@ class Reflector(Generic[W, R]):
         )
 
     # -- list ----------------------------------------------------------------
+
+    async def _stream_list(self) -> bool:
+        """A watch-list: True once its initial events are in the sink (the stream then
+        went on as a watch, until it ended); False if it ended before they were all in.
+        A refusal is raised with `_initial` set, so the caller knows what was refused."""
+        self._initial = _Collect()
+        await self._watch(initial=True)
+        complete = self._initial is None
+        self._initial = None
+        return complete
+
+    def _end_initial(self, line: bytes) -> None:
+        """A bookmark while the initial events come: theirs ends them, any other says the
+        server ignored sendInitialEvents."""
+        assert self._initial is not None
+        try:
+            metadata = self._decode_bookmark(line).object.metadata
+        except _UNDECODABLE as error:
+            raise _BrokenStream(f"watch of {self.name}: {error}") from error
+        if (metadata.annotations or {}).get(INITIAL_EVENTS_END) != "true":
+            raise _WatchListIgnored(
+                f"watch-list of {self.name}: a bookmark without {INITIAL_EVENTS_END}"
+            )
+        items = self._initial.items
+        self._initial = None
+        self.lists += 1
+        self.served = True
+        self._sink.replace(items)
+        _logger.info(
+            "listed",
+            extra=fields(
+                reflector=self.name,
+                objects=len(items),
+                resource_version=metadata.resource_version,
+                watch_list=True,
+            ),
+        )
 
     async def _list(self) -> None:
         """A complete, consistent list, page by page, handed to the sink in one piece."""
@@ -338,8 +439,9 @@ class Reflector(Generic[W, R]):
 
     # -- watch ---------------------------------------------------------------
 
-    async def _watch(self) -> None:
-        """One watch request, consumed until it ends; returns when it ended cleanly."""
+    async def _watch(self, *, initial: bool = False) -> None:
+        """One watch request, consumed until it ends; returns when it ended cleanly.
+        `initial`: a watch-list, its initial events first (`_stream_list`)."""
         settings = self._settings
         loop = asyncio.get_running_loop()
         server_timeout = int(
@@ -347,13 +449,19 @@ class Reflector(Generic[W, R]):
             + self._rng.random()
             * (settings.max_watch_timeout_seconds - settings.min_watch_timeout_seconds)
         )
-        params: Params = {
+        params: dict[str, str | int | bool] = {
             **self._selectors,
             "watch": True,
             "resourceVersion": self.resource_version,
             "timeoutSeconds": server_timeout,
             "allowWatchBookmarks": settings.allow_bookmarks,
         }
+        if initial:
+            params["allowWatchBookmarks"] = True  # the initial events end with a bookmark
+            params["sendInitialEvents"] = True
+            params["resourceVersionMatch"] = "NotOlderThan"
+            if not self.resource_version:
+                del params["resourceVersion"]  # most recent: a consistent read
         self.watches += 1
         self._watch_started = started = loop.time()
         lines = 0
@@ -430,15 +538,18 @@ class Reflector(Generic[W, R]):
         wire = event.object
         meta = wire.metadata
         if kind == "BOOKMARK":
+            if self._initial is not None:
+                self._end_initial(line)
             self.resource_version = meta.resource_version or self.resource_version
             return
         key = object_key(meta)
+        sink = self._sink if self._initial is None else self._initial
         if kind == "DELETED":
-            self._sink.delete(key)
+            sink.delete(key)
         elif kind in ("ADDED", "MODIFIED"):
             record = self._convert(wire, key)
             if record is not None:
-                self._sink.upsert(key, record)
+                sink.upsert(key, record)
         else:
             raise _BrokenStream(f"watch of {self.name}: unknown event type {kind!r}")
         self.resource_version = meta.resource_version or self.resource_version
@@ -471,7 +582,7 @@ class Reflector(Generic[W, R]):
             ),
         )
         if event.type == "DELETED":
-            self._sink.delete(object_key(meta))
+            (self._sink if self._initial is None else self._initial).delete(object_key(meta))
         self.resource_version = meta.resource_version or self.resource_version
 
     def _raise_status(self, line: bytes) -> None:

@@ -62,6 +62,8 @@ class WatchSettings:
     inactivity_timeout_seconds: float = 120.0
     short_watch_seconds: float = 1.0
     allow_bookmarks: bool = True
+    # Lists as a watch-list stream (sendInitialEvents) where the server does it.
+    watch_list: bool = True
     request_timeout_seconds: float = 60.0
     # An optional resource the server does not serve (its CRD is not installed)
     # is looked for again this often.

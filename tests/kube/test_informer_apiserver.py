@@ -89,18 +89,32 @@ class Cluster:
         }
 
 
-@pytest.fixture
-async def informer(kube: KubeClient) -> AsyncIterator[tuple[Informer[PodWire, PodRecord], Events]]:
+def _informer(kube: KubeClient, *, watch_list: bool) -> tuple[Informer[PodWire, PodRecord], Events]:
     informer = Informer(
         client=kube,
         resource=PODS,
         indexers=labelled_indexers(),
-        settings=WatchSettings(page_size=4),
+        settings=WatchSettings(page_size=4, watch_list=watch_list),
         rng=random.Random(11),
     )
     events = Events()
     informer.add_handler(events.handler())
-    yield informer, events
+    return informer, events
+
+
+@pytest.fixture(params=[False, True], ids=["lists", "watch-list"])
+async def informer(
+    kube: KubeClient, request: pytest.FixtureRequest
+) -> AsyncIterator[tuple[Informer[PodWire, PodRecord], Events]]:
+    """Both ways to the initial state: paginated lists, and the watch-list stream."""
+    yield _informer(kube, watch_list=request.param)
+
+
+@pytest.fixture
+async def listing_informer(
+    kube: KubeClient,
+) -> AsyncIterator[tuple[Informer[PodWire, PodRecord], Events]]:
+    yield _informer(kube, watch_list=False)
 
 
 @asynccontextmanager
@@ -128,9 +142,9 @@ def store_versions(informer: Informer[Any, PodRecord]) -> dict[str, str]:
 
 
 async def test_initial_list_is_paginated_and_complete(
-    apiserver: ApiServer, informer: tuple[Informer[PodWire, PodRecord], Events]
+    apiserver: ApiServer, listing_informer: tuple[Informer[PodWire, PodRecord], Events]
 ) -> None:
-    cache, events = informer
+    cache, events = listing_informer
     cluster = Cluster(apiserver)
     apiserver.objects.create("namespaces", {"metadata": {"name": "shop"}})
     for index in range(15):
@@ -146,6 +160,29 @@ async def test_initial_list_is_paginated_and_complete(
         assert cache.resource_version == str(apiserver.resource_version)
         web = select(cache.store, namespace="shop", selector=LabelSelector.parse("app=web"))
         assert len(web) == 10
+
+
+async def test_the_initial_state_streams_from_one_watch_request(
+    apiserver: ApiServer, kube: KubeClient
+) -> None:
+    """The watch-list against the in-repo server: no list request, one watch with
+    sendInitialEvents, the state complete, each object seen once, and the same stream then
+    carries the changes."""
+    cache, events = _informer(kube, watch_list=True)
+    cluster = Cluster(apiserver)
+    for index in range(15):
+        cluster.create(f"p{index:02}")
+    async with running(cache):
+        pods = [r for r in apiserver.requests if r.path == "/api/v1/pods"]
+        assert len(pods) == 1
+        assert pods[0].query.get("sendInitialEvents") == "true"
+        assert store_versions(cache) == cluster.current()
+        cluster.relabel("p03", app="db")
+        cluster.delete("p04")
+        await eventually(lambda: store_versions(cache) == cluster.current(), within=10)
+        assert sorted(events.seen) == sorted(cluster.changes)
+        assert len([r for r in apiserver.requests if r.path == "/api/v1/pods"]) == 1
+        assert cache.resource_version == str(apiserver.resource_version)
 
 
 async def test_every_change_exactly_once_across_dropped_watches_500s_and_429s(

@@ -65,13 +65,18 @@ def expired() -> dict[str, Any]:
     }
 
 
+# The list path (1. in hvpa/kube/reflector.py); the watch-list has tests of its own below.
+LISTS = WatchSettings(watch_list=False)
+
+
 class Api:
     """Answers list requests from `lists` and watch requests from `watches` (lines, then close)."""
 
     def __init__(self) -> None:
         self.list_times: list[float] = []
         self.lists: list[web.Response | None] = []  # None: never answer
-        self.watches: list[tuple[list[bytes], float]] = []  # lines, then silence before closing
+        # lines, then silence before closing; or an answer to the watch request itself
+        self.watches: list[tuple[list[bytes], float] | web.Response] = []
         self.requests: list[dict[str, str]] = []
         self.exhausted = asyncio.Event()
 
@@ -87,7 +92,10 @@ class Api:
         if not self.watches:
             self.exhausted.set()
             await asyncio.sleep(3600)
-        lines, silence = self.watches.pop(0)
+        answer = self.watches.pop(0)
+        if isinstance(answer, web.Response):
+            return answer
+        lines, silence = answer
         response = web.StreamResponse()
         response.content_type = "application/json"
         await response.prepare(request)
@@ -190,7 +198,7 @@ async def test_list_pages_watch_skips_bad_objects_and_relists_on_expiry(
     informer = Informer(
         client=client,
         resource=PODS,
-        settings=WatchSettings(page_size=2),
+        settings=WatchSettings(watch_list=False, page_size=2),
         rng=random.Random(1),
     )
     recorder = Recorder()
@@ -242,7 +250,9 @@ async def test_an_expired_continue_token_restarts_the_list(
         gone_again,
         pod_list(40, [pod("a", 1), pod("b", 35)]),  # unpaginated, as client-go's pager falls back
     ]
-    informer = Informer(client=client, resource=PODS, settings=WatchSettings(page_size=1))
+    informer = Informer(
+        client=client, resource=PODS, settings=WatchSettings(watch_list=False, page_size=1)
+    )
     await run_until_exhausted(state, informer)
     lists = [q for q in state.requests if "watch" not in q]
     assert [(q.get("limit"), q.get("continue")) for q in lists] == [
@@ -266,7 +276,9 @@ async def test_a_silent_watch_is_abandoned_and_resumed(
         ([event("ADDED", pod("b", 12))], 0.0),
     ]
     informer = Informer(
-        client=client, resource=PODS, settings=WatchSettings(inactivity_timeout_seconds=60)
+        client=client,
+        resource=PODS,
+        settings=WatchSettings(watch_list=False, inactivity_timeout_seconds=60),
     )
     loop = asyncio.get_running_loop()
     start = loop.time()
@@ -281,7 +293,7 @@ async def test_a_watch_closing_at_once_backs_off(api: tuple[Api, KubeClient, Kub
     state, client, _ = api
     state.lists = [pod_list(10, [])]
     state.watches = [([], 0.0), ([], 0.0), ([], 0.0)]
-    informer = Informer(client=client, resource=PODS, rng=random.Random(5))
+    informer = Informer(client=client, resource=PODS, rng=random.Random(5), settings=LISTS)
     loop = asyncio.get_running_loop()
     start = loop.time()
     await run_until_exhausted(state, informer)
@@ -299,7 +311,7 @@ async def test_a_broken_stream_and_an_unknown_event_type_reconnect(
         ([event("SURPRISE", pod("b", 12))], 0.0),
         ([event("ADDED", pod("b", 12))], 0.0),
     ]
-    informer = Informer(client=client, resource=PODS, rng=random.Random(5))
+    informer = Informer(client=client, resource=PODS, rng=random.Random(5), settings=LISTS)
     await run_until_exhausted(state, informer)
     assert sorted(informer.store) == ["ns/a", "ns/b"]
     watches = [q for q in state.requests if "watch" in q]
@@ -332,7 +344,7 @@ def offline_informer() -> Informer[Any, PodRecord]:
     client = KubeClient(
         configuration=Config("http://unused.invalid"), metrics=KubeMetrics(CollectorRegistry())
     )
-    return Informer(client=client, resource=PODS)
+    return Informer(client=client, resource=PODS, settings=LISTS)
 
 
 def test_replace_emits_only_differences() -> None:
@@ -392,7 +404,7 @@ async def test_a_list_answered_410_is_retried_after_a_backoff(
         web.Response(status=410, body=orjson.dumps(expired()), content_type="application/json"),
         pod_list(10, [pod("a", 1)]),
     ]
-    informer = Informer(client=client, resource=PODS, rng=random.Random(5))
+    informer = Informer(client=client, resource=PODS, rng=random.Random(5), settings=LISTS)
     loop = asyncio.get_running_loop()
     start = loop.time()
     await run_until_exhausted(state, informer)
@@ -417,7 +429,7 @@ async def test_a_hung_list_is_reported_after_one_request_timeout(
     informer = Informer(
         client=client,
         resource=PODS,
-        settings=WatchSettings(request_timeout_seconds=60),
+        settings=WatchSettings(watch_list=False, request_timeout_seconds=60),
         rng=random.Random(5),
     )
     loop = asyncio.get_running_loop()
@@ -445,7 +457,7 @@ async def test_a_failed_list_is_not_retried_by_the_client(
 ) -> None:
     state, client, _ = api
     state.lists = [server_error(), server_error(), pod_list(10, [pod("a", 1)])]
-    informer = Informer(client=client, resource=PODS, rng=random.Random(5))
+    informer = Informer(client=client, resource=PODS, rng=random.Random(5), settings=LISTS)
     await run_until_exhausted(state, informer)
     assert sorted(informer.store) == ["ns/a"]
     gaps = [b - a for a, b in zip(state.list_times, state.list_times[1:], strict=False)]
@@ -469,7 +481,9 @@ async def test_a_page_past_its_bound_is_asked_for_again_in_halves(
         client=client,
         resource=PODS,
         # Room for two pods and the list's envelope, not for four.
-        settings=WatchSettings(page_size=4, max_list_page_bytes=2 * one_pod + 200),
+        settings=WatchSettings(
+            watch_list=False, page_size=4, max_list_page_bytes=2 * one_pod + 200
+        ),
     )
     await run_until_exhausted(state, informer)
     assert sorted(informer.store) == [f"ns/p{i}" for i in range(4)]
@@ -489,7 +503,7 @@ async def test_a_page_of_one_object_past_the_bound_fails_the_list(
     informer = Informer(
         client=client,
         resource=PODS,
-        settings=WatchSettings(page_size=1, max_list_page_bytes=1000),
+        settings=WatchSettings(watch_list=False, page_size=1, max_list_page_bytes=1000),
         rng=random.Random(5),
     )
     await run_until_exhausted(state, informer)
@@ -533,7 +547,7 @@ async def test_a_watch_event_past_its_bound_ends_the_watch(
     informer = Informer(
         client=client,
         resource=PODS,
-        settings=WatchSettings(max_event_bytes=1 << 20),
+        settings=WatchSettings(watch_list=False, max_event_bytes=1 << 20),
         rng=random.Random(5),
     )
     await run_until_exhausted(state, informer)
@@ -557,7 +571,7 @@ async def test_a_converter_bug_is_raised_not_skipped(
 
     state, client, _ = api
     state.lists = [pod_list(10, [pod("a", 1)])]
-    informer = Informer(client=client, resource=replace(PODS, convert=buggy))
+    informer = Informer(client=client, resource=replace(PODS, convert=buggy), settings=LISTS)
     with pytest.raises(ZeroDivisionError):
         await asyncio.wait_for(informer.run(), timeout=60)
     assert informer.reflector.skipped == 0
@@ -576,10 +590,125 @@ async def test_an_object_that_is_not_utf8_is_skipped_and_the_watch_goes_on(
     watched_bad = event("ADDED", pod("watched", 11)).replace(b'"Running"', b'"Runn\xffing"', 1)
     state.lists = [web.Response(body=listed_bad, content_type="application/json")]
     state.watches = [([watched_bad, event("ADDED", pod("b", 12))], 0.0)]
-    informer = Informer(client=client, resource=PODS, rng=random.Random(1))
+    informer = Informer(client=client, resource=PODS, rng=random.Random(1), settings=LISTS)
     recorder = Recorder()
     informer.add_handler(recorder.handler())
     await run_until_exhausted(state, informer)
 
     assert recorder.events == [("add", "a", "1"), ("add", "b", "12")]
     assert informer.reflector.skipped == 2
+
+
+# -- the watch-list (client-go's WatchListClient, KEP-3157) -----------------------------------
+
+
+def initial_end(rv: int) -> bytes:
+    return event(
+        "BOOKMARK",
+        {
+            "kind": "Pod",
+            "metadata": {
+                "resourceVersion": str(rv),
+                "annotations": {"k8s.io/initial-events-end": "true"},
+            },
+        },
+    )
+
+
+async def test_a_watch_list_streams_the_state_then_watches_on(
+    api: tuple[Api, KubeClient, KubeMetrics],
+) -> None:
+    """The initial events reach the handlers as one replace, at the bookmark that ends them
+    (a pod added then deleted in them is never seen); later events on the same stream are
+    the watch's. After a 410 the watch-list is from the last version seen (not older than
+    it, as client-go relists), and after a 410 to that, from the most recent one."""
+    state, client, _ = api
+    state.watches = [
+        (
+            [
+                event("ADDED", pod("a", 1)),
+                event("ADDED", pod("gone", 2)),
+                event("ADDED", pod("b", 3)),
+                event("DELETED", pod("gone", 4)),
+                initial_end(10),
+                event("MODIFIED", pod("a", 11)),
+                event("ERROR", expired()),
+            ],
+            0.0,
+        ),
+        ([event("ERROR", expired())], 0.0),  # 11 is gone from the server's cache too
+        ([event("ADDED", pod("b", 3)), initial_end(20)], 0.0),
+    ]
+    informer = Informer(client=client, resource=PODS, rng=random.Random(1))
+    recorder = Recorder()
+    informer.add_handler(recorder.handler())
+    await run_until_exhausted(state, informer)
+
+    assert recorder.events == [
+        ("add", "a", "1"),
+        ("add", "b", "3"),
+        ("update", "a", "1->11"),
+        ("delete", "a", "11"),  # the second watch-list's state has no "a"
+    ]
+    assert [q for q in state.requests if "watch" not in q] == []  # no list at all
+    first, second, third, fourth = state.requests
+    for query in (first, second, third):
+        assert query["sendInitialEvents"] == "true"
+        assert query["resourceVersionMatch"] == "NotOlderThan"
+        assert query["allowWatchBookmarks"] == "true"
+    assert "resourceVersion" not in first  # the most recent state: a consistent read
+    assert second["resourceVersion"] == "11"
+    assert "resourceVersion" not in third  # 11 expired: not asked for again
+    assert fourth["resourceVersion"] == "20" and "sendInitialEvents" not in fourth
+    assert informer.reflector.lists == 2
+
+
+@pytest.mark.parametrize(
+    "answer",
+    [
+        pytest.param(
+            lambda: web.Response(
+                status=422,
+                body=orjson.dumps(
+                    {
+                        "kind": "Status",
+                        "code": 422,
+                        "reason": "Invalid",
+                        "message": "sendInitialEvents is forbidden",
+                    }
+                ),
+                content_type="application/json",
+            ),
+            id="refused",
+        ),
+        pytest.param(
+            lambda: (
+                [
+                    event("ADDED", pod("a", 1)),
+                    event("BOOKMARK", {"kind": "Pod", "metadata": {"resourceVersion": "5"}}),
+                ],
+                0.0,
+            ),
+            id="ignored",
+        ),
+    ],
+)
+async def test_a_server_without_watch_list_is_listed(
+    api: tuple[Api, KubeClient, KubeMetrics], answer: Any
+) -> None:
+    """A server that refuses sendInitialEvents (the WatchList feature off: 422), or ignores it
+    (an old one: a bookmark with no initial-events-end), is listed instead, and the watch-list
+    is not tried again."""
+    state, client, _ = api
+    state.watches = [answer(), ([event("MODIFIED", pod("a", 12))], 0.0)]
+    state.lists = [pod_list(10, [pod("a", 1), pod("b", 2)])]
+    informer = Informer(client=client, resource=PODS, rng=random.Random(1))
+    recorder = Recorder()
+    informer.add_handler(recorder.handler())
+    await run_until_exhausted(state, informer)
+    assert recorder.events == [("add", "a", "1"), ("add", "b", "2"), ("update", "a", "1->12")]
+    kinds = [
+        "watch-list" if "sendInitialEvents" in q else "watch" if "watch" in q else "list"
+        for q in state.requests
+    ]
+    assert kinds == ["watch-list", "list", "watch", "watch"]
