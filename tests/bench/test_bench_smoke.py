@@ -21,6 +21,7 @@ MODULES = [
     pytest.param("bench_memory", id="memory", marks=pytest.mark.slow),
     pytest.param("bench_sync", id="sync", marks=pytest.mark.slow),
     pytest.param("bench_controller", id="controller", marks=pytest.mark.slow),
+    pytest.param("bench_envelope", id="envelope", marks=pytest.mark.slow),
     pytest.param("bench_kopf", id="kopf", marks=pytest.mark.slow),
 ]
 

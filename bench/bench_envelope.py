@@ -1,0 +1,290 @@
+"""The scalability envelope: the whole controller at a cluster's size, and what it asks of it.
+
+The same two processes as bench_controller (the in-repo API server playing the
+cluster, the VPA recommender and the kubelets; the real Manager over HTTP), at
+the envelope's shape: about 15 pods per Hvpa (150,000 pods, 5,000 nodes and
+10,000 Hvpas at full size, over bench.corpus's 200 namespaces), with a mix of
+Hvpas: three in four scale vertically on a CPU-utilization HPA template (as in
+bench_controller), one in four also deploy the HPA side (replicas held at their
+count, so every decision computes both axes and writes only on a change) with
+an AverageValue memory metric.
+
+Steps:
+1. Wall clock from the controller's start to its caches synced, and to every
+   Hvpa's first decision (each creates its VPA: the VPA count reaching the Hvpa
+   count). Target: <= 60 s for all of them.
+2. Settle, write every VPA's first recommendation (nothing to change), settle.
+   RSS here. Target: <= 512 MiB.
+3. Measured phase of two sync periods (30 s): pod churn at 1,000 status
+   updates/s, VPA triggers answered by a template PATCH (latency as in
+   bench_controller; target p99 <= 100 ms); every request the server sees is
+   counted by verb and resource. Rows:
+   - decisions per Hvpa per 15 s sync period (target >= 1);
+   - API requests per Hvpa per sync period against the upstream HPA
+     controller's pattern, one GET of /scale and one status write per HPA per
+     sync (2);
+   - metrics-API reads per sync period against the number of namespaces with
+     Hvpas (the target: at most that);
+   - requests/s by verb (informational; at steady state a status write is made
+     only when a status changed, so writes follow the triggers, not the Hvpas);
+   - the controller's event-loop stalls and GC pauses over the window, and the
+     share of the slowest answers (those at or above the p99) that overlap one.
+
+The full size needs a few GB of RAM for the server process (its store and
+history), and on two shared cores several minutes; `--quick` runs 1,000 Hvpas.
+"""
+
+from __future__ import annotations
+
+import time
+from collections import Counter
+from typing import Any
+
+from bench import corpus
+from bench.bench_controller import Recommender, hvpa_manifest
+from bench.cluster import ClusterSpec, PodChurn, serve
+from bench.controller_process import controller_main
+from bench.harness import Child, Row, Size, note, pick, quantile
+from hvpa.sim.apiserver import ApiServer
+
+MIB = 1 << 20
+PODS_PER_HVPA = 15
+SYNC_PERIOD_SECONDS = 15.0  # ControllerSettings' default resync
+# The upstream HPA controller, per HPA and sync: GET /scale, and a status write.
+HPA_REQUESTS_PER_SYNC = 2.0
+
+
+def envelope_manifest(workload: int) -> dict[str, Any]:
+    """bench_controller's Hvpa; every fourth also deploys its HPA side on a memory value."""
+    manifest = hvpa_manifest(workload)
+    if workload % 4 == 3:
+        hpa = manifest["spec"]["hpa"]
+        hpa["deploy"] = True
+        hpa["template"]["spec"].update(
+            minReplicas=PODS_PER_HVPA,
+            maxReplicas=PODS_PER_HVPA,
+            metrics=[
+                {
+                    "type": "Resource",
+                    "resource": {
+                        "name": "memory",
+                        "target": {"type": "AverageValue", "averageValue": "300M"},
+                    },
+                }
+            ],
+        )
+    return manifest
+
+
+class Envelope(Recommender):
+    """bench_controller's cluster side, counting every request of the measured phase."""
+
+    def __init__(self, server: ApiServer, spec: ClusterSpec, churn: PodChurn) -> None:
+        self.requests: Counter[tuple[str, str]] = Counter()
+        super().__init__(server, spec, churn)
+        # The mix: replace what Recommender created with the envelope's manifests.
+        for workload in range(self.workloads):
+            if workload % 4 == 3:
+                name = corpus.workload_name(workload)
+                namespace = corpus.namespace_of(workload)
+                server.objects.delete("hvpas", name, namespace=namespace)
+                server.objects.create("hvpas", envelope_manifest(workload), namespace=namespace)
+
+    def _answers(self, pending: dict[tuple[str, str], float], latencies: list[float]) -> None:
+        for record in self.server.requests:
+            what = record.resource + (f"/{record.subresource}" if record.subresource else "")
+            if record.api_group == "metrics.k8s.io":
+                what = f"metrics.k8s.io {what}"
+            self.requests[(record.verb, what)] += 1
+        super()._answers(pending, latencies)
+
+    async def measure(
+        self, churn_per_second: float, triggers_per_second: float, seconds: float
+    ) -> dict[str, Any]:
+        self.requests.clear()
+        began = time.monotonic()
+        result = await super().measure(churn_per_second, triggers_per_second, seconds)
+        result["elapsed"] = time.monotonic() - began
+        result["requests"] = dict(self.requests)
+        return result
+
+
+def _cluster_commands(server: ApiServer, spec: ClusterSpec, churn: PodChurn) -> dict[str, Any]:
+    envelope = Envelope(server, spec, churn)
+    return {"vpas": envelope.vpas, "baseline": envelope.baseline, "measure": envelope.measure}
+
+
+def _tail_explained(
+    measured: dict[str, Any], p99_seconds: float, hiccups: list[tuple[float, float]]
+) -> float:
+    """The share of answers at or above the p99 whose wait overlaps a loop stall or GC pause
+    of the controller (`hiccups`: (ended at, seconds), time.monotonic of this machine)."""
+    began = measured["began"]
+    tail = [(began + at, latency) for at, latency in measured["answered"] if latency >= p99_seconds]
+    if not tail:
+        return 0.0
+    hit = 0
+    for start, latency in tail:
+        end = start + latency
+        if any(ended - length < end and ended > start for ended, length in hiccups):
+            hit += 1
+    return hit / len(tail)
+
+
+def run(size: Size = "full") -> list[Row]:
+    hvpas = pick(size, 8, 1_000, 10_000)
+    nodes = pick(size, 10, 500, 5_000)
+    seconds = pick(size, 3.0, 2 * SYNC_PERIOD_SECONDS, 2 * SYNC_PERIOD_SECONDS)
+    churn = pick(size, 100.0, 1_000.0, 1_000.0)
+    triggers_per_second = min(hvpas / seconds, 20.0)
+    spec = ClusterSpec(
+        pods=hvpas * PODS_PER_HVPA,
+        nodes=nodes,
+        pods_per_workload=PODS_PER_HVPA,
+        deployments=True,
+        history_limit=max(200_000, 4 * hvpas * PODS_PER_HVPA),
+    )
+    namespaces = min(hvpas, corpus.NAMESPACES)
+    note(f"  envelope: {hvpas:,} Hvpas, {spec.pods:,} pods, {nodes:,} nodes...")
+    with Child(serve, spec, _cluster_commands, name="apiserver") as cluster:
+        info = cluster.recv(timeout=3600)
+        started = time.monotonic()
+        with Child(controller_main, info["kubeconfig"], name="controller") as controller:
+            controller.recv(timeout=1800)
+            synced_wall = time.monotonic() - started
+            note(f"  synced in {synced_wall:.1f} s; first decisions...")
+            deadline = time.monotonic() + 1800
+            while cluster.ask(("vpas",))["count"] < hvpas:
+                if time.monotonic() > deadline:
+                    raise RuntimeError("the controller did not decide every Hvpa in 30 minutes")
+                time.sleep(0.2)
+            decided_wall = time.monotonic() - started
+            note(f"  every Hvpa decided {decided_wall:.1f} s after start; settling...")
+            controller.ask(("settle", 2.0), timeout=1800)
+            cluster.ask(("baseline",))
+            settled = controller.ask(("settle", 2.0), timeout=1800)
+            note(f"  settled at {settled['rss'] / MIB:.0f} MiB; measuring {seconds:.0f} s...")
+            before = controller.ask(("count",))
+            measured = cluster.ask(
+                ("measure", churn, triggers_per_second, seconds), timeout=seconds + 300
+            )
+            after = controller.ask(("count",))
+            controller.send(("stop",))
+            controller.recv(timeout=300)
+        cluster.ask(("stop",))
+    return _rows(
+        hvpas, nodes, spec, namespaces, synced_wall, decided_wall, settled, before, after, measured
+    )
+
+
+def _rows(
+    hvpas: int,
+    nodes: int,
+    spec: ClusterSpec,
+    namespaces: int,
+    synced_wall: float,
+    decided_wall: float,
+    settled: dict[str, Any],
+    before: dict[str, Any],
+    after: dict[str, Any],
+    measured: dict[str, Any],
+) -> list[Row]:
+    shape = f"{hvpas:,} Hvpas, {spec.pods:,} pods, {nodes:,} nodes"
+    elapsed = measured["elapsed"]
+    syncs = elapsed / SYNC_PERIOD_SECONDS
+    latencies = measured["latencies"]
+    if not latencies:
+        raise RuntimeError(f"no trigger was answered: {measured}")
+    p99 = quantile(latencies, 0.99)
+    window_start = measured["began"]
+    window_end = window_start + elapsed
+    stalls = [(e, s) for e, s in after["stalls"] if window_start <= e <= window_end]
+    pauses = [(e, s) for e, _, s in after["gc"] if window_start <= e <= window_end]
+    requests: dict[tuple[str, str], int] = measured["requests"]
+    total = sum(requests.values())
+    metrics_reads = sum(n for (_, what), n in requests.items() if what.startswith("metrics.k8s.io"))
+    decisions = after["reconciles"] - before["reconciles"]
+    rows = [
+        Row.compared(
+            f"initial sync, {shape}: wall clock to caches synced (ref: the 60 s target)",
+            synced_wall,
+            "s",
+            60.0,
+            invert=True,
+        ),
+        Row.compared(
+            f"initial sync and first decisions of all {hvpas:,} Hvpas (ref: the 60 s target)",
+            decided_wall,
+            "s",
+            60.0,
+            invert=True,
+            ratio_at_least=1.0,
+            target="<= 60 s",
+        ),
+        Row.compared(
+            f"controller RSS, {shape} (ref: the 512 MiB target)",
+            settled["rss"] / MIB,
+            "MiB",
+            512.0,
+            invert=True,
+            ratio_at_least=1.0,
+            target="<= 512 MiB",
+        ),
+        Row.compared(
+            f"decisions per Hvpa per 15 s sync period, {shape}, "
+            f"{measured['churn_rate']:.0f} pod events/s (ref: one)",
+            decisions / hvpas / syncs,
+            "decisions/Hvpa/sync",
+            1.0,
+            ratio_at_least=1.0,
+            target=">= 1",
+        ),
+        Row.compared(
+            f"trigger -> write p99 under {measured['churn_rate']:.0f} pod events/s, {shape} "
+            f"({len(latencies)}/{measured['triggers']} answered; ref: the 100 ms target)",
+            1000 * p99,
+            "ms",
+            100.0,
+            invert=True,
+            ratio_at_least=1.0,
+            target="<= 100 ms",
+            met=measured["unanswered"] == 0,
+        ),
+        Row(
+            "controller event-loop stalls over 50 ms in the window: the longest",
+            1000 * max((s for _, s in stalls), default=0.0),
+            "ms",
+        ),
+        Row(
+            "controller GC pauses over 20 ms in the window: the longest",
+            1000 * max((s for _, s in pauses), default=0.0),
+            "ms",
+        ),
+        Row(
+            "share of the answers at or above the p99 that overlap a stall or GC pause",
+            100 * _tail_explained(measured, p99, stalls + pauses),
+            "%",
+        ),
+        Row.compared(
+            "API requests per Hvpa per sync period, every verb "
+            "(ref: upstream HPA, GET /scale + status write per HPA per sync)",
+            total / hvpas / syncs,
+            "requests/Hvpa/sync",
+            HPA_REQUESTS_PER_SYNC,
+            invert=True,
+        ),
+        Row.compared(
+            f"metrics-API reads per sync period (ref: {namespaces} namespaces with Hvpas)",
+            metrics_reads / syncs,
+            "reads/sync",
+            float(namespaces),
+            invert=True,
+            ratio_at_least=1.0,
+            target="<= namespaces",
+        ),
+    ]
+    for (verb, what), count in sorted(requests.items(), key=lambda item: -item[1]):
+        rows.append(
+            Row(f"requests/s at steady state: {verb} {what}", count / elapsed, "requests/s")
+        )
+    return rows
