@@ -1,0 +1,68 @@
+"""What the controller asks of the API server at steady state, in virtual time: with the
+load constant, each Hvpa is decided once per sync period; nothing is written but the
+status's recommendation history, at most once per `history_flush_seconds` (60 s: four sync
+periods) - no /scale, no template, no other status change - and the only reads are the
+metrics, one per namespace per period. The upstream HPA controller makes, per HPA and sync,
+a GET of /scale and a status write (kubernetes/pkg/controller/podautoscaler/horizontal.go,
+reconcileAutoscaler: the scale read, then updateStatusIfNeeded, which writes whenever the
+status differs, and its lastScaleTime/metrics differ at nearly every sync).
+bench/bench_envelope.py counts the same at a cluster's size."""
+
+from __future__ import annotations
+
+import asyncio
+from collections import Counter
+from typing import Any
+
+from integration_cluster import Load, MiniCluster
+from integration_helpers import VIRTUAL_TIME, eventually, hvpa_manifest
+
+from hvpa.settings import ControllerSettings
+from hvpa.sim.apiserver import ApiServer
+
+pytestmark = VIRTUAL_TIME
+
+NAMES = [f"web-{index}" for index in range(6)]
+PERIOD = 15.0
+FLUSH = 60.0  # ControllerSettings.history_flush_seconds' default
+WINDOW = 2 * FLUSH  # eight sync periods
+METRICS_READ = ("list", "metrics.k8s.io", "pods", "")
+STATUS_WRITE = ("update", "autoscaling.k8s.io", "hvpas", "status")
+
+
+async def test_steady_state_writes_only_the_history_and_reads_metrics_once_a_period(
+    apiserver: ApiServer, cluster: MiniCluster, start_controller: Any
+) -> None:
+    for name in NAMES:
+        cluster.deployment(
+            name,
+            replicas=2,
+            requests={"cpu": "100m", "memory": "64Mi"},
+            load=Load(cpu_millicores=50),
+        )
+        apiserver.objects.create("hvpas", hvpa_manifest(name, target=name))
+    settings = ControllerSettings(sync_period_seconds=PERIOD)
+    assert settings.history_flush_seconds == FLUSH
+    running = await start_controller(settings=settings)
+    observations = running.manager.observations
+    await eventually(lambda: len(observations) == len(NAMES), within=30)
+    await asyncio.sleep(FLUSH)  # the first decisions' writes, and their echoes, are over
+    decided = {name: observations.get(f"default/{name}").time for name in NAMES}
+    apiserver.clear_requests()
+
+    await asyncio.sleep(WINDOW)
+
+    periods = int(WINDOW / PERIOD)
+    latest = {name: observations.get(f"default/{name}").time for name in NAMES}
+    assert all(latest[name] >= decided[name] + (periods - 1) * PERIOD for name in NAMES)
+    asked = Counter(
+        (r.verb, r.api_group, r.resource, r.subresource)
+        for r in apiserver.requests
+        if r.verb != "watch"
+    )
+    assert set(asked) == {METRICS_READ, STATUS_WRITE}
+    # The history's flush: once per Hvpa per 60 s (a window's edge may hold one more).
+    assert len(NAMES) * WINDOW / FLUSH <= asked[STATUS_WRITE] <= len(NAMES) * (WINDOW / FLUSH + 1)
+    # One namespace: one shared PodMetrics read a period, against one GET /scale and one
+    # status write per HPA per sync upstream (2 * 6 * 8 = 96 requests here).
+    assert periods <= asked[METRICS_READ] <= periods + 1
