@@ -38,6 +38,7 @@ not UTF-8, so that class is one of them too.
 
 from __future__ import annotations
 
+import functools
 import sys
 import weakref
 from collections.abc import Iterable, Mapping
@@ -1060,8 +1061,11 @@ def vpa_from_wire(wire: VpaWire) -> VpaRecord:
     )
 
 
+@functools.lru_cache(maxsize=64)
 def _duration_seconds(text: str | None) -> float:
-    """A Go duration as metrics.k8s.io writes `window` (`30s`, `1m0s`, `500ms`)."""
+    """A Go duration as metrics.k8s.io writes `window` (`30s`, `1m0s`, `500ms`); a reader
+    sees a handful of spellings, once per pod of every read, so each is parsed once (a
+    failure is not cached: it raises each time)."""
     if not text:
         return 0.0
     try:
