@@ -4,7 +4,8 @@ Three processes: the API server (bench.cluster, filled with realistic pods
 and nodes), and one client at a time, each in a fresh process, measured by
 its own CPU time (user + system) from its first request to its last page.
 
-- hvpa: two informers (PODS with the controller's pod indexes, NODES) over
+- hvpa: two informers (twice: the watch-list stream the controller uses, and
+  paged lists, its fallback for a server without watch-list) (PODS with the controller's pod indexes, NODES) over
   hvpa's KubeClient, started as the controller starts them, until both have
   synced: the reflector's real list path (500 per page, resourceVersion
   unset), msgspec decoding into the wire structs, records into the store.
@@ -20,6 +21,7 @@ Ratio = reference CPU seconds / hvpa CPU seconds.
 from __future__ import annotations
 
 import asyncio
+import math
 import time
 from typing import Any
 
@@ -29,7 +31,7 @@ from bench.harness import Child, Row, Size, cpu_seconds, in_child, note, pick, r
 PAGE_SIZE = 500
 
 
-async def _hvpa_sync(kubeconfig: str) -> dict[str, float]:
+async def _hvpa_sync(kubeconfig: str, watch_list: bool) -> dict[str, float]:
     from prometheus_client import CollectorRegistry
 
     from hvpa.aio import Tasks
@@ -40,7 +42,7 @@ async def _hvpa_sync(kubeconfig: str) -> dict[str, float]:
     from hvpa.kube.resources import NODES, PODS
     from hvpa.kube.settings import WatchSettings
 
-    settings = WatchSettings(page_size=PAGE_SIZE)
+    settings = WatchSettings(page_size=PAGE_SIZE, watch_list=watch_list)
     client = await client_from_kubeconfig(metrics=KubeMetrics(CollectorRegistry()), path=kubeconfig)
     async with client, Tasks(name="sync") as tasks:
         pods: Informer[Any, Any] = Informer(
@@ -57,8 +59,8 @@ async def _hvpa_sync(kubeconfig: str) -> dict[str, float]:
     return {"cpu": cpu, "wall": wall, "objects": objects, "rss": rss_bytes()}
 
 
-def hvpa_sync(kubeconfig: str) -> dict[str, float]:
-    return asyncio.run(_hvpa_sync(kubeconfig))
+def hvpa_sync(kubeconfig: str, watch_list: bool = True) -> dict[str, float]:
+    return asyncio.run(_hvpa_sync(kubeconfig, watch_list))
 
 
 async def _typed_sync(kubeconfig: str) -> dict[str, float]:
@@ -92,11 +94,13 @@ def run(size: Size = "full") -> list[Row]:
     with Child(serve, ClusterSpec(pods=pods, nodes=nodes), name="apiserver") as server:
         info = server.recv(timeout=900)
         hvpa = in_child(hvpa_sync, info["kubeconfig"])
-        note(f"  hvpa: {hvpa['cpu']:.1f} CPU s; kubernetes_asyncio...")
+        note(f"  hvpa (watch-list): {hvpa['cpu']:.1f} CPU s; hvpa (paged lists)...")
+        paged = in_child(hvpa_sync, info["kubeconfig"], False)
+        note(f"  hvpa (paged lists): {paged['cpu']:.1f} CPU s; kubernetes_asyncio...")
         typed = in_child(typed_sync, info["kubeconfig"])
         server.ask(("stop",))
     expected = pods + nodes + 1  # and the marker pod
-    for result in (hvpa, typed):
+    for result in (hvpa, paged, typed):
         if result["objects"] != expected:
             raise RuntimeError(f"listed {result['objects']} objects of {expected}")
     label = f"{pods // 1000}k pods + {nodes // 1000}k nodes" if pods >= 1000 else f"{pods} pods"
@@ -113,6 +117,27 @@ def run(size: Size = "full") -> list[Row]:
             hvpa["wall"],
             "s",
             typed["wall"],
+            invert=True,
+        ),
+        Row.compared(
+            f"initial sync {label}: client CPU, watch-list (ref: paged lists of {PAGE_SIZE})",
+            hvpa["cpu"],
+            "CPU s",
+            paged["cpu"],
+            invert=True,
+        ),
+        Row.compared(
+            f"initial sync {label}: client RSS once synced, watch-list (ref: paged lists of {PAGE_SIZE})",
+            hvpa["rss"] / 1e6,
+            "MB",
+            paged["rss"] / 1e6,
+            invert=True,
+        ),
+        Row.compared(
+            f"initial sync {label}: requests to the server, watch-list (ref: paged lists)",
+            2.0,  # one watch per informer, the initial state included
+            "requests",
+            2.0 + math.ceil(pods / PAGE_SIZE) + math.ceil(nodes / PAGE_SIZE),
             invert=True,
         ),
     ]
