@@ -567,7 +567,10 @@ class Reflector(Generic[W, R]):
         if event.type == "BOOKMARK":
             # kube-apiserver's bookmark object is the type's zero value (a Deployment's says
             # `"containers": null`), which a wire struct for real objects rejects; it carries
-            # a resourceVersion and nothing else, so its metadata is all there is to read.
+            # a resourceVersion and nothing else, so its metadata is all there is to read
+            # (and, while a watch-list's initial events come, its annotations).
+            if self._initial is not None:
+                self._end_initial(line)
             self.resource_version = meta.resource_version or self.resource_version
             return
         self.skipped += 1
