@@ -29,6 +29,7 @@ from bench.harness import Row, Size, pick
 from hvpa.controller.cache import pod_indexers
 from hvpa.kube.informer import Informer
 from hvpa.kube.resources import PODS
+from hvpa.kube.settings import WatchSettings
 
 CHUNK_BYTES = 64 * 1024
 _EMPTY_LIST = b'{"kind":"PodList","apiVersion":"v1","metadata":{"resourceVersion":"1"},"items":[]}'
@@ -84,6 +85,8 @@ async def _replay(data: bytes, expected: int) -> float:
         client=client,  # type: ignore[arg-type]
         resource=PODS,
         indexers=pod_indexers(),
+        # The replay answers a list, then a watch (not a watch-list).
+        settings=WatchSettings(watch_list=False),
     )
     started = time.perf_counter()
     task = asyncio.create_task(informer.run())

@@ -32,6 +32,7 @@ from bench.harness import Row, Size, in_child, pick, rss_bytes
 from hvpa.controller.cache import pod_indexers
 from hvpa.kube.informer import Informer
 from hvpa.kube.resources import PODS
+from hvpa.kube.settings import WatchSettings
 from hvpa.kube.store import freeze_heap
 
 KIB = 1024
@@ -50,6 +51,8 @@ async def _fill_store(data: bytes) -> Informer[object, object]:
         client=client,  # type: ignore[arg-type]
         resource=PODS,  # type: ignore[arg-type]
         indexers=pod_indexers(),  # type: ignore[arg-type]
+        # The replay answers a list, then a watch (not a watch-list).
+        settings=WatchSettings(watch_list=False),
     )
     task = asyncio.create_task(informer.run())
     await client.done.wait()
