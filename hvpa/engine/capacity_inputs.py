@@ -254,6 +254,7 @@ def capacity_input(
         policies=sized_containers,
         demand=demand.effective,
         level=demand.level,
+        level_low=demand.low,
         shares=_shares(sized_containers, containers, targets),
         spare=frozenset(r for r in RESOURCES if sized[r] and not utilization.get(r)),
         serving=any(pod.ready == "True" and not pod.deleting for pod in pods),

@@ -34,6 +34,10 @@ Two readings of the same samples, because the two axes cost differently:
   `demandWindowSeconds`: a resize is a rolling update, worth doing for a
   sustained level, not for a moment (and the first readings of a step are
   the least trustworthy: usage is capped by the CPU limits the pods had).
+  The window's low (the 100 - `demandPercentile` percentile) says whether
+  the level is settled: a window whose readings spread wider than the
+  tolerance holds a step, a ramp or noise, and pods are not resized to
+  the curve's exact size for it (strategies/capacity.py).
 
 Samples are kept in `status.history.usage` (the loads) and `.demands`
 (times in POSIX seconds here), pruned to their windows, so a restarted
@@ -44,7 +48,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import Final
 
@@ -136,7 +140,9 @@ class Demand:
     `measured` is this reading's demand per resource (beyond the pods'
     overhead), `effective` the largest of it and every demand in the down
     window: what the count is read with. `level` is the percentile of the
-    window's readings: the sustained demand pod sizes follow. All are empty
+    window's readings: the sustained demand pod sizes follow; `low` the
+    window's low percentile (100 - the percentile), which tells a settled
+    level from one in motion. All are empty
     when there is nothing to measure from, and `unknown` says why: the
     decision then holds. `history` is the status history to write.
     """
@@ -148,6 +154,7 @@ class Demand:
     history: DemandHistory
     explanation: tuple[str, ...]
     unknown: str = ""
+    low: dict[str, int] = field(default_factory=dict)
 
     @property
     def known(self) -> bool:
@@ -217,10 +224,12 @@ def _over_target(given: DemandInput, resource: str, load: int) -> tuple[int, str
 
 def _from_usage(
     given: DemandInput, samples: Sequence[Sample], lines: list[str]
-) -> tuple[dict[str, int], dict[str, int]]:
-    """The newest reading's demand (what the count follows) and the window's level (pod sizes)."""
+) -> tuple[dict[str, int], dict[str, int], dict[str, int]]:
+    """The newest reading's demand (what the count follows), the window's level (pod sizes)
+    and the window's low (whether the level is settled)."""
     newest: dict[str, int] = {}
     level: dict[str, int] = {}
+    low: dict[str, int] = {}
     ordered = sorted(samples, key=lambda sample: sample.time)
     for resource in RESOURCES:
         values = [v for s in ordered if (v := s.amounts.get(resource)) is not None]
@@ -229,13 +238,16 @@ def _from_usage(
         newest[resource], how = _over_target(given, resource, values[-1])
         load = percentile(values, given.percentile)
         level[resource], _ = _over_target(given, resource, load)
+        low_load = percentile(values, 100 - given.percentile)
+        low[resource], _ = _over_target(given, resource, low_load)
         lines.append(
             f"demand: {resource}: newest load {format_milli(values[-1])} {how} = "
             f"{format_milli(newest[resource])}; level (what pod sizes follow): "
             f"P{given.percentile:g} of {len(values)} load samples {format_milli(load)} "
-            f"= {format_milli(level[resource])}"
+            f"= {format_milli(level[resource])}; low P{100 - given.percentile:g} "
+            f"{format_milli(low_load)} = {format_milli(low[resource])}"
         )
-    return newest, level
+    return newest, level, low
 
 
 def _from_vpa(given: DemandInput, lines: list[str]) -> dict[str, int]:
@@ -315,13 +327,14 @@ def measure_demand(given: DemandInput, history: DemandHistory, usage: Sample | N
     samples = _within(samples, given.now, given.window_seconds)
     measured: dict[str, int] = {}
     level: dict[str, int] = {}
+    low: dict[str, int] = {}
     source = ""
     if samples:
-        (measured, level), source = _from_usage(given, samples, lines), "usage"
+        (measured, level, low), source = _from_usage(given, samples, lines), "usage"
     elif history.since is None:
         lines.append(f"demand: no usage samples in the last {given.window_seconds:g}s")
         measured, source = _from_vpa(given, lines), "vpa"
-        level = dict(measured)
+        level, low = dict(measured), dict(measured)
     earlier = _within(history.demands, given.now, given.down_window_seconds)
     if not measured:
         unknown = _unknown(given, history)
@@ -330,6 +343,7 @@ def measure_demand(given: DemandInput, history: DemandHistory, usage: Sample | N
         return Demand({}, {}, {}, "", kept, tuple(lines), unknown)
     _with_floors(given, measured, lines)
     _with_floors(given, level, [])
+    _with_floors(given, low, [])
     effective = _held_down(measured, earlier)
     if effective != measured:
         lines.append(
@@ -350,4 +364,4 @@ def measure_demand(given: DemandInput, history: DemandHistory, usage: Sample | N
     )
     since = history.since if history.since is not None else now.time
     kept = DemandHistory(samples, _record(earlier, now), since)
-    return Demand(measured, effective, level, source, kept, tuple(lines))
+    return Demand(measured, effective, level, source, kept, tuple(lines), low=low)

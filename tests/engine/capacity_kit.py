@@ -65,6 +65,18 @@ class Workload:
     memory_usage: int = 500_000_000_000
     now: float = NOW_SECONDS
     status: dict[str, Any] | None = None
+    # What is left of the total when it does not split evenly: one more millicore (CPU) or
+    # byte (memory) on as many of the first pods.
+    cpu_remainder: int = 0
+    memory_remainder: int = 0
+
+    @property
+    def total_cpu_usage(self) -> int:
+        return self.cpu_usage * self.replicas + self.cpu_remainder
+
+    def with_total_cpu_usage(self, total: int) -> Workload:
+        """The same pods sharing `total` millicores of usage (exactly, with the remainder)."""
+        return replace(self, cpu_usage=total // self.replicas, cpu_remainder=total % self.replicas)
 
     def raw(self, hvpa: dict[str, Any], **options: Any) -> dict[str, Any]:
         """The scenario; usage is reported for every pod at `now`."""
@@ -77,11 +89,13 @@ class Workload:
             now=time_at(self.now),
             **options,
         )
-        for item in raw["podMetrics"]:
+        for index, item in enumerate(raw["podMetrics"]):
             item["timestamp"] = time_at(self.now)
+            cpu = self.cpu_usage + (1 if index < self.cpu_remainder else 0)
+            memory = self.memory_usage + (1000 if index < self.memory_remainder else 0)
             item["containers"][0]["usage"] = {
-                "cpu": format_milli(self.cpu_usage),
-                "memory": format_milli(self.memory_usage),
+                "cpu": format_milli(cpu),
+                "memory": format_milli(memory),
             }
         return raw
 
@@ -89,10 +103,11 @@ class Workload:
         return run(self.raw(hvpa, **options))
 
     def after(self, decision: Decision, seconds: float) -> Workload:
-        """The workload once the decision is applied, `seconds` later, total usage unchanged."""
+        """The workload once the decision is applied, `seconds` later, total usage unchanged
+        (to the millicore and the byte: what does not split evenly goes to the first pods)."""
         requests = decision.containers[0].requests
-        total_cpu = self.cpu_usage * self.replicas
-        total_memory = self.memory_usage * self.replicas
+        total_cpu = self.total_cpu_usage
+        total_bytes = (self.memory_usage // 1000) * self.replicas + self.memory_remainder
         replicas = decision.desired_replicas
         return replace(
             self,
@@ -100,7 +115,9 @@ class Workload:
             cpu=requests.cpu or 0,
             memory=requests.memory or 0,
             cpu_usage=total_cpu // replicas,
-            memory_usage=total_memory // replicas,
+            cpu_remainder=total_cpu % replicas,
+            memory_usage=total_bytes // replicas * 1000,
+            memory_remainder=total_bytes % replicas,
             now=self.now + seconds,
             status=plain(decision.status),
         )

@@ -26,9 +26,12 @@ from hvpa.engine.strategies import HorizontalInput
 from hvpa.engine.strategies.capacity import (
     CapacityParams,
     CurvePoint,
+    MoveLimits,
+    Situation,
     ceiling,
     plan_capacity,
     pod_split,
+    read_curve,
 )
 from hvpa.engine.vertical import ContainerTarget
 from hvpa.records import NO_RESOURCES, ContainerMetrics, ContainerSpec, PodMetricsRecord, Resources
@@ -42,6 +45,8 @@ def point(replicas: int, cpu: int | None = None, memory: int | None = None) -> C
 
 LINEAR = (point(1, 1000), point(10, 10_000))
 VERTICAL = (point(1, 1000), point(3, 1000), point(3, 4000), point(10, 4000))
+# Issue 23's curve: one pod grows from 250m to 1 CPU, 1-CPU pods to 6, pods grow to 2 CPU at 10.
+ISSUE_23 = (point(1, 250), point(1, 1000), point(6, 1000), point(10, 2000))
 
 
 @pytest.mark.parametrize(
@@ -210,6 +215,7 @@ def test_demand_history_keeps_one_sample_per_reading_within_its_window() -> None
 
 
 POLICY = ContainerTarget("app", NO_RESOURCES)
+NO_LIMITS = MoveLimits()
 
 
 def plan(
@@ -224,11 +230,13 @@ def plan(
     fixed: frozenset[str] = frozenset(),
     fixed_replicas: bool = False,
     high: int = 10,
+    spare: frozenset[str] = frozenset(),
+    limits: MoveLimits = NO_LIMITS,
     **options: Any,
 ) -> tuple[int, dict[str, int]]:
     container = ContainerSpec("app", Resources(cpu=cpu, memory=memory), NO_RESOURCES)
     params = CapacityParams(curve, overhead or {}, Fraction(10), Fraction(30))
-    result = plan_capacity(
+    reading = read_curve(
         HorizontalInput(replicas, 1, high),
         (container,),
         (policy,),
@@ -236,8 +244,9 @@ def plan(
         params,
         fixed=fixed,
         fixed_replicas=fixed_replicas,
-        **options,
-    ).plan
+        spare=spare,
+    )
+    result = plan_capacity(reading, Situation(**options), limits).plan
     sizes = {"cpu": cpu, "memory": memory}
     for change in result.changes:
         sizes[change.resource] = change.proposed
@@ -258,24 +267,76 @@ def plan(
             id="a-surplus-within-tolerance-holds",
         ),
         pytest.param(
-            {"demand": {"cpu": 2180}, "replicas": 2, "curve": (point(1, 1000), point(10, 1000))},
-            (2, {"cpu": 1000, "memory": GI}),
+            # 3 x 700m = 2100m is 3.7% short of 2180m: held, as an HPA holds a usage ratio.
+            {
+                "demand": {"cpu": 2180},
+                "replicas": 3,
+                "cpu": 700,
+                "curve": (point(1, 1000), point(10, 1000)),
+            },
+            (3, {"cpu": 700, "memory": GI}),
             id="a-shortfall-within-tolerance-is-held-with-a-utilization-target",
         ),
         pytest.param(
             {
                 "demand": {"cpu": 2100},
-                "replicas": 2,
+                "replicas": 3,
+                "cpu": 690,
                 "curve": (point(1, 1000), point(10, 1000)),
                 "spare": frozenset({"cpu"}),
             },
-            (3, {"cpu": 1000, "memory": GI}),
+            (3, {"cpu": 700, "memory": GI}),
             id="without-a-utilization-target-no-shortfall-is-held",
         ),
         pytest.param(
+            # 2 x 1000m is 9% short of 2180m, but the curve's count is 3 (2 x 1 CPU < 2180m).
+            {"demand": {"cpu": 2180}, "replicas": 2, "curve": (point(1, 1000), point(10, 1000))},
+            (3, {"cpu": 727, "memory": GI}),
+            id="fewer-pods-than-the-curves-count-are-not-held",
+        ),
+        pytest.param(
             {"demand": {"cpu": 2250}, "replicas": 2, "curve": (point(1, 1000), point(10, 1000))},
-            (3, {"cpu": 1000, "memory": GI}),
-            id="a-shortfall-past-tolerance-moves-the-count",
+            (3, {"cpu": 750, "memory": GI}),
+            id="a-shortfall-past-tolerance-goes-to-the-curves-point",
+        ),
+        pytest.param(
+            # 3 x 1000m for 2.7 cores is 11% over: more than the tolerance, so the pods resize.
+            {"demand": {"cpu": 2700}, "replicas": 3, "curve": (point(1, 1000), point(10, 1000))},
+            (3, {"cpu": 900, "memory": GI}),
+            id="at-the-curves-count-a-surplus-past-tolerance-resizes",
+        ),
+        pytest.param(
+            {
+                "demand": {"cpu": 3000},
+                "replicas": 6,
+                "cpu": 500,
+                "curve": (point(1, 1000), point(10, 1000)),
+            },
+            (6, {"cpu": 1000, "memory": GI}),
+            id="more-pods-than-the-curves-count-go-back-to-it-growing-first",
+        ),
+        pytest.param(
+            # Issue 23: 10 x 1110m for 3.7 cores settled at 7 x 1110m, where 1110m first fits.
+            {"demand": {"cpu": 3700}, "replicas": 10, "cpu": 1110, "curve": ISSUE_23},
+            (4, {"cpu": 925, "memory": GI}),
+            id="pods-above-the-curve-at-its-count-resize-not-a-larger-count",
+        ),
+        pytest.param(
+            {
+                "demand": {"cpu": 3700},
+                "replicas": 1,
+                "cpu": 1233,
+                "curve": ISSUE_23,
+                "serving": True,
+            },
+            (4, {"cpu": 925, "memory": GI}),
+            id="pods-that-fit-nowhere-near-are-not-added-first",
+        ),
+        pytest.param(
+            # 3 x 733m is 1m short of 2.2 cores: a shortfall the band holds, at the curve's count.
+            {"demand": {"cpu": 2200}, "replicas": 1, "cpu": 733, "curve": ISSUE_23},
+            (3, {"cpu": 733, "memory": GI}),
+            id="todays-size-at-the-curves-count-within-tolerance",
         ),
         pytest.param(
             {
@@ -490,3 +551,46 @@ def test_same_demand_same_decision_from_any_side(start: dict[str, int], steps: i
         state = plan({"cpu": 20_000}, replicas=state[0], cpu=state[1]["cpu"])
     assert state == (5, {"cpu": 4000, "memory": GI})
     assert plan({"cpu": 20_000}, replicas=state[0], cpu=state[1]["cpu"]) == state
+
+
+HELD = (("UpdatePolicy", "hpa.scaleUp.updatePolicy.updateMode is Off"),)
+
+
+@pytest.mark.parametrize(
+    ("limits", "expected", "blocked"),
+    [
+        pytest.param(
+            MoveLimits(count_up=HELD),
+            (1, {"cpu": 1000, "memory": GI}),
+            [("horizontal", "up", "UpdatePolicy")],
+            id="a-held-count-reads-the-curve-at-todays-count",
+        ),
+        pytest.param(
+            MoveLimits(size_up={"cpu": HELD}),
+            (5, {"cpu": 1000, "memory": GI}),
+            [("vertical", "up", "UpdatePolicy")],
+            id="held-pods-the-count-covers-the-demand-with-them",
+        ),
+        pytest.param(
+            MoveLimits(count_down=HELD, size_down={"cpu": HELD}),
+            (3, {"cpu": 1667, "memory": GI}),
+            [],
+            id="limits-the-move-does-not-meet-report-nothing",
+        ),
+    ],
+)
+def test_the_gates_limits_hold_one_axis_and_the_other_follows(
+    limits: MoveLimits, expected: tuple[int, dict[str, int]], blocked: list[tuple[str, str, str]]
+) -> None:
+    """The multiplicative example (1 x 1 core, 5 cores of demand: 3 x 1667m) under held axes."""
+    container = ContainerSpec("app", Resources(cpu=1000, memory=GI), NO_RESOURCES)
+    params = CapacityParams(LINEAR, {"memory": GI}, Fraction(10), Fraction(30))
+    reading = read_curve(
+        HorizontalInput(1, 1, 10), (container,), (POLICY,), {"cpu": 5000, "memory": 0}, params
+    )
+    result = plan_capacity(reading, Situation(), limits).plan
+    sizes = {"cpu": 1000, "memory": GI}
+    for change in result.changes:
+        sizes[change.resource] = change.proposed
+    assert (result.replicas, sizes) == expected
+    assert [(b.axis, b.direction, b.reason) for b in result.blocked] == blocked

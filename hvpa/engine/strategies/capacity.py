@@ -1,422 +1,330 @@
 """`Capacity`: one curve of per-pod size against replicas, read with the demand (ENGINE.md §5).
 
-Gardener's hvpa mixed the steps of two recommenders, so where it ended
-depended on who moved first and the two steps multiplied (1 x 1 core
-needing 5 cores at 50/50 ended at 3 x 3 = 9 cores). Here both axes come
-from one reading of one curve with one number per resource, the demand D
-(demand.py): the fewest replicas n within min/max whose curve ceiling
-covers it, n x (ceiling(n) - overhead) >= D for every resource, and pods of
-overhead + D / n, never above the ceiling at n nor outside
-minAllowed/maxAllowed. That point depends on the demand alone, whichever
-side it is reached from, and its total is the demand itself (memory beside
-a CPU target gets D / n x (1 + tolerance), since the count may sit in CPU's
-band: _Room.slacks).
+Both axes come from one reading of one curve (capacity_curve.py) with one
+number per resource, the demand (demand.py). The curve's point for the
+demand is where the decision goes; three rules keep the workload from
+rolling at every wobble, since a per-pod resize is a rolling update while a
+replica move is ready in seconds:
 
-The curve is a ceiling, and a resize is a rolling update while a replica
-move is not, so the bands and the order of a move keep the workload from
-rolling at every wobble:
-- the joint hysteresis: nothing moves while every total (replicas x
-  per-pod request) is within `tolerance` of the curve's and today's pods
-  cover the demand less the shortfall the band may hold: `tolerance` for a
-  resource with a utilization target (as the HPA's tolerance holds a usage
-  ratio up to 1.1), none for one without (memory: held_shortfall);
-- the resize band: pods keep their size while the curve's size for the
-  demand is within `resizeTolerance` of today's request, and the count
-  moves to the fewest pods of that size that cover the demand under the
-  curve; out of the band they are resized to the curve's point. The band
-  is read against the level (demand.py) while it lags a rise, and no
-  resize is read from a falling demand or from throttled CPU readings;
-- the order: pods that fall short are added to first, pods that grow
-  while the count falls grow first, and a scale-down waits for a rollout
-  (combine.py);
-- the down window (demand.py): a scale-down reads the largest demand of
-  `scaleDownStabilizationSeconds`.
-A starving container (CPU at its request while the curve gives more)
-passes the hysteresis. From four replicas a resource without a utilization
-target is sized so that the pods carry its load with one of them out.
+- the joint hysteresis: nothing moves while today's count is the curve's,
+  every total is within `tolerance` of the curve's, today's pods cover the
+  demand less the shortfall the band may hold, and no pod is above the
+  ceiling. The shortfall is `tolerance` for a resource with a
+  utilization target (as an HPA holds a usage ratio up to 1.1), none
+  without one (memory: held_shortfall);
+- the resize band: pods keep their size only where the count that covers
+  the demand with them is a shape the hysteresis would hold (the curve's
+  count, or one within its tolerance), and never at a larger count chosen
+  because today's size does not fit under the ceiling at the count that
+  covers the demand: that was Gardener's stuck equilibrium (1 x 1233m for
+  a 3.7-core demand settled at 7 x 1233m, 2.3 times the demand, where the
+  curve says 4 x 925m). While the demand is in motion (the level lags a
+  rise, the down window holds a fall, CPU readings sit at the pods'
+  limits) pods keep their size at the count that covers the demand with
+  them, and the resize waits for the demand to settle;
+- the order of a move: pods that fall short are added to first, pods that
+  grow while the count falls grow first at today's count.
 
-The curve caps pods everywhere but past its end: when even max replicas at
-the curve's size do not cover the demand, pods grow beyond the curve up to
-maxAllowed (up to the curve's last size where a container has none).
+From any start the decision reaches a shape the hysteresis holds within
+three decisions (pods added, pods resized, count settled), and that shape
+depends on the demand up to the tolerance: from below and from above it is
+the curve's point itself (tests/engine/test_capacity_properties.py).
+
+The gates (update policies, windows, rollouts, other writers) are asked
+before the plan which moves they forbid (MoveLimits, combine.py); the plan
+then never proposes half of a joint move: at a held count the pods take
+the demand up to the curve there, with held pod sizes the count covers it.
 """
 
 from __future__ import annotations
 
-import math
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from fractions import Fraction
 
-from hvpa.engine.demand import DEFAULT_HEADROOM_PERCENT, describe_amounts
-from hvpa.engine.vertical import ContainerTarget, ResourceChange, round_request
+from hvpa.engine.demand import describe_amounts
+from hvpa.engine.vertical import ContainerTarget, Direction, ResourceChange
 from hvpa.engine.vertical.recommendation import RESOURCES
 from hvpa.engine.vertical.requests import MEMORY_STEP_MILLI
 from hvpa.quantity import ceil_div, format_milli
 from hvpa.records import CPU, MEMORY, ContainerSpec, Resources
 
-from .plan import HorizontalInput, Plan
+from .capacity_curve import (
+    CapacityParams,
+    CurvePoint,
+    Room,
+    Shape,
+    ceiling,
+    curve_point,
+    fewest_replicas,
+    held_shortfall,
+    tolerated,
+    within,
+)
+from .plan import Blocked, HorizontalInput, Plan
 
 __all__ = [
     "CapacityParams",
     "CapacityPlan",
     "CurvePoint",
+    "CurveReading",
+    "MoveLimits",
+    "Reasons",
     "Shape",
+    "Situation",
     "ceiling",
     "held_shortfall",
     "plan_capacity",
     "pod_split",
+    "read_curve",
 ]
 
-# A Deployment's default maxUnavailable (25%, rounded down) takes a pod down from four replicas.
-SPARE_FROM_REPLICAS = 4
+# (reason, why) pairs: what a gate says about a move it forbids.
+Reasons = tuple[tuple[str, str], ...]
 
 
 @dataclass(frozen=True, slots=True)
-class CurvePoint:
-    """The largest per-pod request at `replicas`, milli-units; None where the curve sets none."""
+class MoveLimits:
+    """The moves the gates forbid now, with their reasons; empty: the move may happen.
 
-    replicas: int
-    amounts: Resources
+    The count's two directions, and each resource's pod size up and down
+    (whatever the container: a pod's size moves as one).
+    """
+
+    count_up: Reasons = ()
+    count_down: Reasons = ()
+    size_up: Mapping[str, Reasons] = field(default_factory=dict)
+    size_down: Mapping[str, Reasons] = field(default_factory=dict)
+
+    def size(self, resource: str, direction: Direction) -> Reasons:
+        return (self.size_up if direction == "up" else self.size_down).get(resource, ())
 
 
 @dataclass(frozen=True, slots=True)
-class CapacityParams:
-    """`spec.capacity` in the units the engine computes with; both tolerances are percents."""
+class Situation:
+    """What the demand and the pods are doing, beyond the demand itself.
 
-    curve: tuple[CurvePoint, ...]
-    overhead: Mapping[str, int]
-    tolerance: Fraction
-    resize_tolerance: Fraction
+    `level` is the sustained demand pod sizes follow (the demand when it is
+    not behind it), `level_low` the low of the same window (a level is
+    settled when the window's low is within the tolerance of it); `starving` a container at its CPU request while the
+    curve gives more (it passes the hysteresis); `serving` whether some of
+    the target's pods are ready, taking load; `falling` whether the down
+    window holds the demand above this reading's; `capped` the resources
+    whose readings sit at the pods' limits (throttled: the need is higher).
+    """
+
+    level: Mapping[str, int] = field(default_factory=dict)
+    level_low: Mapping[str, int] = field(default_factory=dict)
+    starving: bool = False
+    serving: bool = False
+    falling: bool = False
+    capped: frozenset[str] = frozenset()
 
 
 @dataclass(frozen=True, slots=True)
-class Shape:
-    """A replica count and the per-pod size of each resource (milli-units) there."""
+class CurveReading:
+    """The curve read for this decision: who is sized, today's shape, the curve's point.
 
-    replicas: int
-    sizes: Mapping[str, int]
+    `sized` names, per resource, the containers whose requests Capacity
+    sets; `bounds` the counts the decision may choose (minReplicas and
+    maxReplicas, or today's count when the horizontal axis is off or held);
+    `ideal` the curve's point for `demand` there; `targets` each sized
+    container's policy with its request at the ideal size as `target` (what
+    the starvation guard compares usage with). `idle` says why nothing can
+    be decided at all (no replicas, nothing sized), else ''.
+    """
 
-    def total(self, resource: str) -> int:
-        return self.replicas * self.sizes[resource]
+    horizontal: HorizontalInput
+    containers: tuple[ContainerSpec, ...]
+    policies: tuple[ContainerTarget, ...]
+    shares: Mapping[str, Mapping[str, int]]
+    sized: Mapping[str, tuple[str, ...]]
+    demand: Mapping[str, int]
+    current: Shape
+    room: Room
+    bounds: tuple[int, int]
+    ideal: Shape
+    targets: tuple[ContainerTarget, ...]
+    explanation: tuple[str, ...]
+    idle: str = ""
+
+    @property
+    def tolerance(self) -> Fraction:
+        return self.room.params.tolerance
+
+    def tolerated(self) -> dict[str, int]:
+        """The demand less the shortfall the hysteresis may hold."""
+        return tolerated(self.demand, self.tolerance, self.room.spare)
 
 
 @dataclass(frozen=True, slots=True)
 class CapacityPlan:
-    """The strategy's Plan, the curve's own answer (`ideal`), and the containers' targets.
-
-    `targets` carry each sized container's policy bounds and, as `target`,
-    its request at the ideal size: what the starvation guard compares usage
-    with and what `apply_changes` writes limits for.
-    """
+    """The strategy's Plan, the curve's own answer (`ideal`), and the containers' targets."""
 
     plan: Plan
     ideal: Shape
     targets: tuple[ContainerTarget, ...]
 
 
-def ceiling(curve: Sequence[CurvePoint], resource: str, replicas: int) -> int | None:
-    """The curve's per-pod ceiling at a replica count, linearly interpolated and rounded down.
-
-    Before the first point and after the last the curve is flat; at a count
-    with several points (a vertical segment) the largest wins. None when the
-    curve gives no amount for the resource.
-    """
-    points = [(p.replicas, a) for p in curve if (a := p.amounts.get(resource)) is not None]
-    if not points:
-        return None
-    points.sort()
-    below = [p for p in points if p[0] <= replicas]
-    above = [p for p in points if p[0] > replicas]
-    if not below:
-        return points[0][1]
-    low_replicas, low_amount = below[-1]
-    if not above:
-        return low_amount
-    high_replicas, high_amount = above[0]
-    span = high_replicas - low_replicas
-    return low_amount + (high_amount - low_amount) * (replicas - low_replicas) // span
-
-
-@dataclass(frozen=True, slots=True)
-class _Room:
-    """What a pod may hold of each resource: the curve (or the size it must keep), and maxAllowed."""
-
-    params: CapacityParams
-    fixed: Mapping[str, int]
-    max_allowed: Mapping[str, int | None]
-    min_allowed: Mapping[str, int]
-    spare: frozenset[str] = frozenset()
-    slack: Fraction = Fraction(0)
-
-    def cap(self, resource: str, replicas: int) -> int | None:
-        """The largest per-pod size at `replicas`; None: unbounded."""
-        if resource in self.fixed:
-            return self.fixed[resource]
-        top = ceiling(self.params.curve, resource, replicas)
-        most = self.max_allowed.get(resource)
-        if top is None:
-            return most
-        return top if most is None else min(top, most)
-
-    def past_end(self, resource: str, replicas: int) -> int | None:
-        """Past the curve's end pods grow to maxAllowed; without one they stay on the curve."""
-        if resource in self.fixed:
-            return self.fixed[resource]
-        most = self.max_allowed.get(resource)
-        return most if most is not None else self.cap(resource, replicas)
-
-    def fits(self, sizes: Mapping[str, int], replicas: int) -> bool:
-        """Whether pods of `sizes` are within what a pod may hold at `replicas`."""
-        return all(
-            (top := self.cap(r, replicas)) is None or size <= top for r, size in sizes.items()
-        )
-
-    def covers(self, demand: Mapping[str, int], replicas: int) -> bool:
-        for resource, needed in demand.items():
-            top = self.cap(resource, replicas)
-            if top is None:
-                continue
-            room = max(top - self.params.overhead.get(resource, 0), 0)
-            if replicas * room < needed:
-                return False
-            if (
-                self.spares(resource, replicas)
-                and (replicas - 1) * room * (100 + DEFAULT_HEADROOM_PERCENT) < needed * 100
-            ):
-                return False
-        return True
-
-    def spares(self, resource: str, replicas: int) -> bool:
-        """Whether `replicas` pods must carry the load of `resource` with one of them out.
-
-        A resource without a utilization target (memory, usually) has only
-        the default 15% headroom, less than a pod's share below eight pods:
-        while one pod is starting, restarting or being replaced in a rolling
-        update, the others carry its share, and with 15% they run out
-        (of memory: OOMKills). So there the count must carry the load
-        itself with one pod out, as well as the demand with all of them.
-        One pod alone has no other to carry it.
-
-        Not where the band's slack applies (`slacks`: memory beside a CPU
-        target): that share already holds 1.15 x 1.1 = 26.5% over the load,
-        which carries a pod out from 5 replicas; measured with the slack,
-        this rule on top added nothing to the under-provisioned minutes of
-        any `hvpa sim` trace and cost 1 to 2 points of CPU utilization (it
-        added a pod for a 1% memory shortfall with one pod out).
-        """
-        return (
-            resource in self.spare and replicas >= SPARE_FROM_REPLICAS and not self.slacks(resource)
-        )
-
-    def slacks(self, resource: str) -> bool:
-        """Whether a pod's share of `resource` carries the joint band's slack.
-
-        The count may sit up to `tolerance` short of what the CPU demand
-        needs (the hysteresis holds it there, as an HPA's tolerance does),
-        and the same count must carry the memory, which holds no shortfall.
-        Sized to its bare share, memory ran out first at every step, so the
-        count moved at each crossing of the CPU target and CPU's band never
-        held (a pod above the target, 4-6 points of CPU utilization on a
-        ramp). So a resource without a utilization target, sized beside one
-        with a target, gets its share for a count `tolerance` smaller:
-        share x (1 + tolerance), under the curve's ceiling as always.
-        """
-        return resource in self.spare and self.slack > 0
-
-    def share(self, resource: str, needed: int, replicas: int) -> int:
-        """A pod's share of the demand at `replicas` (with the band's slack, and with one pod
-        out where those bind)."""
-        share = _share(resource, needed, replicas)
-        if self.slacks(resource):
-            share = round_request(resource, math.ceil(share * (100 + self.slack) / 100))
-        if self.spares(resource, replicas):
-            load = ceil_div(needed * 100, 100 + DEFAULT_HEADROOM_PERCENT)
-            share = max(share, _share(resource, load, replicas - 1))
-        return share
-
-
-def _share(resource: str, needed: int, replicas: int) -> int:
-    """A pod's share of the demand, rounded up: CPU to the millicore, memory to 1000 bytes.
-
-    Only the share is rounded, not overhead + share, so a pod with no share
-    of the demand is exactly its overhead (1Gi stays 1Gi).
-    """
-    return round_request(resource, ceil_div(needed, replicas))
-
-
-def _size(need: int, top: int | None, floor: int) -> int:
-    """A per-pod request: the need, never above `top`, never below the pod's minAllowed."""
-    return max(need if top is None else min(need, top), floor)
-
-
-def _solve(
+def read_curve(
+    horizontal: HorizontalInput,
+    containers: Sequence[ContainerSpec],
+    policies: Sequence[ContainerTarget],
     demand: Mapping[str, int],
-    room: _Room,
-    low: int,
-    high: int,
-    lines: list[str],
-) -> Shape:
-    """The fewest replicas in [low, high] the curve lets cover the demand, and the pods' sizes there."""
-    overhead = room.params.overhead
-    if not room.covers(demand, high):
-        sizes = {}
-        for resource, needed in demand.items():
-            need = overhead.get(resource, 0) + room.share(resource, needed, high)
-            sizes[resource] = _size(
-                need, room.past_end(resource, high), room.min_allowed.get(resource, 0)
-            )
-        lines.append(
-            f"curve: even {high} replicas (maxReplicas) at the curve's size do not cover the "
-            "demand: past the curve's end, pods grow up to maxAllowed (stay on the curve "
-            f"without one): {describe_amounts(sizes)}"
-        )
-        return Shape(high, sizes)
-    first, last = low, high
-    while first < last:
-        middle = (first + last) // 2
-        if room.covers(demand, middle):
-            last = middle
-        else:
-            first = middle + 1
-    replicas = first
-    if replicas > low:
-        fewer = replicas - 1
-        short = [
-            f"{r}: {fewer} x ({format_milli(top)} - {format_milli(overhead.get(r, 0))}) "
-            f"< {format_milli(needed)}"
-            for r, needed in demand.items()
-            if (top := room.cap(r, fewer)) is not None
-            and fewer * max(top - overhead.get(r, 0), 0) < needed
-        ]
-        lines.append(f"curve: {fewer} replicas are too few: {'; '.join(short)}")
-    else:
-        lines.append(f"curve: {replicas} replicas (minReplicas) cover the demand")
-    sizes = {}
-    for resource, needed in demand.items():
-        top = room.cap(resource, replicas)
-        if resource in room.fixed:
-            sizes[resource] = room.fixed[resource]
-            lines.append(
-                f"curve: {resource}: pods keep {format_milli(sizes[resource])} (held); "
-                f"{replicas} of them cover {format_milli(needed)}"
-            )
-            continue
-        need = overhead.get(resource, 0) + room.share(resource, needed, replicas)
-        sizes[resource] = _size(need, top, room.min_allowed.get(resource, 0))
-        widened = (
-            f" x (1 + {float(room.slack):g}% for the band)" if room.slacks(resource) else ""
-        ) + (
-            f", and the load with one of {replicas} pods out"
-            if room.spares(resource, replicas)
-            else ""
-        )
-        lines.append(
-            f"curve: {resource}: {replicas} replicas, ceiling "
-            f"{'none' if top is None else format_milli(top)} per pod; per pod "
-            f"{format_milli(overhead.get(resource, 0))} + its share of {format_milli(needed)}"
-            f"{widened} = {format_milli(sizes[resource])}"
-        )
-    return Shape(replicas, sizes)
-
-
-def held_shortfall(tolerance: Fraction, headroom_only: bool) -> Fraction:
-    """How far (a percent) below the demand the hysteresis may hold a resource's pods.
-
-    A resource with a utilization target (CPU, compressible) keeps most of
-    that target's margin while it runs up to `tolerance` over it, as an HPA
-    does (70% held up to 77%). One with only the default 15% headroom
-    (memory, usually) holds no shortfall: memory is not compressible, and a
-    pod using more than it requests is among the first the kubelet evicts
-    under memory pressure, so its requests follow every rise (a pod added
-    is ready in seconds).
-    """
-    return Fraction(0) if headroom_only else tolerance
-
-
-def _tolerated(
-    demand: Mapping[str, int], tolerance: Fraction, headroom_only: frozenset[str]
-) -> dict[str, int]:
-    """The demand less the shortfall the hysteresis may hold (rounded up: exact integers)."""
-    tolerated = {}
-    for resource, needed in demand.items():
-        held = held_shortfall(tolerance, resource in headroom_only)
-        tolerated[resource] = math.ceil(needed * 100 / (100 + held))
-    return tolerated
-
-
-def _within(value: int, reference: int, tolerance: Fraction) -> bool:
-    """|value - reference| <= tolerance% of reference (exact, in integers and fractions)."""
-    return abs(value - reference) * 100 <= tolerance * reference
-
-
-def _kept(
-    current: Shape, room: _Room, demand: Mapping[str, int], low: int, high: int
-) -> Shape | None:
-    """The fewest replicas in [low, high] at today's pod size that the curve allows and that cover the demand."""
-    fixed = replace(room, fixed=dict(current.sizes))
-    for replicas in range(low, high + 1):
-        if room.fits(current.sizes, replicas) and fixed.covers(demand, replicas):
-            return Shape(replicas, current.sizes)
-    return None
-
-
-def _resized(
-    ideal: Shape, reference: Shape, current: Shape, room: _Room, lines: list[str]
-) -> Shape | None:
-    """The curve's point when a pod size has left the resize band, else None.
-
-    A resize is a rolling update, a replica move is not, so pods keep
-    their size while, for every resource, the curve's size for the demand
-    is within `resizeTolerance` of today's request (a band around the
-    request, ENGINE.md §5.4) (`reference`; read at the level while
-    the level lags a rise, so that the first readings of a step, which the
-    pods' CPU limits cap, answer with pods rather than a resize). Out of
-    the band they are resized straight to the curve's point. A vertical
-    segment is no exception: the curve's size grows with the demand at one
-    count there, so pods grow once it has grown past the band; until then
-    the count may move, as anywhere the curve allows today's pods (the
-    curve is a ceiling).
-    """
-    band = room.params.resize_tolerance
-    outside = [
-        r
-        for r in reference.sizes
-        if r not in room.fixed
-        and (not current.sizes[r] or not _within(reference.sizes[r], current.sizes[r], band))
-    ]
-    if not outside:
-        return None
-    lines.append(
-        "capacity: resize band: "
-        + "; ".join(
-            f"{r} {format_milli(current.sizes[r])} per pod is more than {float(band):g}% "
-            f"from the curve's {format_milli(reference.sizes[r])}"
-            for r in outside
-        )
-        + ": resize to the curve"
-    )
-    return ideal
-
-
-def _holds(
-    ideal: Shape,
-    current: Shape,
     params: CapacityParams,
-    bounds: tuple[int, int],
-    starving: bool,
-    covered: bool,
-    lines: list[str],
-) -> bool:
-    """The joint hysteresis: every total within `tolerance` of the curve's, and pods that
-    cover the demand less the shortfall it may hold (`held_shortfall`).
+    *,
+    shares: Mapping[str, Mapping[str, int]] | None = None,
+    fixed: frozenset[str] = frozenset(),
+    fixed_replicas: bool = False,
+    spare: frozenset[str] = frozenset(),
+) -> CurveReading:
+    """The curve's point for `demand`, and what the plan reads beside it.
+
+    `policies` are the containers Capacity sizes, with their policy bounds
+    and controlled resources; `shares` how a pod's size splits between them
+    per resource (by default evenly). `fixed` resources keep their per-pod
+    size and `fixed_replicas` keeps the count (an axis that is off, or that
+    another writer or a missing demand holds). `spare` names the resources
+    without a utilization target (capacity_curve.Room).
+    """
+    current_replicas = horizontal.current
+    lines = [
+        f"strategy Capacity: {current_replicas} replicas (min {horizontal.min_replicas}, "
+        f"max {horizontal.max_replicas})",
+        f"capacity: demand {describe_amounts(demand)} beyond the overhead "
+        f"({describe_amounts(params.overhead)} per pod), tolerance {float(params.tolerance):g}%",
+    ]
+    sized = {
+        r: tuple(p.name for p in policies if p.controls(r))
+        for r in RESOURCES
+        if r in demand and any(p.controls(r) for p in policies)
+    }
+    current = _current(containers, sized, current_replicas)
+    room = _room(params, policies, sized, current, fixed, spare)
+    wanted = {r: demand[r] for r in sized}
+    low, high = horizontal.min_replicas, horizontal.max_replicas
+    if fixed_replicas or not horizontal.enabled:
+        low = high = current_replicas
+        lines.append(f"capacity: the replica count stays at {current_replicas} (held)")
+    idle = ""
+    if current_replicas == 0:
+        idle = "capacity: the target is at 0 replicas: scaling is disabled"
+    elif not sized:
+        idle = "capacity: no container Capacity sizes has a demand: hold"
+    ideal = current if idle else curve_point(wanted, room, low, high, lines)
+    requests = _requests(ideal, policies, sized, shares or {})
+    return CurveReading(
+        horizontal=horizontal,
+        containers=tuple(containers),
+        policies=tuple(policies),
+        shares=shares or {},
+        sized=sized,
+        demand=wanted,
+        current=current,
+        room=room,
+        bounds=(low, high),
+        ideal=ideal,
+        targets=tuple(policies) if idle else _targets(policies, requests),
+        explanation=tuple(lines),
+        idle=idle,
+    )
+
+
+def plan_capacity(reading: CurveReading, situation: Situation, limits: MoveLimits) -> CapacityPlan:
+    """The replica count and requests to move to, after the bands, the order and the limits.
+
+    One pass, top to bottom: hold if the hysteresis holds; else choose
+    between today's pod size and the curve's point (the band); put the
+    move in an order that keeps the load covered; and keep it within what
+    the gates allow.
+    """
+    lines = list(reading.explanation)
+    if reading.idle:
+        lines.append(reading.idle)
+        return _hold(reading, lines)
+    if _holds(reading, situation.starving, lines):
+        return _hold(reading, lines)
+    target = _choose(reading, situation, lines)
+    target = _order(target, reading, situation.serving, lines)
+    target, blocked = _within_limits(target, reading, limits, lines)
+    if target == reading.current:
+        lines.append("capacity: the pods as they are stay: hold")
+        return _hold(reading, lines, blocked)
+    changes = _changes(
+        _requests(target, reading.policies, reading.sized, reading.shares), reading.containers
+    )
+    current_replicas = reading.current.replicas
+    lines.append(
+        f"capacity: {current_replicas} -> {target.replicas} replicas of "
+        f"{describe_amounts(target.sizes)}"
+        if target.replicas != current_replicas
+        else f"capacity: keep {current_replicas} replicas; pods {describe_amounts(target.sizes)}"
+    )
+    lines.extend(f"vertical: {c.describe()}" for c in changes)
+    plan = Plan(
+        "Capacity",
+        reading.horizontal,
+        target.replicas,
+        changes,
+        blocked=blocked,
+        explanation=tuple(lines),
+    )
+    return CapacityPlan(plan, reading.ideal, reading.targets)
+
+
+# ---------------------------------------------------------------- the hysteresis
+
+
+def _acceptable(shape: Shape, reading: CurveReading) -> str:
+    """Why the hysteresis would not hold `shape` for this demand ('' when it would).
+
+    The count must be the curve's: more pods than it (a step or a rollout
+    left more, smaller pods, which at twice the count cost twice the
+    per-pod overhead) go back to it, and fewer cannot cover the demand
+    under the curve. So where the workload rests depends on the demand,
+    not on the way it came. Within that count pods may sit up to
+    `tolerance` from the curve's size: short of it by the shortfall the
+    band holds (CPU with a utilization target, as an HPA holds a usage
+    ratio up to 1.1), over it by `tolerance` (every total).
+    """
+    room, ideal = reading.room, reading.ideal
+    if shape.replicas != ideal.replicas:
+        return f"{shape.replicas} replicas are not the curve's {ideal.replicas}"
+    if not room.keeping(shape.sizes).covers(reading.tolerated(), shape.replicas):
+        return (
+            f"{shape.replicas} pods of {describe_amounts(shape.sizes)} fall short of the demand by "
+            "more than the hysteresis holds (the tolerance with a utilization target, none without)"
+        )
+    past_end = ideal.replicas == reading.bounds[1] and not room.fits(ideal.sizes, ideal.replicas)
+    if not past_end and not room.fits(shape.sizes, shape.replicas):
+        return f"pods of {describe_amounts(shape.sizes)} are above the curve at {shape.replicas}"
+    far = [
+        r
+        for r in ideal.sizes
+        if not within(shape.replicas * shape.sizes[r], ideal.total(r), reading.tolerance)
+    ]
+    if far:
+        return (
+            f"the {', '.join(far)} total of {shape.replicas} x {describe_amounts(shape.sizes)} "
+            f"is more than {float(reading.tolerance):g}% from the curve's"
+        )
+    return ""
+
+
+def _holds(reading: CurveReading, starving: bool, lines: list[str]) -> bool:
+    """The joint hysteresis: today's shape is one the curve could give for a demand within
+    `tolerance`, and today's pods cover the demand less the shortfall it may hold.
 
     A surplus of up to `tolerance` is held for every resource; a shortfall
     only for a resource with a utilization target. Without it a CPU-sized
     workload added a pod at every crossing of its target and sat a pod
     above it (5 pods at 70 x 5/6 = 58% on the way up), where an HPA runs
-    between its target and its tolerance.
+    between its target and its tolerance. The count must be the curve's
+    (_acceptable), so that where the workload rests depends on the demand,
+    not on the path.
     """
-    low, high = bounds
+    current, ideal = reading.current, reading.ideal
+    low, high = reading.bounds
     if not low <= current.replicas <= high:
         lines.append(
             f"capacity: {current.replicas} replicas are outside minReplicas {low} and "
@@ -433,89 +341,321 @@ def _holds(
             f"{current.replicas} x {format_milli(current.sizes[r])} = "
             f"{format_milli(current.total(r))} now"
         )
-    if not covered:
-        lines.append(
-            "capacity: the pods as they are fall short of the demand by more than the "
-            "hysteresis holds (the tolerance with a utilization target, none without)"
-        )
+    why = _acceptable(current, reading)
+    if why:
+        lines.append(f"capacity: no hold: {why}")
         return False
-    if all(_within(ideal.total(r), current.total(r), params.tolerance) for r in ideal.sizes):
-        lines.append(
-            f"capacity: the pods cover the demand (less the shortfall the hysteresis holds) "
-            f"and every total is within {float(params.tolerance):g}% of the curve's: hold "
-            "(hysteresis)"
-        )
-        return True
-    return False
+    lines.append(
+        f"capacity: the pods cover the demand (less the shortfall the hysteresis holds), "
+        f"fit under the curve, and every total is within {float(reading.tolerance):g}% of the "
+        "curve's: hold (hysteresis)"
+    )
+    return True
 
 
-def _counted(
-    ideal: Shape,
-    reference: Shape,
-    current: Shape,
-    room: _Room,
-    demand: Mapping[str, int],
-    bounds: tuple[int, int],
-    lines: list[str],
-) -> Shape:
-    """Today's pods at the fewest replicas that cover the demand under the curve, else the curve's point."""
-    kept = _kept(current, room, demand, *bounds)
-    if kept is None:
+# ---------------------------------------------------------------- the band
+
+
+def _window_range(reading: CurveReading, situation: Situation) -> tuple[Shape, Shape]:
+    """The curve's points for the low and the level of the demand window (each at most the
+    demand): the sizes the window has asked for, from its least to its most sustained."""
+    demand = reading.demand
+    low_demand = {
+        r: min(situation.level_low.get(r, needed), needed) for r, needed in demand.items()
+    }
+    level_demand = {r: min(situation.level.get(r, needed), needed) for r, needed in demand.items()}
+    low, high = reading.bounds
+    at_low = curve_point(low_demand, reading.room, low, high, [])
+    at_level = curve_point(level_demand, reading.room, low, high, [])
+    return at_low, at_level
+
+
+def _outside_band(reading: CurveReading, window: tuple[Shape, Shape], lines: list[str]) -> bool:
+    """Whether some pod size is more than `resizeTolerance` from every size the window asked for.
+
+    The band is a range while the demand moves: the curve's sizes for the
+    window's low and for its level, and today's request may be within
+    `resizeTolerance` of any size between them. Pods a step left far from
+    both (tiny pods under a grown demand) are resized while it moves.
+    """
+    band = reading.room.params.resize_tolerance
+    current = reading.current
+    outside = []
+    for r in reading.ideal.sizes:
+        if r in reading.room.fixed:
+            continue
+        least = min(shape.sizes[r] for shape in window)
+        most = max(shape.sizes[r] for shape in window)
+        size = current.sizes[r]
+        if not size or least * 100 > size * (100 + band) or most * 100 < size * (100 - band):
+            outside.append(
+                f"{r} {format_milli(size)} per pod is more than {float(band):g}% from the "
+                f"curve's {format_milli(least)}"
+                + (f"..{format_milli(most)}" if most != least else "")
+            )
+    if outside:
+        lines.append(f"capacity: resize band: {'; '.join(outside)}: resize to the curve")
+    return bool(outside)
+
+
+def _covering_count(reading: CurveReading, demand: Mapping[str, int]) -> int | None:
+    """The fewest replicas whose pods, at today's size, cover `demand`."""
+    low, high = reading.bounds
+    pods = reading.room.keeping(reading.current.sizes)
+    return fewest_replicas(demand, pods, low, high)
+
+
+def _fitting_count(reading: CurveReading, count: int) -> int | None:
+    """The fewest replicas from `count` at which today's pods fit under the curve."""
+    current, room = reading.current, reading.room
+    low, high = reading.bounds
+    return next((n for n in range(max(count, low), high + 1) if room.fits(current.sizes, n)), None)
+
+
+def _keep_size(reading: CurveReading, motion: str, lines: list[str]) -> Shape | None:
+    """Today's pods at a count that covers the demand with them, where the band allows it.
+
+    Settled (`motion` ''), only at the curve's own count and where the
+    hysteresis would hold that shape (the pods cover the demand there, fit
+    under the curve, and every total is within the tolerance): then the
+    same demand rests at the same count from any side, and never at a
+    larger count chosen because today's pods do not fit under the ceiling
+    at the curve's count (Gardener's stuck equilibrium). While the demand
+    rises or spreads (`motion` 'rising'), at the fewest count that covers
+    it with today's pods, where they fit under the curve. While it falls
+    (`motion` 'falling': the down window holds it; or 'throttled': readings
+    at the pods' limits hide it), the count falls no further than where
+    today's pods fit, and
+    the resize waits for the demand to settle: a transitional demand is no
+    size to roll the pods to, and the pods a fall leaves are larger than
+    it needs.
+    """
+    current = reading.current
+    count = reading.ideal.replicas if not motion else _covering_count(reading, reading.tolerated())
+    if motion in ("falling", "throttled") and count is not None:
+        count = _fitting_count(reading, count)
+    if count is None:
         lines.append(
             f"capacity: no count of pods of {describe_amounts(current.sizes)} covers the demand "
             "under the curve: resize to the curve"
         )
-        return ideal
+        return None
+    if not reading.room.fits(current.sizes, count):
+        lines.append(
+            f"capacity: pods of {describe_amounts(current.sizes)} are above the curve at {count}, "
+            "the count that covers the demand: resize to the curve (not a larger count)"
+        )
+        return None
+    kept = Shape(count, current.sizes)
+    why = "" if motion else _acceptable(kept, reading)
+    if why:
+        lines.append(f"capacity: resize band: pods do not keep their size: {why}: resize")
+        return None
     lines.append(
-        f"capacity: resize band: pods keep {describe_amounts(current.sizes)} (within "
-        f"{float(room.params.resize_tolerance):g}% of the curve's "
-        f"{describe_amounts(reference.sizes)}); {kept.replicas} of them cover the demand"
+        f"capacity: resize band: pods keep {describe_amounts(current.sizes)} at {count} replicas"
+        + (f" (the demand is {motion}: a resize waits for it to settle)" if motion else "")
     )
     return kept
 
 
-def _order(
-    target: Shape,
-    current: Shape,
-    room: _Room,
-    demand: Mapping[str, int],
-    bounds: tuple[int, int],
-    serving: bool,
-    lines: list[str],
-) -> Shape:
+def _unsettled(reading: CurveReading, situation: Situation) -> list[str]:
+    """The resources whose demand window spreads wider than the tolerance (a step, a ramp,
+    noise): no size to resize the pods to exactly."""
+    tolerance = reading.tolerance
+    return [
+        r
+        for r, level in situation.level.items()
+        if r in reading.demand
+        and (low := situation.level_low.get(r)) is not None
+        and low * (100 + tolerance) < level * 100
+    ]
+
+
+def _choose(reading: CurveReading, situation: Situation, lines: list[str]) -> Shape:
+    """Today's pod size at a count that covers the demand, or the curve's point (a resize).
+
+    A resize is a rolling update, worth it for a settled demand. While the
+    down window holds a fall or CPU readings sit at the pods' limits no
+    size is read at all. While the demand moves (the level lags the newest
+    reading, or the window's readings spread wider than the tolerance: a
+    step, a ramp, noise) pods keep their size as long as it is within
+    `resizeTolerance` of a size the window asked for, and the count covers
+    the demand with them. Settled, pods keep their size only at the curve's
+    count and within the tolerance (_keep_size); else they go to the
+    curve's point.
+    """
+    if situation.falling:
+        lines.append(
+            "capacity: the down window holds the demand (it is falling): pods keep their "
+            "size until it settles"
+        )
+        return _keep_size(reading, "falling", lines) or reading.ideal
+    if situation.capped:
+        lines.append(
+            f"capacity: {', '.join(sorted(situation.capped))} readings are at the pods' limits "
+            "(throttled: the need is higher than they say): pods keep their size until a "
+            "reading is below"
+        )
+        return _keep_size(reading, "throttled", lines) or reading.ideal
+    lagging = [r for r, needed in reading.demand.items() if situation.level.get(r, needed) < needed]
+    unsettled = _unsettled(reading, situation)
+    if not lagging and not unsettled:
+        return _keep_size(reading, "", lines) or reading.ideal
+    lines.append(
+        "capacity: the demand is moving: "
+        + "; ".join(
+            ([f"the level of {', '.join(lagging)} lags the newest reading"] if lagging else [])
+            + (
+                [
+                    f"the {', '.join(unsettled)} readings of the window spread wider than "
+                    f"{float(reading.tolerance):g}%"
+                ]
+                if unsettled
+                else []
+            )
+        )
+    )
+    if _outside_band(reading, _window_range(reading, situation), lines):
+        return reading.ideal
+    return _keep_size(reading, "rising", lines) or reading.ideal
+
+
+# ---------------------------------------------------------------- the order
+
+
+def _order(target: Shape, reading: CurveReading, serving: bool, lines: list[str]) -> Shape:
     """The first step towards a resized `target` that never lowers what serves the load.
 
     A rolling update takes pods down while it replaces them, so it starts
-    only from pods that cover the demand: when today's pods fall short and
-    more of them would not, the count grows first at today's size (a
-    replica move, ready in seconds), and the resize follows at a later
-    decision. And a resize that grows pods while the count falls grows them
-    at today's count: shrinking the count in the same rollout would take
-    small pods away before the big ones are ready. With no pod ready
-    (nothing serving yet: a new workload) there is nothing to keep covered,
-    and the pods go straight to the curve.
+    only from pods that cover the demand (all of it: the shortfall the
+    band holds is no margin to roll pods out of): when today's pods fall
+    short and more of them would not (and fit under the curve there), the
+    count grows first at today's size (a replica move, ready in seconds),
+    and the resize follows at a later decision. And a resize that grows pods while
+    the count falls grows them at today's count: shrinking the count in the
+    same rollout would take small pods away before the big ones are ready.
+    With no pod ready (nothing serving yet: a new workload) there is
+    nothing to keep covered, and the pods go straight to the curve.
     """
-    pods_now = replace(room, fixed=dict(current.sizes))
-    if serving and not pods_now.covers(demand, current.replicas):
-        kept = _kept(current, room, demand, *bounds)
-        if kept is not None and kept.replicas > current.replicas:
+    current, room = reading.current, reading.room
+    if target.sizes == current.sizes:
+        return target
+    pods_now = room.keeping(current.sizes)
+    if serving and not pods_now.covers(reading.demand, current.replicas):
+        count = _covering_count(reading, reading.demand)
+        if count is not None and count > current.replicas and room.fits(current.sizes, count):
             lines.append(
                 f"capacity: the pods as they are fall short of the demand: the count grows "
-                f"first at their size ({current.replicas} -> {kept.replicas}); the resize "
+                f"first at their size ({current.replicas} -> {count}); the resize "
                 "follows once they cover it"
             )
-            return kept
+            return Shape(count, current.sizes)
     grows = any(target.sizes[r] > current.sizes[r] for r in target.sizes)
-    fits = room.fits(target.sizes, current.replicas)
-    low, high = bounds
+    low, high = reading.bounds
     inside = low <= current.replicas <= high
-    if target.replicas < current.replicas and grows and fits and inside:
+    if (
+        target.replicas < current.replicas
+        and grows
+        and inside
+        and room.fits(target.sizes, current.replicas)
+    ):
         lines.append(
             f"capacity: pods grow at today's {current.replicas} replicas first; the count "
             f"falls to {target.replicas} once they are ready"
         )
         return Shape(current.replicas, target.sizes)
     return target
+
+
+# ---------------------------------------------------------------- the limits
+
+
+def _within_limits(
+    target: Shape, reading: CurveReading, limits: MoveLimits, lines: list[str]
+) -> tuple[Shape, tuple[Blocked, ...]]:
+    """The target with no move the gates forbid, and what they held back.
+
+    A held count keeps today's; held pod sizes keep today's. The rest of the
+    move is read from the curve again under those limits, so that the two
+    axes stay one decision: fewer replicas without the larger pods they
+    were sized for would leave the demand uncovered, larger pods without
+    the replicas would pass the curve. At most once per resource and once
+    for the count, so this ends.
+    """
+    current = reading.current
+    low, high = reading.bounds
+    held: dict[str, int] = {}
+    blocked: list[Blocked] = []
+    for _ in range(len(RESOURCES) + 2):
+        count_reasons = _count_reasons(target, current, limits)
+        size_reasons = {
+            r: reasons
+            for r in target.sizes
+            if r not in held
+            and target.sizes[r] != current.sizes[r]
+            and (reasons := limits.size(r, _direction(current.sizes[r], target.sizes[r])))
+        }
+        if not count_reasons and not size_reasons:
+            break
+        if count_reasons:
+            blocked.extend(_count_blocks(target, current, count_reasons))
+            if target.replicas > current.replicas:
+                high = max(low, current.replicas)
+            else:
+                low = min(high, current.replicas)
+        for r, reasons in size_reasons.items():
+            blocked.extend(_size_blocks(reading, r, target.sizes[r], reasons))
+            held[r] = current.sizes[r]
+        lines.append(
+            "capacity: the gates hold "
+            + ", ".join(
+                ([f"the count at {current.replicas}"] if count_reasons else [])
+                + [f"{r} per pod" for r in size_reasons]
+            )
+            + ": the curve is read again with them as they are"
+        )
+        target = curve_point(reading.demand, reading.room.keeping(held), low, high, lines)
+    return target, tuple(blocked)
+
+
+def _direction(current: int, wanted: int) -> Direction:
+    return "up" if wanted > current else "down"
+
+
+def _count_reasons(target: Shape, current: Shape, limits: MoveLimits) -> Reasons:
+    if target.replicas > current.replicas:
+        return limits.count_up
+    if target.replicas < current.replicas:
+        return limits.count_down
+    return ()
+
+
+def _count_blocks(target: Shape, current: Shape, reasons: Reasons) -> list[Blocked]:
+    direction = _direction(current.replicas, target.replicas)
+    moved = f"{current.replicas} -> {target.replicas} replicas"
+    return [Blocked("horizontal", direction, reason, f"{moved}: {why}") for reason, why in reasons]
+
+
+def _size_blocks(
+    reading: CurveReading, resource: str, wanted: int, reasons: Reasons
+) -> list[Blocked]:
+    current = reading.current.sizes[resource]
+    direction = _direction(current, wanted)
+    return [
+        Blocked(
+            "vertical",
+            direction,
+            reason,
+            f"{name} {resource} per pod {format_milli(current)} -> {format_milli(wanted)}: {why}",
+            name,
+            resource,
+        )
+        for name in reading.sized[resource]
+        for reason, why in reasons
+    ]
+
+
+# ---------------------------------------------------------------- requests
 
 
 def pod_split(
@@ -556,6 +696,40 @@ def _current(
     )
 
 
+def _pod_bounds(
+    policies: Sequence[ContainerTarget], names: Sequence[str], resource: str
+) -> tuple[int, int | None]:
+    """A pod's minAllowed and maxAllowed: its sized containers' sums; no maximum when one has none."""
+    by_name = {p.name: p for p in policies}
+    lows = [by_name[name].min_allowed.get(resource) or 0 for name in names]
+    highs = [by_name[name].max_allowed.get(resource) for name in names]
+    return sum(lows), None if any(not high for high in highs) else sum(h or 0 for h in highs)
+
+
+def _room(
+    params: CapacityParams,
+    policies: Sequence[ContainerTarget],
+    sized: Mapping[str, Sequence[str]],
+    current: Shape,
+    fixed: frozenset[str],
+    spare: frozenset[str],
+) -> Room:
+    """What a pod may hold: the curve, the pods' policy bounds, the held sizes, the slack.
+
+    Memory carries the joint band's slack only beside a resource with a
+    utilization target (Room.slacks).
+    """
+    bounds = {r: _pod_bounds(policies, sized[r], r) for r in sized}
+    return Room(
+        params,
+        {r: current.sizes[r] for r in sized if r in fixed},
+        {r: most for r, (_, most) in bounds.items()},
+        {r: least for r, (least, _) in bounds.items()},
+        spare,
+        params.tolerance if any(r not in spare for r in sized) else Fraction(0),
+    )
+
+
 def _requests(
     shape: Shape,
     policies: Sequence[ContainerTarget],
@@ -592,135 +766,6 @@ def _changes(
     return tuple(changes)
 
 
-def plan_capacity(
-    horizontal: HorizontalInput,
-    containers: Sequence[ContainerSpec],
-    policies: Sequence[ContainerTarget],
-    demand: Mapping[str, int],
-    params: CapacityParams,
-    *,
-    level: Mapping[str, int] | None = None,
-    shares: Mapping[str, Mapping[str, int]] | None = None,
-    fixed: frozenset[str] = frozenset(),
-    fixed_replicas: bool = False,
-    starving: bool = False,
-    spare: frozenset[str] = frozenset(),
-    serving: bool = False,
-    falling: bool = False,
-    capped: frozenset[str] = frozenset(),
-) -> CapacityPlan:
-    """The replica count and requests the curve gives for `demand`, after the bands.
-
-    `demand` is what the count covers and `level` the sustained demand the
-    resize band compares pod sizes with (the demand itself when None).
-    `policies` are the containers Capacity sizes, with their policy bounds
-    and controlled resources; `shares` how a pod's size splits between
-    them per resource (by default evenly). `fixed` resources keep their
-    per-pod size and `fixed_replicas` keeps the count (an axis that is off,
-    or that a gate held back). `starving` (a container at its CPU
-    request while the curve gives more) lets the decision past the
-    hysteresis; the resize band still decides whether pods or the count move.
-    `spare` names the resources without a utilization target, which the
-    count must carry with one pod out (_Room.spares). `serving` says some
-    of the target's pods are ready, taking load: a resize then goes in the
-    order that keeps them covered (_order); `falling` that the down window
-    holds the demand above this reading's, so pods keep their size until
-    it settles (a transitional demand, each resource's held for its own
-    window, is no size to roll the pods to); `capped` the resources whose
-    readings sit at the pods' limits, which no resize is read from until
-    a reading is below them (the count covers the floor they give meanwhile).
-    """
-    current_replicas = horizontal.current
-    lines = [
-        f"strategy Capacity: {current_replicas} replicas (min {horizontal.min_replicas}, "
-        f"max {horizontal.max_replicas})",
-        f"capacity: demand {describe_amounts(demand)} beyond the overhead "
-        f"({describe_amounts(params.overhead)} per pod), tolerance {float(params.tolerance):g}%",
-    ]
-    sized: dict[str, list[str]] = {
-        r: [p.name for p in policies if p.controls(r)]
-        for r in RESOURCES
-        if r in demand and any(p.controls(r) for p in policies)
-    }
-    current = _current(containers, sized, current_replicas)
-    pinned = {r: current.sizes[r] for r in sized if r in fixed}
-    bounds = {r: _pod_bounds(policies, sized[r], r) for r in sized}
-    room = _Room(
-        params,
-        pinned,
-        {r: high for r, (_, high) in bounds.items()},
-        {r: low for r, (low, _) in bounds.items()},
-        spare,
-        params.tolerance if any(r not in spare for r in sized) else Fraction(0),
-    )
-    wanted = {r: demand[r] for r in sized}
-    if current_replicas == 0:
-        lines.append("capacity: the target is at 0 replicas: scaling is disabled")
-        return _hold(horizontal, tuple(policies), current, lines)
-    if not sized:
-        lines.append("capacity: no container Capacity sizes has a demand: hold")
-        return _hold(horizontal, tuple(policies), current, lines)
-    low, high = horizontal.min_replicas, horizontal.max_replicas
-    if fixed_replicas or not horizontal.enabled:
-        low = high = current_replicas
-        lines.append(f"capacity: the replica count stays at {current_replicas} (held)")
-    ideal = _solve(wanted, room, low, high, lines)
-    targets = _targets(policies, _requests(ideal, policies, sized, shares or {}))
-    covered = replace(room, fixed=dict(current.sizes)).covers(
-        _tolerated(wanted, params.tolerance, spare), current_replicas
-    )
-    if _holds(ideal, current, params, (low, high), starving, covered, lines):
-        return _hold(horizontal, targets, ideal, lines)
-    reference = ideal
-    sustained = {r: min(level.get(r, wanted[r]), wanted[r]) for r in wanted} if level else {}
-    if sustained and sustained != wanted:
-        reference = _solve(sustained, room, low, high, [])
-        lines.append(
-            f"capacity: the level is below the demand (it has not caught up with a rise): "
-            f"the curve for {describe_amounts(sustained)} is {reference.replicas} x "
-            f"{describe_amounts(reference.sizes)}"
-        )
-    chosen = None
-    if falling:
-        lines.append(
-            "capacity: the down window holds the demand (it is falling): pods keep their "
-            "size until it settles"
-        )
-    elif capped:
-        lines.append(
-            f"capacity: {', '.join(sorted(capped))} readings are at the pods' limits (throttled: "
-            "the need is higher than they say): pods keep their size until a reading is below"
-        )
-    else:
-        chosen = _resized(ideal, reference, current, room, lines)
-    if chosen is None:
-        chosen = _counted(ideal, reference, current, room, wanted, (low, high), lines)
-    if chosen.sizes != current.sizes:
-        chosen = _order(chosen, current, room, wanted, (low, high), serving, lines)
-    if chosen == current:
-        lines.append("capacity: the pods as they are cover the demand: hold")
-        return _hold(horizontal, targets, ideal, lines)
-    changes = _changes(_requests(chosen, policies, sized, shares or {}), containers)
-    lines.append(
-        f"capacity: {current_replicas} -> {chosen.replicas} replicas of {describe_amounts(chosen.sizes)}"
-        if chosen.replicas != current_replicas
-        else f"capacity: keep {current_replicas} replicas; pods {describe_amounts(chosen.sizes)}"
-    )
-    lines.extend(f"vertical: {c.describe()}" for c in changes)
-    plan = Plan("Capacity", horizontal, chosen.replicas, changes, explanation=tuple(lines))
-    return CapacityPlan(plan, ideal, targets)
-
-
-def _pod_bounds(
-    policies: Sequence[ContainerTarget], names: Sequence[str], resource: str
-) -> tuple[int, int | None]:
-    """A pod's minAllowed and maxAllowed: its sized containers' sums; no maximum when one has none."""
-    by_name = {p.name: p for p in policies}
-    lows = [by_name[name].min_allowed.get(resource) or 0 for name in names]
-    highs = [by_name[name].max_allowed.get(resource) for name in names]
-    return sum(lows), None if any(not high for high in highs) else sum(h or 0 for h in highs)
-
-
 def _targets(
     policies: Sequence[ContainerTarget], requests: Mapping[str, Mapping[str, int]]
 ) -> tuple[ContainerTarget, ...]:
@@ -738,10 +783,10 @@ def _targets(
 
 
 def _hold(
-    horizontal: HorizontalInput,
-    targets: tuple[ContainerTarget, ...],
-    ideal: Shape,
-    lines: list[str],
+    reading: CurveReading, lines: list[str], blocked: tuple[Blocked, ...] = ()
 ) -> CapacityPlan:
-    plan = Plan("Capacity", horizontal, horizontal.current, (), explanation=tuple(lines))
-    return CapacityPlan(plan, ideal, targets)
+    horizontal = reading.horizontal
+    plan = Plan(
+        "Capacity", horizontal, horizontal.current, (), blocked=blocked, explanation=tuple(lines)
+    )
+    return CapacityPlan(plan, reading.ideal, reading.targets)

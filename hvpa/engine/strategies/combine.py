@@ -10,7 +10,7 @@ because it imports gates.py and guards.py, which import the plan types.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 
 from hvpa.engine.gates import (
     Gated,
@@ -33,7 +33,15 @@ from hvpa.engine.vertical import (
 from hvpa.records import CPU, MEMORY, ContainerSpec, PodMetricsRecord, PodRecord
 
 from . import plan_scaling
-from .capacity import CapacityParams, CapacityPlan, plan_capacity
+from .capacity import (
+    CapacityParams,
+    CurveReading,
+    MoveLimits,
+    Reasons,
+    Situation,
+    plan_capacity,
+    read_curve,
+)
 from .mixed import MixedParams
 from .plan import ROLLOUT, Blocked, Hold, HorizontalInput, Plan
 from .weights import WeightInterval
@@ -151,7 +159,6 @@ def _apply(
     now: float,
     holds: Sequence[Hold],
     lines: list[str],
-    blocked: Sequence[Blocked] = (),
 ) -> Outcome:
     """The accepted changes written into requests and limits, and the scale times they leave."""
     by_target = {t.name: t for t in targets}
@@ -175,7 +182,7 @@ def _apply(
         replicas=gated.replicas,
         applied=applied,
     )
-    items = (*blocked, *gated.blocked)
+    items = gated.blocked
     return Outcome(
         plan=plan,
         replicas=gated.replicas,
@@ -210,13 +217,15 @@ class CapacityInput:
 
     `policies` are the containers Capacity sizes, with their policy bounds;
     `shares` how a pod's size splits between them; `demand` the effective
-    demand per resource and `level` the sustained one pod sizes follow
+    demand per resource, `level` the sustained one pod sizes follow and
+    `level_low` the window's low, which says whether it is settled
     (demand.py); `spare` the resources without a utilization target, which
     the count carries with one pod out; `serving` whether any of the
     target's pods is ready (taking load); `falling` whether the
     down window holds it above this reading's; `capped` the resources whose
-    readings sit at the pods' limits (CPU throttling: the need is higher); `vertical` is `vpa.deploy` (when false the pods keep their
-    size and only the count follows the curve).
+    readings sit at the pods' limits (CPU throttling: the need is higher);
+    `vertical` is `vpa.deploy` (when false the pods keep their size and
+    only the count follows the curve).
     """
 
     params: CapacityParams
@@ -224,45 +233,12 @@ class CapacityInput:
     demand: Mapping[str, int]
     level: Mapping[str, int]
     shares: Mapping[str, Mapping[str, int]]
+    level_low: Mapping[str, int] = field(default_factory=dict)
     spare: frozenset[str] = frozenset()
     serving: bool = True
     falling: bool = False
     capped: frozenset[str] = frozenset()
     vertical: bool = True
-
-
-@dataclass(frozen=True, slots=True)
-class _Pass:
-    plan: Plan
-    gated: Gated
-    targets: tuple[ContainerTarget, ...]
-    lines: tuple[str, ...]
-
-
-def _hold_scale_down_while_rolling(plan: Plan, rollout: str | None) -> Plan:
-    """Capacity's scale-down waits for a rollout in progress.
-
-    The pods a rollout replaces serve nothing while their successors start,
-    so removing pods then takes capacity away twice; and a resize that grows
-    pods comes first at the count it starts from (strategies/capacity.py),
-    with the count falling only once the bigger pods are ready. A count
-    outside minReplicas..maxReplicas is brought back at once all the same.
-    """
-    horizontal = plan.horizontal
-    inside = horizontal.min_replicas <= plan.current_replicas <= horizontal.max_replicas
-    if not rollout or plan.replicas >= plan.current_replicas or not inside:
-        return plan
-    moved = f"{plan.current_replicas} -> {plan.replicas} replicas"
-    why = f"a rollout of the target is in progress: {rollout}"
-    return replace(
-        plan,
-        replicas=plan.current_replicas,
-        blocked=(*plan.blocked, Blocked("horizontal", "down", ROLLOUT, f"{moved}: {why}")),
-        explanation=(
-            *plan.explanation,
-            f"gate: horizontal down {moved} blocked by {ROLLOUT}: {why} (Capacity)",
-        ),
-    )
 
 
 def combine_capacity(
@@ -282,129 +258,194 @@ def combine_capacity(
 ) -> Outcome:
     """Both axes from the Capacity curve, through the same guards and gates as every strategy.
 
-    The two axes are one decision: a gate that holds one of them must not
-    let the other half through alone (fewer replicas without the larger
-    pods they were sized for would leave the demand uncovered; larger pods
-    without the replicas would pass the curve). So when a gate holds the
-    count, or holds the pods while the count would move, the curve is read
-    again with the held axis as it is (at a held count the pods may grow
-    to the curve there), and that second plan goes through the gates
-    instead; what the first pass blocked is still reported. MinChange applies only
-    to a resize that keeps the replica count, and to the resize as a whole:
-    when one resource's step clears it the pods roll anyway, so the other
-    resources change in the same rollout rather than in one of their own.
-    A minChange the spec does not set is no threshold here (Gardener's
-    200m / 200M default would hold small pods off the curve for good, so
-    the same demand would leave different sizes behind): the tolerance is
-    what says a resize is worth a rollout.
+    One decision, top to bottom: read the curve for the demand; find the
+    starving containers (usage at the request while the curve gives more);
+    ask the gates which moves they forbid now; plan once within those
+    limits (strategies/capacity.py: a held axis stays as it is and the
+    other is read from the curve with it, so neither half of a joint move
+    goes through alone); let the starving containers through; gate the
+    plan (what remains to block is MinChange); write requests and limits.
+
+    MinChange applies only to a resize that keeps the replica count, and
+    to the resize as a whole: when one resource's step clears it the pods
+    roll anyway, so the other resources change in the same rollout rather
+    than in one of their own. A minChange the spec does not set is no
+    threshold here (Gardener's 200m / 200M default would hold small pods
+    off the curve for good, so the same demand would leave different sizes
+    behind): the tolerance is what says a resize is worth a rollout.
     """
-    lines = [f"guard: hold {hold.axis} ({hold.reason}): {hold.message}" for hold in holds]
-    since = last_vertical_scaling(scale_times)
-    settings = replace(
+    settings = _without_default_min_change(settings)
+    reading = read_curve(
+        horizontal,
+        containers,
+        capacity.policies,
+        capacity.demand,
+        capacity.params,
+        shares=capacity.shares,
+        fixed=frozenset() if capacity.vertical else frozenset((CPU, MEMORY)),
+        spare=capacity.spare,
+    )
+    starving, starvation_lines = _starvation(
+        reading, capacity.vertical, pods, metrics, scale_times, override_oom
+    )
+    limits = _move_limits(
+        reading,
+        settings,
+        now=now,
+        scale_times=scale_times,
+        rollout=rollout,
+        holds=holds,
+        starving=starving,
+    )
+    situation = Situation(
+        level=capacity.level,
+        level_low=capacity.level_low,
+        starving=any(s.cpu for s in starving) and capacity.vertical,
+        serving=capacity.serving,
+        falling=capacity.falling,
+        capped=capacity.capped,
+    )
+    planned = plan_capacity(reading, situation, limits)
+    plan = apply_starvation(planned.plan, starving, containers, planned.targets)
+    gate, gate_lines = _min_change_for(plan, settings)
+    gated = apply_gates(plan, gate, now=now, scale_times=scale_times, rollout=rollout, holds=holds)
+    lines = [
+        *(f"guard: hold {hold.axis} ({hold.reason}): {hold.message}" for hold in holds),
+        *starvation_lines,
+        *plan.explanation,
+        *gate_lines,
+        *gated.explanation,
+    ]
+    return _apply(
+        plan, gated, containers, planned.targets, limits_gap, scale_times, now, holds, lines
+    )
+
+
+def _without_default_min_change(settings: GateSettings) -> GateSettings:
+    """No minChange where the spec sets none (not Gardener's 200m / 200M default)."""
+    return replace(
         settings,
         min_change_up=settings.min_change_up or _NoMinChange(),
         min_change_down=settings.min_change_down or _NoMinChange(),
     )
 
-    def run(fixed: frozenset[str], fixed_replicas: bool) -> _Pass:
-        def plan_pass(*, starving: bool = False) -> CapacityPlan:
-            return plan_capacity(
-                horizontal,
-                containers,
-                capacity.policies,
-                capacity.demand,
-                capacity.params,
-                level=capacity.level,
-                shares=capacity.shares,
-                fixed=fixed,
-                fixed_replicas=fixed_replicas,
-                starving=starving,
-                spare=capacity.spare,
-                serving=capacity.serving,
-                falling=capacity.falling,
-                capped=capacity.capped,
-            )
 
-        planned = plan_pass()
-        starving: tuple[Starving, ...] = ()
-        starvation_lines: tuple[str, ...] = ()
-        if capacity.vertical:
-            starving, starvation_lines = detect_starvation(
-                containers,
-                planned.targets,
-                pods,
-                metrics,
-                since=since,
-                override_oom=override_oom,
-                source="the Capacity curve's size",
-            )
-        if any(s.cpu for s in starving) and CPU not in fixed:
-            planned = plan_pass(starving=True)
-        plan = _hold_scale_down_while_rolling(
-            apply_starvation(planned.plan, starving, containers, planned.targets), rollout
-        )
-        moves = plan.replicas != plan.current_replicas
-        cleared = any(
-            c.moves and clears_min_change(c, settings.min_change_up, settings.min_change_down)[0]
-            for c in plan.changes
-        )
-        gate = replace(settings, min_change_up=_NoMinChange(), min_change_down=_NoMinChange())
-        gated = apply_gates(
-            plan,
-            gate if moves or cleared else settings,
-            now=now,
-            scale_times=scale_times,
-            rollout=rollout,
-            holds=holds,
-        )
-        gated_lines: tuple[str, ...] = ()
-        if moves and plan.changes:
-            gated_lines = ("gate: minChange does not apply: the replica count moves too",)
-        elif cleared and len(plan.changes) > 1:
-            gated_lines = (
-                "gate: minChange is met by one resource: the resize carries every resource "
-                "(one rollout, not one per resource)",
-            )
-        return _Pass(
-            plan,
-            gated,
-            planned.targets,
-            (*starvation_lines, *plan.explanation, *gated_lines, *gated.explanation),
-        )
-
-    fixed = frozenset() if capacity.vertical else frozenset((CPU, MEMORY))
-    first = run(fixed, fixed_replicas=not horizontal.enabled)
-    lines.extend(first.lines)
-    plan, gated = first.plan, first.gated
-    replica_move = plan.replicas != plan.current_replicas
-    held_vertical = frozenset(c.resource for c in plan.changes if c not in gated.applied)
-    again: _Pass | None = None
-    carried: tuple[Blocked, ...] = ()
-    if replica_move and gated.replicas == plan.current_replicas:
-        lines.append("capacity: the replica count is held: the curve is read again at that count")
-        again = run(fixed, fixed_replicas=True)
-        carried = tuple(b for b in gated.blocked if b.axis == "horizontal")
-    elif replica_move and gated.replicas != plan.current_replicas and held_vertical:
-        lines.append(
-            f"capacity: {', '.join(sorted(held_vertical))} per pod is held: "
-            "the curve is read again with the pods at their size"
-        )
-        again = run(fixed | held_vertical, fixed_replicas=False)
-        carried = tuple(
-            b for b in gated.blocked if b.axis == "vertical" and b.resource in held_vertical
-        )
-    if again is not None:
-        lines.extend(f"  {line}" for line in again.lines)
-    final = again or first
-    return _apply(
-        final.plan,
-        final.gated,
-        containers,
-        final.targets,
-        limits_gap,
-        scale_times,
-        now,
-        holds,
-        lines,
-        carried,
+def _starvation(
+    reading: CurveReading,
+    vertical: bool,
+    pods: Sequence[PodRecord],
+    metrics: Sequence[PodMetricsRecord],
+    scale_times: Mapping[str, float | None] | None,
+    override_oom: bool,
+) -> tuple[tuple[Starving, ...], tuple[str, ...]]:
+    """The containers the starvation guard lets grow, measured against the curve's size."""
+    if not vertical:
+        return (), ()
+    return detect_starvation(
+        reading.containers,
+        reading.targets,
+        pods,
+        metrics,
+        since=last_vertical_scaling(scale_times),
+        override_oom=override_oom,
+        source="the Capacity curve's size",
     )
+
+
+def _move_limits(
+    reading: CurveReading,
+    settings: GateSettings,
+    *,
+    now: float,
+    scale_times: Mapping[str, float | None] | None,
+    rollout: str | None,
+    holds: Sequence[Hold],
+    starving: Sequence[Starving],
+) -> MoveLimits:
+    """Which moves the gates forbid now, asked of the gates themselves with one step each way.
+
+    A probe plan moves the count one step each way (to the nearest bound
+    when today's count is outside them, which the gates let through) and
+    each resource of the pod one step each way, marked as the starvation
+    guard would mark the real change; MinChange is left out (it depends on
+    the step, and is applied to the real plan). Capacity also holds a
+    scale-down while a rollout is in progress: the pods a rollout replaces
+    serve nothing while their successors start, so removing pods then takes
+    capacity away twice (a count outside minReplicas..maxReplicas is still
+    brought back at once).
+    """
+    horizontal = reading.horizontal
+    current = horizontal.current
+    low, high = horizontal.min_replicas, horizontal.max_replicas
+    inside = low <= current <= high
+    up = low if current < low else current + 1
+    down = high if current > high else max(current - 1, 0)
+    probe_settings = replace(settings, min_change_up=_NoMinChange(), min_change_down=_NoMinChange())
+    reasons: dict[tuple[str, str, str], Reasons] = {}
+    for replicas in (up, down):
+        probe = Plan("Capacity", horizontal, replicas, _probe_changes(reading, starving))
+        gated = apply_gates(
+            probe, probe_settings, now=now, scale_times=scale_times, rollout=rollout, holds=holds
+        )
+        for block in gated.blocked:
+            key = (block.axis, block.direction, block.resource)
+            found = (block.reason, block.message.split(": ", 1)[-1])
+            if found not in reasons.get(key, ()):
+                reasons[key] = (*reasons.get(key, ()), found)
+    count_down = reasons.get(("horizontal", "down", ""), ())
+    if rollout and inside:
+        count_down += ((ROLLOUT, f"a rollout of the target is in progress: {rollout} (Capacity)"),)
+    return MoveLimits(
+        count_up=reasons.get(("horizontal", "up", ""), ()),
+        count_down=count_down,
+        size_up={r: reasons.get(("vertical", "up", r), ()) for r in (CPU, MEMORY)},
+        size_down={r: reasons.get(("vertical", "down", r), ()) for r in (CPU, MEMORY)},
+    )
+
+
+def _probe_changes(
+    reading: CurveReading, starving: Sequence[Starving]
+) -> tuple[ResourceChange, ...]:
+    """One step up and one down of each resource of the pod, as the real change would be marked."""
+    cpu_starving = next((s.cpu for s in starving if s.cpu), "")
+    memory_starving = next((s.memory for s in starving if s.memory), "")
+    failing = next((s.failing_rollout for s in starving if s.failing_rollout), "")
+    changes = []
+    for resource in (CPU, MEMORY):
+        starving_up = cpu_starving if resource == CPU else memory_starving
+        for step in (1, -1):
+            changes.append(
+                ResourceChange(
+                    "pod",
+                    resource,
+                    1000,
+                    1000 + step,
+                    1000 + step,
+                    step,
+                    100,
+                    starving=starving_up if step > 0 else "",
+                    failing_rollout=failing if step > 0 and resource == MEMORY else "",
+                )
+            )
+    return tuple(changes)
+
+
+def _min_change_for(plan: Plan, settings: GateSettings) -> tuple[GateSettings, tuple[str, ...]]:
+    """The gate settings for this plan: MinChange only for a resize that keeps the count and
+    that no resource's step clears (and why, when it does not apply)."""
+    moves = plan.replicas != plan.current_replicas
+    cleared = any(
+        c.moves and clears_min_change(c, settings.min_change_up, settings.min_change_down)[0]
+        for c in plan.changes
+    )
+    if not moves and not cleared:
+        return settings, ()
+    lines: tuple[str, ...] = ()
+    if moves and plan.changes:
+        lines = ("gate: minChange does not apply: the replica count moves too",)
+    elif cleared and len(plan.changes) > 1:
+        lines = (
+            "gate: minChange is met by one resource: the resize carries every resource "
+            "(one rollout, not one per resource)",
+        )
+    return replace(settings, min_change_up=_NoMinChange(), min_change_down=_NoMinChange()), lines
