@@ -415,7 +415,8 @@ def plan(
                 "curve": (point(1, 1000), point(10, 1000)),
                 "serving": True,
             },
-            (6, {"cpu": 500, "memory": GI}),
+            # 3 cores: 6 x 500m cover it, but a rollout takes 25% of 6 (1) down: 7 pods.
+            (7, {"cpu": 500, "memory": GI}),
             id="serving-pods-that-fall-short-add-pods-first",
         ),
         pytest.param(

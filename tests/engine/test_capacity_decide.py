@@ -44,14 +44,15 @@ FROM_TWO = [
             replace(SETTLED, cpu_usage=400),
             capacity_hvpa(),
             {"vpa_target": {"cpu": "4", "memory": "8G"}},
-            (4, 500, 632),
+            # 1600m of demand: 4 x 500m cover it, 5 while a rollout takes one of them down.
+            (5, 500, 632),
             id="demand-from-total-usage-not-the-vpa-target-pods-added-first",
         ),
         pytest.param(
             replace(SETTLED, cpu_usage=400),
             capacity_hvpa(),
             {"vpa_conditions": [{"type": "RecommendationProvided", "status": "False"}]},
-            (4, 500, 632),
+            (5, 500, 632),
             id="no-vpa-recommendation-needed-with-usage",
         ),
         pytest.param(

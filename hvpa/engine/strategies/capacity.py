@@ -79,6 +79,8 @@ __all__ = [
     "read_curve",
 ]
 
+# A Deployment's default maxUnavailable: a rolling update takes this share of the pods down.
+ROLLOUT_UNAVAILABLE_PERCENT = 25
 # (reason, why) pairs: what a gate says about a move it forbids.
 Reasons = tuple[tuple[str, str], ...]
 
@@ -356,48 +358,6 @@ def _holds(reading: CurveReading, starving: bool, lines: list[str]) -> bool:
 # ---------------------------------------------------------------- the band
 
 
-def _window_range(reading: CurveReading, situation: Situation) -> tuple[Shape, Shape]:
-    """The curve's points for the low and the level of the demand window (each at most the
-    demand): the sizes the window has asked for, from its least to its most sustained."""
-    demand = reading.demand
-    low_demand = {
-        r: min(situation.level_low.get(r, needed), needed) for r, needed in demand.items()
-    }
-    level_demand = {r: min(situation.level.get(r, needed), needed) for r, needed in demand.items()}
-    low, high = reading.bounds
-    at_low = curve_point(low_demand, reading.room, low, high, [])
-    at_level = curve_point(level_demand, reading.room, low, high, [])
-    return at_low, at_level
-
-
-def _outside_band(reading: CurveReading, window: tuple[Shape, Shape], lines: list[str]) -> bool:
-    """Whether some pod size is more than `resizeTolerance` from every size the window asked for.
-
-    The band is a range while the demand moves: the curve's sizes for the
-    window's low and for its level, and today's request may be within
-    `resizeTolerance` of any size between them. Pods a step left far from
-    both (tiny pods under a grown demand) are resized while it moves.
-    """
-    band = reading.room.params.resize_tolerance
-    current = reading.current
-    outside = []
-    for r in reading.ideal.sizes:
-        if r in reading.room.fixed:
-            continue
-        least = min(shape.sizes[r] for shape in window)
-        most = max(shape.sizes[r] for shape in window)
-        size = current.sizes[r]
-        if not size or least * 100 > size * (100 + band) or most * 100 < size * (100 - band):
-            outside.append(
-                f"{r} {format_milli(size)} per pod is more than {float(band):g}% from the "
-                f"curve's {format_milli(least)}"
-                + (f"..{format_milli(most)}" if most != least else "")
-            )
-    if outside:
-        lines.append(f"capacity: resize band: {'; '.join(outside)}: resize to the curve")
-    return bool(outside)
-
-
 def _covering_count(reading: CurveReading, demand: Mapping[str, int]) -> int | None:
     """The fewest replicas whose pods, at today's size, cover `demand`."""
     low, high = reading.bounds
@@ -412,6 +372,38 @@ def _fitting_count(reading: CurveReading, count: int) -> int | None:
     return next((n for n in range(max(count, low), high + 1) if room.fits(current.sizes, n)), None)
 
 
+def _outside_band(reading: CurveReading, situation: Situation) -> str:
+    """Why today's pods are too far from the curve to wait for the demand to settle ('' if not).
+
+    While the demand moves the band is a range: the curve's sizes from the
+    window's low to the demand itself, and today's request may be within
+    `resizeTolerance` of any size between them. Pods far from both ends
+    (tiny pods under a grown demand, pods that a vertical segment has
+    outgrown) are resized while it moves; within the band the count covers
+    the demand with them.
+    """
+    band = reading.room.params.resize_tolerance
+    demand, current = reading.demand, reading.current
+    low, high = reading.bounds
+    low_demand = {
+        r: min(situation.level_low.get(r, situation.level.get(r, needed)), needed)
+        for r, needed in demand.items()
+    }
+    at_low = curve_point(low_demand, reading.room, low, high, [])
+    outside = []
+    for r in reading.ideal.sizes:
+        if r in reading.room.fixed:
+            continue
+        least, most = sorted((at_low.sizes[r], reading.ideal.sizes[r]))
+        size = current.sizes[r]
+        if not size or least * 100 > size * (100 + band) or most * 100 < size * (100 - band):
+            outside.append(
+                f"{r} {format_milli(size)} per pod is more than {float(band):g}% from the "
+                f"curve's {format_milli(least)}..{format_milli(most)}"
+            )
+    return "; ".join(outside)
+
+
 def _keep_size(reading: CurveReading, motion: str, lines: list[str]) -> Shape | None:
     """Today's pods at a count that covers the demand with them, where the band allows it.
 
@@ -421,8 +413,9 @@ def _keep_size(reading: CurveReading, motion: str, lines: list[str]) -> Shape | 
     same demand rests at the same count from any side, and never at a
     larger count chosen because today's pods do not fit under the ceiling
     at the curve's count (Gardener's stuck equilibrium). While the demand
-    rises or spreads (`motion` 'rising'), at the fewest count that covers
-    it with today's pods, where they fit under the curve. While it falls
+    moves (`motion` 'moving': the level lags the newest reading, or the
+    window spreads wider than the tolerance), at the fewest count that
+    covers it with today's pods, where they fit under the curve. While it falls
     (`motion` 'falling': the down window holds it; or 'throttled': readings
     at the pods' limits hide it), the count falls no further than where
     today's pods fit, and
@@ -478,11 +471,11 @@ def _choose(reading: CurveReading, situation: Situation, lines: list[str]) -> Sh
     down window holds a fall or CPU readings sit at the pods' limits no
     size is read at all. While the demand moves (the level lags the newest
     reading, or the window's readings spread wider than the tolerance: a
-    step, a ramp, noise) pods keep their size as long as it is within
-    `resizeTolerance` of a size the window asked for, and the count covers
-    the demand with them. Settled, pods keep their size only at the curve's
-    count and within the tolerance (_keep_size); else they go to the
-    curve's point.
+    step, a ramp, noise) the count covers the demand with today's pods as
+    long as they are within `resizeTolerance` of a size the curve gives
+    between the window's low and the demand (_outside_band).
+    Settled, pods keep their size only at the curve's count and within the
+    tolerance (_keep_size); else they go to the curve's point.
     """
     if situation.falling:
         lines.append(
@@ -515,12 +508,20 @@ def _choose(reading: CurveReading, situation: Situation, lines: list[str]) -> Sh
             )
         )
     )
-    if _outside_band(reading, _window_range(reading, situation), lines):
+    outside = _outside_band(reading, situation)
+    if outside:
+        lines.append(f"capacity: resize band: {outside}: resize to the curve")
         return reading.ideal
-    return _keep_size(reading, "rising", lines) or reading.ideal
+    return _keep_size(reading, "moving", lines) or reading.ideal
 
 
 # ---------------------------------------------------------------- the order
+
+
+def _serving_in_rollout(replicas: int) -> int:
+    """The pods that serve while a rolling update replaces the rest: a Deployment's default
+    maxUnavailable takes 25% of them down, rounded down."""
+    return replicas - replicas * ROLLOUT_UNAVAILABLE_PERCENT // 100
 
 
 def _order(target: Shape, reading: CurveReading, serving: bool, lines: list[str]) -> Shape:
@@ -528,30 +529,40 @@ def _order(target: Shape, reading: CurveReading, serving: bool, lines: list[str]
 
     A rolling update takes pods down while it replaces them, so it starts
     only from pods that cover the demand (all of it: the shortfall the
-    band holds is no margin to roll pods out of): when today's pods fall
-    short and more of them would not (and fit under the curve there), the
-    count grows first at today's size (a replica move, ready in seconds),
-    and the resize follows at a later decision. And a resize that grows pods while
-    the count falls grows them at today's count: shrinking the count in the
-    same rollout would take small pods away before the big ones are ready.
-    With no pod ready (nothing serving yet: a new workload) there is
-    nothing to keep covered, and the pods go straight to the curve.
+    band holds is no margin to roll pods out of) with the pods it takes
+    down gone: when today's pods fall short of that and more of them
+    would not (and fit under the curve there), the count grows first at
+    today's size (a replica move, ready in seconds), and the resize
+    follows at a later decision. On a ramp, 4 pods that covered the memory
+    demand rolled with 3 serving, 3% short of it for 15 s. And a resize
+    that grows pods while the count falls grows them at today's count:
+    shrinking the count in the same rollout would take small pods away
+    before the big ones are ready. With no pod ready (nothing serving yet:
+    a new workload) there is nothing to keep covered, and the pods go
+    straight to the curve.
     """
     current, room = reading.current, reading.room
     if target.sizes == current.sizes:
         return target
     pods_now = room.keeping(current.sizes)
-    if serving and not pods_now.covers(reading.demand, current.replicas):
-        count = _covering_count(reading, reading.demand)
-        if count is not None and count > current.replicas and room.fits(current.sizes, count):
+    low, high = reading.bounds
+    if serving and not pods_now.covers(reading.demand, _serving_in_rollout(current.replicas)):
+        count = next(
+            (
+                n
+                for n in range(max(current.replicas + 1, low), high + 1)
+                if pods_now.covers(reading.demand, _serving_in_rollout(n))
+            ),
+            None,
+        )
+        if count is not None and room.fits(current.sizes, count):
             lines.append(
-                f"capacity: the pods as they are fall short of the demand: the count grows "
-                f"first at their size ({current.replicas} -> {count}); the resize "
-                "follows once they cover it"
+                f"capacity: the pods as they are would fall short of the demand while a rollout "
+                f"replaces a quarter of them: the count grows first at their size "
+                f"({current.replicas} -> {count}); the resize follows"
             )
             return Shape(count, current.sizes)
     grows = any(target.sizes[r] > current.sizes[r] for r in target.sizes)
-    low, high = reading.bounds
     inside = low <= current.replicas <= high
     if (
         target.replicas < current.replicas
