@@ -120,6 +120,19 @@ def configure(parser: argparse.ArgumentParser) -> None:
         help="the recommender's half-life (default: a twenty-fourth of the run, 5m to 24h)",
     )
     parser.add_argument(
+        "--set",
+        action="append",
+        default=[],
+        metavar="KNOB=VALUE",
+        help="change one setting of the run: sync-period, vpa-margin, vpa-half-life, hpa-target, "
+        "max-replicas, tolerance, resize-tolerance (repeatable; see docs/simulator.md)",
+    )
+    parser.add_argument(
+        "--sweep",
+        metavar="KNOB=V1,V2,...",
+        help="run the comparison (or the one strategy) once per value of a knob, one table each",
+    )
+    parser.add_argument(
         "--progress",
         action="store_true",
         help="show the progress bar even when stderr is not a terminal",
@@ -252,11 +265,18 @@ def _list() -> int:
     return OK
 
 
-def _options(args: argparse.Namespace, strategy: str | None, mode: str | None) -> RunOptions:
-    """Everything one run needs, from the flags; raises ValueError (of several kinds) on bad input."""
+def _options(
+    args: argparse.Namespace,
+    strategy: str | None,
+    mode: str | None,
+    settings: list[tuple[str, str]],
+) -> RunOptions:
+    """Everything one run needs, from the flags and the knobs' `settings`; raises ValueError
+    (of several kinds) on bad input."""
     import dataclasses
 
     from hvpa.durations import parse_duration
+    from hvpa.sim.knobs import apply_knobs
     from hvpa.sim.runner import RunOptions
     from hvpa.sim.scenarios import STRATEGIES, load_scenario
     from hvpa.sim.traces import load_csv_trace, parse_trace
@@ -291,7 +311,7 @@ def _options(args: argparse.Namespace, strategy: str | None, mode: str | None) -
     half_life = parse_duration(args.vpa_half_life) if args.vpa_half_life else None
     if half_life is not None and half_life <= 0:
         raise ValueError("--vpa-half-life must be positive")
-    return RunOptions(
+    options = RunOptions(
         scenario=scenario,
         trace=trace,
         duration_seconds=duration,
@@ -299,6 +319,18 @@ def _options(args: argparse.Namespace, strategy: str | None, mode: str | None) -
         half_life_seconds=half_life,
         kubeconfig_path=Path(args.output).resolve() / "kubeconfig" if args.keep_running else None,
     )
+    return apply_knobs(options, settings)
+
+
+def _variants(args: argparse.Namespace) -> list[list[tuple[str, str]]]:
+    """The knob settings of each comparison: `--set`s, then one `--sweep` value each."""
+    from hvpa.sim.knobs import parse_setting, parse_sweep
+
+    settings = [parse_setting(text) for text in args.set]
+    if args.sweep is None:
+        return [settings]
+    name, values = parse_sweep(args.sweep)
+    return [[*settings, (name, value)] for value in values]
 
 
 def _check_length(
@@ -395,6 +427,8 @@ def run(args: argparse.Namespace) -> int:
         )
     if args.compare is not None and args.keep_running:
         return _fail("--keep-running runs one strategy; it cannot be combined with --compare")
+    if args.sweep is not None and args.keep_running:
+        return _fail("--keep-running runs one strategy once; it cannot be combined with --sweep")
 
     try:
         import looptime  # noqa: F401  (the virtual clock; not in the controller's image)
@@ -405,23 +439,72 @@ def run(args: argparse.Namespace) -> int:
 
     logs.configure("info" if args.verbose else "warning")
     try:
-        runs = [_options(args, strategy, mode) for strategy, mode in _strategies(args)]
-    except ValueError as error:  # TraceError, ScenarioError, DurationError are ValueErrors
+        variants = _variants(args)
+        sweep = [
+            (
+                settings,
+                [_options(args, strategy, mode, settings) for strategy, mode in _strategies(args)],
+            )
+            for settings in variants
+        ]
+    except ValueError as error:  # TraceError, ScenarioError, DurationError, KnobError
         return _fail(str(error))
     output = Path(args.output)
     problem = _output_problem(output)
     if problem is not None:
         return _fail(problem)
     try:
-        return _run_all(args, runs, output)
+        if args.sweep is not None:
+            return _run_sweep(args, sweep, output)
+        return _run_one(args, sweep[0][1], output)
     except BrokenPipeError:
         raise  # stdout's reader went away: hvpa.cli.main ends the command quietly
     except OSError as error:
         return _os_failure(error)
 
 
-def _run_all(args: argparse.Namespace, runs: list[RunOptions], output: Path) -> int:
-    """Every run of the command, its summaries and reports; the exit code."""
+def _run_sweep(
+    args: argparse.Namespace,
+    sweep: list[tuple[list[tuple[str, str]], list[RunOptions]]],
+    output: Path,
+) -> int:
+    """Every variant's runs, one comparison table each; report.json holds them all."""
+    from hvpa.sim.knobs import describe_settings
+    from hvpa.sim.report import compare_table
+    from hvpa.sim.runner import simulate
+
+    out = sys.stdout
+    variants = []
+    for settings, runs in sweep:
+        title = describe_settings(dict(settings))
+        summaries: list[tuple[str, dict[str, Any]]] = []
+        for options in runs:
+            scenario = options.scenario
+            out.write(
+                f"hvpa sim: {scenario.name} ({scenario.label}), trace {options.trace.name}, "
+                f"{_clock(options.duration_seconds)}, seed {options.seed}, {title}\n"
+            )
+            out.flush()
+            try:
+                report = simulate(options)
+            except RuntimeError as error:
+                sys.stderr.write(f"hvpa sim: {error}\n")
+                return FAILED
+            summaries.append((scenario.label, report["summary"]))
+        out.write(f"\n{title}\n" + compare_table(summaries) + "\n")
+        variants.append(
+            {
+                "settings": dict(settings),
+                "compare": [{"strategy": s, "summary": summary} for s, summary in summaries],
+            }
+        )
+    _write_json(output / "report.json", {"sweep": variants})
+    out.write(f"report: {output / 'report.json'}\n")
+    return OK
+
+
+def _run_one(args: argparse.Namespace, runs: list[RunOptions], output: Path) -> int:
+    """One run (or one comparison of strategies): tables, report.json, plots."""
     from hvpa.sim.report import compare_table, summary_table
     from hvpa.sim.runner import simulate
 

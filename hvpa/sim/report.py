@@ -24,14 +24,22 @@ Every number is rounded so that equal runs print equal reports.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from typing import Any
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any, Final
 
 from hvpa.sim.observer import Observer
 from hvpa.sim.pods import container_sizes
 from hvpa.sim.workloads import WorkloadChange
 
-__all__ = ["compare_table", "summarize", "summary_table"]
+__all__ = [
+    "COMPARE_COLUMNS",
+    "Column",
+    "compare_markdown",
+    "compare_table",
+    "summarize",
+    "summary_table",
+]
 
 
 def _ratio(numerator: float, denominator: float) -> float | None:
@@ -193,47 +201,63 @@ def summary_table(summary: dict[str, Any]) -> str:
     return "\n".join(lines) + "\n"
 
 
-_COMPARE_COLUMNS = (
-    "strategy",
-    "util CPU",
-    "util mem",
-    "alloc CPU",
-    "alloc mem",
-    "under-prov min",
-    "throttled pod-min",
-    "OOMKills (answered)",
-    "replica changes",
-    "rollouts",
-    "in-place resizes",
-    "pod restarts",
+@dataclass(frozen=True, slots=True)
+class Column:
+    """One measure of a comparison: its title and how a run's summary shows it.
+
+    The comparison is a list of these, so another measure (in-place resizes
+    and the pod restarts they cost are two) is one more entry, and
+    another baseline is one more strategy in `--compare`.
+    """
+
+    title: str
+    cell: Callable[[dict[str, Any]], str]
+
+
+# The like-for-like measures first (docs/strategies.md): utilization, under-provisioning,
+# rollouts; then what they cost.
+COMPARE_COLUMNS: Final = (
+    Column("util CPU", lambda s: _percent(s["utilization"]["cpu"])),
+    Column("util mem", lambda s: _percent(s["utilization"]["memory"])),
+    Column("alloc CPU", lambda s: _cores(s["allocated"]["cpu"]["average"])),
+    Column("alloc mem", lambda s: _bytes(s["allocated"]["memory"]["average"])),
+    Column("under-prov min", lambda s: f"{s['underProvisionedMinutes']['total']:g}"),
+    Column("throttled pod-min", lambda s: f"{s['throttledPodMinutes']:g}"),
+    Column("OOMKills (answered)", lambda s: f"{s['oomKills']} ({s['oomKillsAnswered']})"),
+    Column("replica changes", lambda s: str(s["replicaChanges"])),
+    Column("rollouts", lambda s: str(s["rollouts"])),
+    Column("in-place resizes", lambda s: str(s.get("inPlaceResizes", 0))),
+    Column("pod restarts", lambda s: str(s.get("podRestarts", 0))),
 )
 
 
-def compare_table(runs: Sequence[tuple[str, dict[str, Any]]]) -> str:
-    """One row per strategy, same trace: the like-for-like measures first (docs/strategies.md)."""
-    rows = [_COMPARE_COLUMNS]
-    for strategy, summary in runs:
-        rows.append(
-            (
-                strategy,
-                _percent(summary["utilization"]["cpu"]),
-                _percent(summary["utilization"]["memory"]),
-                _cores(summary["allocated"]["cpu"]["average"]),
-                _bytes(summary["allocated"]["memory"]["average"]),
-                f"{summary['underProvisionedMinutes']['total']:g}",
-                f"{summary['throttledPodMinutes']:g}",
-                f"{summary['oomKills']} ({summary['oomKillsAnswered']})",
-                str(summary["replicaChanges"]),
-                str(summary["rollouts"]),
-                str(summary.get("inPlaceResizes", 0)),
-                str(summary.get("podRestarts", 0)),
-            )
-        )
-    widths = [max(len(row[i]) for row in rows) for i in range(len(_COMPARE_COLUMNS))]
+def compare_table(
+    runs: Sequence[tuple[str, dict[str, Any]]], columns: Sequence[Column] = COMPARE_COLUMNS
+) -> str:
+    """One row per strategy, same trace, aligned as text."""
+    rows = [("strategy", *(c.title for c in columns))]
+    rows += [(strategy, *(c.cell(summary) for c in columns)) for strategy, summary in runs]
+    widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
     lines = [
         "  ".join(
             cell.ljust(widths[i]) if i == 0 else cell.rjust(widths[i]) for i, cell in enumerate(row)
         )
         for row in rows
+    ]
+    return "\n".join(lines) + "\n"
+
+
+def compare_markdown(
+    runs: Sequence[tuple[str, str, dict[str, Any]]], columns: Sequence[Column] = COMPARE_COLUMNS
+) -> str:
+    """One row per trace and strategy, as a Markdown table (docs/strategies.md's)."""
+    header = ["trace", "strategy", *(c.title for c in columns)]
+    lines = [
+        "| " + " | ".join(header) + " |",
+        "| --- | --- | " + " | ".join("---:" for _ in columns) + " |",
+    ]
+    lines += [
+        "| " + " | ".join([trace, strategy, *(c.cell(summary) for c in columns)]) + " |"
+        for trace, strategy, summary in runs
     ]
     return "\n".join(lines) + "\n"

@@ -62,7 +62,7 @@ import socket
 import time
 import uuid
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Final
 
@@ -117,6 +117,8 @@ class RunOptions:
     tick_seconds: float = 5.0
     sample_seconds: float = 60.0
     half_life_seconds: float | None = None
+    # The recommender's safety margin over its percentile (0.15: the VPA's 15%); None: that.
+    vpa_margin: float | None = None
     controller: ControllerSettings = field(default_factory=ControllerSettings)
     kubeconfig_path: Path | None = None
 
@@ -177,6 +179,11 @@ def simulate(
         )
 
 
+def _recommender(half_life: float, margin: float | None) -> RecommenderSettings:
+    settings = RecommenderSettings(half_life_seconds=half_life)
+    return settings if margin is None else replace(settings, safety_margin=margin)
+
+
 def _node_count(scenario: Scenario, trace: Trace) -> Callable[[float], int] | None:
     if scenario.node_range is None:
         return None
@@ -213,7 +220,7 @@ async def _simulate(
         nodes=scenario.nodes,
         node_cpu_millicores=scenario.node_cpu_millicores,
         node_memory_bytes=scenario.node_memory_bytes,
-        recommender=RecommenderSettings(half_life_seconds=half_life),
+        recommender=_recommender(half_life, options.vpa_margin),
         admission=True,
     )
     async with ApiServer(
@@ -462,6 +469,10 @@ def _report(
             "tickSeconds": options.tick_seconds,
             "sampleSeconds": options.sample_seconds,
             "recommenderHalfLifeSeconds": half_life,
+            "recommenderMargin": options.vpa_margin
+            if options.vpa_margin is not None
+            else RecommenderSettings().safety_margin,
+            "syncPeriodSeconds": options.controller.sync_period_seconds,
             "nodes": scenario.node_range or scenario.nodes,
             # for the plot: it shades the windows in which scale-down was allowed
             "maintenanceTimeWindow": scenario.hvpa.get("spec", {}).get("maintenanceTimeWindow"),
