@@ -28,6 +28,7 @@ from typing import Any, Final
 
 from hvpa.durations import DurationError, parse_duration
 from hvpa.sim.runner import RunOptions
+from hvpa.sim.scenarios import ScenarioError, validated_hvpa
 
 __all__ = [
     "KNOB_NAMES",
@@ -107,10 +108,14 @@ def _hpa_target(options: RunOptions, text: str) -> RunOptions:
 
 
 def _max_replicas(options: RunOptions, text: str) -> RunOptions:
+    """maxReplicas, and a Capacity curve cut there: a point beyond it moves to it (validation
+    refuses a point no count can reach), so a flat tail stays flat."""
     most = int(_number(text, 1, 100_000))
 
     def change(hvpa: dict[str, Any]) -> None:
         _hpa_spec(hvpa)["maxReplicas"] = most
+        for point in (hvpa["spec"].get("capacity") or {}).get("curve") or ():
+            point["replicas"] = min(int(point["replicas"]), most)
 
     return _with_hvpa(options, change)
 
@@ -165,9 +170,19 @@ def parse_sweep(text: str) -> tuple[str, tuple[str, ...]]:
 
 
 def apply_knobs(options: RunOptions, settings: Sequence[tuple[str, str]]) -> RunOptions:
-    """The run with each knob set, in order (a later setting of the same knob wins)."""
+    """The run with each knob set, in order (a later setting of the same knob wins).
+
+    The Hvpa is validated again afterwards: a setting that makes it invalid
+    (an HPA target on an Hvpa without one, a maxReplicas below minReplicas)
+    is an error here, not a run in which nothing scales.
+    """
     for name, value in settings:
         options = _knob(name)(options, value)
+    if settings:
+        try:
+            validated_hvpa(options.scenario.hvpa, f"with {describe_settings(dict(settings))}")
+        except ScenarioError as error:
+            raise KnobError(str(error)) from None
     return options
 
 

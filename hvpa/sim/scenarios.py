@@ -60,6 +60,7 @@ __all__ = [
     "examples_directory",
     "load_scenario",
     "scenario_from_file",
+    "validated_hvpa",
 ]
 
 MIB: Final = 2**20
@@ -401,7 +402,7 @@ def builtin_scenario(name: str) -> Scenario:
 # ---------------------------------------------------------------- from a file
 
 
-def _check_hvpa(document: Mapping[str, Any], where: str) -> Any:
+def validated_hvpa(document: Mapping[str, Any], where: str) -> Any:
     try:
         return apply_defaults(parse_hvpa(dict(document)))
     except InvalidHvpa as error:
@@ -484,7 +485,7 @@ def scenario_from_file(path: Path) -> Scenario:
     document = documents[0]
     if not isinstance(document, dict) or document.get("kind") != "Hvpa":
         raise ScenarioError(f"{path}: the first document must be an Hvpa")
-    hvpa = _check_hvpa(document, str(path))
+    hvpa = validated_hvpa(document, str(path))
     namespace = hvpa.namespace or "default"
     manifest = copy.deepcopy(document)
     manifest["metadata"] = {**manifest.get("metadata", {}), "namespace": namespace}

@@ -106,3 +106,16 @@ def test_sim_sweep_prints_one_table_per_value(
 def test_sim_rejects_a_bad_knob_before_running(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["sim", "--hvpa", "capacity", "--set", "speed=2"]) == 2
     assert "unknown knob 'speed'" in capsys.readouterr().err
+
+
+def test_max_replicas_cuts_the_capacity_curve_there() -> None:
+    """The example's curve runs to 30 replicas; at maxReplicas 20 its last point moves to 20
+    (validation refuses a point no count can reach: the run would scale nothing)."""
+    run = apply_knobs(options(), [("max-replicas", "20")])
+    curve = run.scenario.hvpa["spec"]["capacity"]["curve"]
+    assert [point["replicas"] for point in curve] == [2, 2, 20]
+
+
+def test_a_knob_that_makes_the_hvpa_invalid_is_an_error() -> None:
+    with pytest.raises(KnobError, match="maxReplicas"):
+        apply_knobs(options(), [("max-replicas", "1")])
