@@ -9,26 +9,27 @@ replica move is ready in seconds:
 - the joint hysteresis: nothing moves while today's count is the curve's,
   every total is within `tolerance` of the curve's, today's pods cover the
   demand less the shortfall the band may hold, and no pod is above the
-  ceiling. The shortfall is `tolerance` for a resource with a
-  utilization target (as an HPA holds a usage ratio up to 1.1), none
-  without one (memory: held_shortfall);
-- the resize band: pods keep their size only where the count that covers
-  the demand with them is a shape the hysteresis would hold (the curve's
-  count, or one within its tolerance), and never at a larger count chosen
-  because today's size does not fit under the ceiling at the count that
-  covers the demand: that was Gardener's stuck equilibrium (1 x 1233m for
-  a 3.7-core demand settled at 7 x 1233m, 2.3 times the demand, where the
-  curve says 4 x 925m). While the demand is in motion (the level lags a
-  rise, the down window holds a fall, CPU readings sit at the pods'
-  limits) pods keep their size at the count that covers the demand with
-  them, and the resize waits for the demand to settle;
-- the order of a move: pods that fall short are added to first, pods that
-  grow while the count falls grow first at today's count.
+  ceiling. The shortfall is `tolerance` for a resource with a utilization
+  target (as an HPA holds a usage ratio up to 1.1), none without one
+  (memory: held_shortfall);
+- the resize band: a settled demand keeps today's pod size only at the
+  curve's count and where the hysteresis would hold it; never at a larger
+  count chosen because today's size does not fit under the ceiling at the
+  curve's count: that was Gardener's stuck equilibrium (1 x 1233m for a
+  3.7-core demand settled at 7 x 1233m, 2.3 times the demand, where the
+  curve says 4 x 925m). While the demand moves (the level lags the newest
+  reading, the window spreads wider than the tolerance) the count covers it
+  with today's pods as long as they are within `resizeTolerance` of a size
+  the curve gives between the window's low and the demand; while it falls
+  (the down window) or hides behind the pods' CPU limits, no size is read;
+- the order of a move: a rollout starts from pods that cover the demand
+  with a quarter of them out (pods are added first), and pods that grow
+  while the count falls grow first at today's count.
 
-From any start the decision reaches a shape the hysteresis holds within
-three decisions (pods added, pods resized, count settled), and that shape
-depends on the demand up to the tolerance: from below and from above it is
-the curve's point itself (tests/engine/test_capacity_properties.py).
+From any start the target rests within three decisions (pods added, pods
+resized, count settled) at the curve's count, every total within the
+tolerance of the curve's; from below it rests at the curve's point itself
+(tests/engine/test_capacity_properties.py).
 
 The gates (update policies, windows, rollouts, other writers) are asked
 before the plan which moves they forbid (MoveLimits, combine.py); the plan
