@@ -1,4 +1,4 @@
-"""Demand for the `Capacity` strategy (ENGINE.md §5.1): what the workload needs, in total.
+"""Demand for the `Capacity` strategy (docs/strategies.md): what the workload needs, in total.
 
 Demand must not move when the decision does, or the decision chases its own
 tail: a VPA's per-pod target still remembers the usage of fewer, busier pods

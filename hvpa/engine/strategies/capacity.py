@@ -1,4 +1,4 @@
-"""`Capacity`: one curve of per-pod size against replicas, read with the demand (ENGINE.md §5).
+"""`Capacity`: one curve of per-pod size against replicas, read with the demand.
 
 Both axes come from one reading of one curve (capacity_curve.py) with one
 number per resource, the demand (demand.py). The curve's point for the
@@ -30,6 +30,8 @@ From any start the target rests within three decisions (pods added, pods
 resized, count settled) at the curve's count, every total within the
 tolerance of the curve's; from below it rests at the curve's point itself
 (tests/engine/test_capacity_properties.py).
+
+docs/strategies.md explains each rule with the runs that justify it.
 
 The gates (update policies, windows, rollouts, other writers) are asked
 before the plan which moves they forbid (MoveLimits, combine.py); the plan
