@@ -1,11 +1,9 @@
 """The Capacity strategy in `hvpa sim`: the strategy option, the derived curve, and a whole run.
 
 The run is the path-independence claim as the simulator sees it: under a
-load ramp up and back down, the target returns to the shape it settled on
-at the start: the same replicas, and pods whose size has the one it
-started with (the curve's size for that load) within its resize band (30%
-of the request), since within the band pods keep their size and only the
-count moves.
+load ramp or a step up and back down, the target returns to the shape it
+settled on at the start: the same replicas, and pods within the resize
+band (30%) of the size it started with (the curve's size for that load).
 """
 
 from __future__ import annotations
@@ -67,13 +65,14 @@ def test_every_builtin_scenario_takes_the_capacity_strategy(name: str) -> None:
 
 
 @pytest.mark.slow
-def test_a_ramp_up_and_back_down_returns_to_where_it_started() -> None:
+@pytest.mark.parametrize("trace", ["ramp", "step"])
+def test_a_ramp_or_a_step_up_and_back_down_returns_to_where_it_started(trace: str) -> None:
     scenario = builtin_scenario("capacity")
     duration = 4 * 3600
     report = simulate(
         RunOptions(
             scenario=scenario,
-            trace=parse_trace("ramp", duration_seconds=duration, peak=scenario.peak, seed=1),
+            trace=parse_trace(trace, duration_seconds=duration, peak=scenario.peak, seed=1),
             duration_seconds=duration,
             seed=1,
         )
