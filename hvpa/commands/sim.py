@@ -125,12 +125,14 @@ def configure(parser: argparse.ArgumentParser) -> None:
         default=[],
         metavar="KNOB=VALUE",
         help="change one setting of the run: sync-period, vpa-margin, vpa-half-life, hpa-target, "
-        "max-replicas, tolerance, resize-tolerance (repeatable; see docs/simulator.md)",
+        "max-replicas, tolerance, resize-tolerance (repeatable; see docs/simulator.md; default: "
+        "none, each knob as the scenario has it)",
     )
     parser.add_argument(
         "--sweep",
         metavar="KNOB=V1,V2,...",
-        help="run the comparison (or the one strategy) once per value of a knob, one table each",
+        help="run the comparison (or the one strategy) once per value of a knob, one table each "
+        "(default: one run, no sweep)",
     )
     parser.add_argument(
         "--progress",
