@@ -81,8 +81,8 @@ def configure(parser: argparse.ArgumentParser) -> None:
         "--strategy",
         metavar="NAME",
         help="override the Hvpa's strategy: Weighted, HpaPreferred, HpaBiased, VpaBiased, Mixed, "
-        "Capacity (Weighted without weights gets 50/50, Capacity without a curve one derived "
-        "from the workload); default: the Hvpa's own",
+        "Capacity, or the baseline VPAAndHPA (Weighted without weights gets 50/50, Capacity "
+        "without a curve one derived from the workload); default: the Hvpa's own",
     )
     parser.add_argument(
         "--compare",
@@ -249,7 +249,7 @@ def _os_failure(error: OSError) -> int:
 
 def _list() -> int:
     from hvpa.sim import traces
-    from hvpa.sim.scenarios import SCENARIO_NAMES, STRATEGIES, builtin_scenario
+    from hvpa.sim.scenarios import BASELINES, SCENARIO_NAMES, STRATEGIES, builtin_scenario
 
     out = sys.stdout
     out.write("scenarios (--hvpa):\n")
@@ -264,6 +264,7 @@ def _list() -> int:
         "  FILE.csv         time,cpu,memory rows: seconds, total demand (500m, 2Gi, or numbers)\n"
     )
     out.write(f"\nstrategies (--strategy, --compare): {', '.join(STRATEGIES)}\n")
+    out.write(f"baselines (--strategy, --compare): {', '.join(BASELINES)}\n")
     return OK
 
 
@@ -280,14 +281,15 @@ def _options(
     from hvpa.durations import parse_duration
     from hvpa.sim.knobs import apply_knobs
     from hvpa.sim.runner import RunOptions
-    from hvpa.sim.scenarios import STRATEGIES, load_scenario
+    from hvpa.sim.scenarios import BASELINES, STRATEGIES, load_scenario
     from hvpa.sim.traces import load_csv_trace, parse_trace
 
     scenario = load_scenario(args.hvpa)
     if strategy is not None:
-        if strategy not in STRATEGIES:
+        if strategy not in STRATEGIES + BASELINES:
             raise ValueError(
-                f"unknown strategy {strategy!r}: expected one of {', '.join(STRATEGIES)}"
+                f"unknown strategy {strategy!r}: expected one of "
+                f"{', '.join(STRATEGIES + BASELINES)}"
             )
         scenario = scenario.with_strategy(strategy)
     if mode is not None:

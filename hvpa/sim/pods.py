@@ -411,6 +411,9 @@ class Pods:
         self._creates: list[_Create] = []
         self._pods: dict[tuple[str, str], SimPod] = {}
         self._by_workload: dict[WorkloadKey, dict[str, SimPod]] = {}
+        # In-model mutating admission: each may rewrite a new pod's manifest before it is
+        # stored, as a webhook would (the VPA's admission controller, baselines/vpa_updater.py).
+        self.mutators: list[Callable[[dict[str, Any], WorkloadKey], dict[str, Any]]] = []
 
     def __iter__(self) -> Iterator[SimPod]:
         return iter(list(self._pods.values()))
@@ -453,6 +456,8 @@ class Pods:
     def _store(
         self, manifest: dict[str, Any], workload: WorkloadKey, revision: str, ordinal: int | None
     ) -> SimPod:
+        for mutate in self.mutators:
+            manifest = mutate(manifest, workload)
         created = self._objects.create("pods", manifest, namespace=workload[1])
         metadata = created["metadata"]
         restarting = restart_policies(created["spec"])

@@ -78,6 +78,7 @@ from hvpa.records import format_time, parse_time
 from hvpa.server import Server
 from hvpa.settings import ControllerSettings, ServerSettings, WebhookSettings
 from hvpa.sim.apiserver import AlreadyExists, ApiServer
+from hvpa.sim.baselines.vpa_updater import VpaUpdater
 from hvpa.sim.clock import SimClock, SimEventLoop
 from hvpa.sim.cluster import Cluster, ClusterSettings
 from hvpa.sim.load import WorkloadLoad
@@ -96,7 +97,11 @@ TICK_OFFSET_SECONDS: Final = 0.25
 # The Kubernetes the simulated cluster plays: in-place resize GA, memory limits lowered in place.
 SIM_KUBERNETES_VERSION: Final = "v1.35.0"
 WEBHOOK_NAMESPACE: Final = "hvpa-system"
-_PLURALS: Final = {"Deployment": "deployments", "StatefulSet": "statefulsets"}
+_PLURALS: Final = {
+    "Deployment": "deployments",
+    "StatefulSet": "statefulsets",
+    "VerticalPodAutoscaler": "verticalpodautoscalers",
+}
 _DAY_SECONDS: Final = 86400
 # The Lease a kept-running controller holds; its uid is named here, not drawn (see above).
 LEASE: Final = LeaderElectionSettings(lease_name="hvpa", lease_namespace="kube-system")
@@ -242,6 +247,7 @@ async def _simulate(
         server.objects.create(_PLURALS[target[0]], dict(scenario.workload))
         server.objects.create("hvpas", dict(scenario.hvpa))
         _install_webhook_objects(server)
+        baseline = _install_baseline(scenario, server, cluster, clock)
         if keep_running:
             _put_free_lease(server)
 
@@ -278,6 +284,8 @@ async def _simulate(
                     due = index * options.tick_seconds + TICK_OFFSET_SECONDS
                     await _wait(asyncio.sleep(max(due - clock.elapsed(), 0.0)), controller)
                     tick = await cluster.advance()
+                    if baseline is not None:
+                        baseline.step()
                     observer.observe(
                         tick, cluster.workloads.spec_of(target), _in_place_size(server, scenario)
                     )
@@ -286,7 +294,7 @@ async def _simulate(
                             min(tick.elapsed_seconds, options.duration_seconds),
                             options.duration_seconds,
                         )
-                report = _report(options, server, observer, cluster, half_life, start)
+                report = _report(options, server, observer, cluster, half_life, start, baseline)
                 if on_report is not None:
                     on_report(report)
                 if keep_running:
@@ -313,6 +321,20 @@ async def _wait(awaitable: Any, controller: asyncio.Task[None]) -> None:
     if controller.done():
         error = controller.exception() if not controller.cancelled() else None
         raise RuntimeError(f"the controller stopped during the simulation: {error!r}") from error
+
+
+def _install_baseline(
+    scenario: Scenario, server: ApiServer, cluster: Cluster, clock: SimClock
+) -> VpaUpdater | None:
+    """The objects a baseline adds (its VPA), and its VPA updater and admission controller,
+    hooked into the model's pod creation; None for hvpa's own strategies."""
+    for obj in scenario.extra_objects:
+        server.objects.create(_PLURALS[str(obj["kind"])], dict(obj))
+    if scenario.baseline is None:
+        return None
+    updater = VpaUpdater(server.objects, cluster.pods, clock=clock)
+    cluster.pods.mutators.append(updater.admit)
+    return updater
 
 
 def _put_free_lease(server: ApiServer) -> None:
@@ -434,6 +456,7 @@ def _report(
     cluster: Cluster,
     half_life: float,
     start: float,
+    baseline: VpaUpdater | None = None,
 ) -> dict[str, Any]:
     """report.json's content; `start` is when the run began (POSIX seconds)."""
     scenario = options.scenario
@@ -477,7 +500,17 @@ def _report(
             # for the plot: it shades the windows in which scale-down was allowed
             "maintenanceTimeWindow": scenario.hvpa.get("spec", {}).get("maintenanceTimeWindow"),
         },
-        "summary": summarize(observer, changes),
+        "summary": summarize(
+            observer,
+            changes,
+            initial_template=scenario.workload["spec"].get("template") or {},
+            evictions=len(baseline.evictions) if baseline is not None else 0,
+            admitted=[
+                (a.time, a.requests[scenario.main_container])
+                for a in (baseline.admitted if baseline is not None else ())
+                if a.workload == scenario.target and scenario.main_container in a.requests
+            ],
+        ),
         "hvpaStatus": {
             "conditions": status.get("conditions") or [],
             "lastBlockedScaling": status.get("lastBlockedScaling") or [],

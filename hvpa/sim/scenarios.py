@@ -46,11 +46,13 @@ import yaml
 from hvpa.api import InvalidHvpa, apply_defaults, parse_hvpa, to_dict
 from hvpa.api.threestage import THREE_STAGE_FIELDS
 from hvpa.quantity import QuantityError, parse_bytes, parse_cpu_millis
+from hvpa.sim.baselines.vpa_and_hpa import VPA_AND_HPA, vpa_and_hpa_objects
 from hvpa.sim.load import ContainerLoad
 from hvpa.sim.pods import WorkloadKey, container_sizes
 from hvpa.sim.traces import Demand
 
 __all__ = [
+    "BASELINES",
     "SCENARIO_NAMES",
     "STRATEGIES",
     "Scenario",
@@ -67,6 +69,9 @@ MIB: Final = 2**20
 GIB: Final = 2**30
 # The strategies `--strategy` and `--compare` offer, in `--compare`'s order.
 STRATEGIES: Final = ("Weighted", "HpaPreferred", "HpaBiased", "VpaBiased", "Mixed", "Capacity")
+# What `--strategy` and `--compare` also take: other autoscalers on the Hvpa's policy
+# (baselines/), named beside the strategies but never written into an Hvpa.
+BASELINES: Final = (VPA_AND_HPA,)
 # What `--strategy Weighted` adds to an Hvpa with no weights at all: Gardener's 50/50.
 DEFAULT_INTERVALS: Final = ({"vpaWeight": 50},)
 _WEIGHT_FIELDS: Final = (
@@ -116,6 +121,9 @@ class Scenario:
     node_memory_bytes: int = 16 * GIB
     # (fewest, most) nodes: the node count follows the trace's CPU level between them.
     node_range: tuple[int, int] | None = None
+    # A baseline (BASELINES) in place of one of hvpa's strategies, and the objects it adds.
+    baseline: str | None = None
+    extra_objects: tuple[Mapping[str, Any], ...] = ()
 
     @property
     def namespace(self) -> str:
@@ -136,7 +144,7 @@ class Scenario:
 
     @property
     def strategy(self) -> str:
-        return str(self.hvpa["spec"].get("strategy") or "Weighted")
+        return self.baseline or str(self.hvpa["spec"].get("strategy") or "Weighted")
 
     @property
     def resize_mode(self) -> str:
@@ -160,6 +168,9 @@ class Scenario:
         return dataclasses.replace(self, hvpa=hvpa)
 
     def with_strategy(self, strategy: str) -> Scenario:
+        if strategy == VPA_AND_HPA:
+            as_hpa, vpa = vpa_and_hpa_objects(self.hvpa)
+            return dataclasses.replace(self, hvpa=as_hpa, baseline=strategy, extra_objects=(vpa,))
         hvpa = copy.deepcopy(dict(self.hvpa))
         hvpa["spec"]["strategy"] = strategy
         if strategy == "Mixed" and "mixed" not in hvpa["spec"]:
@@ -378,6 +389,43 @@ def _capacity() -> Scenario:
     )
 
 
+def _gardener_kube_apiserver() -> Scenario:
+    """Gardener's kube-apiserver numbers of its VPAAndHPA mode (the manifest's comment
+    says where each comes from), on one container without limits, as Gardener runs it.
+
+    The load: 20 CPU and 40Gi at the trace's peak, so that two pods at the VPA's
+    maxAllowed (7 CPU) cannot carry it and the HPA's 6-CPU average brings in a
+    third and a fourth (20 / 6 rounds up to 4); a base of 100m / 300Mi per pod.
+    Eight nodes of 16 CPU / 64Gi hold six pods at maxAllowed with room to roll."""
+    hvpa = _example("gardener-kube-apiserver-vpa-and-hpa.yaml")
+    namespace = str(hvpa["metadata"]["namespace"])
+    workload = _deployment(
+        namespace,
+        "kube-apiserver",
+        {"app": "kubernetes", "role": "apiserver"},
+        [
+            {
+                "name": "kube-apiserver",
+                "image": "registry.example/kube-apiserver:sim",
+                "resources": {"requests": {"cpu": "250m", "memory": "500Mi"}},
+            }
+        ],
+        replicas=2,
+    )
+    return Scenario(
+        name="gardener-kube-apiserver",
+        description="Gardener's kube-apiserver as its VPAAndHPA mode sizes it (VPA 20m..7 CPU, "
+        "HPA 6 CPU / 24G average usage, 2-6 replicas) as a Capacity curve",
+        hvpa=hvpa,
+        workload=workload,
+        loads={"kube-apiserver": ContainerLoad(1.0, 100.0, 300 * MIB)},
+        peak=Demand(20000.0, 40 * GIB),
+        nodes=8,
+        node_cpu_millicores=16000,
+        node_memory_bytes=64 * GIB,
+    )
+
+
 _BUILTINS: Final = {
     "proposal-1": lambda: _proposal(1),
     "proposal-2": lambda: _proposal(2),
@@ -385,6 +433,7 @@ _BUILTINS: Final = {
     "kube-apiserver": _kube_apiserver,
     "coredns": _coredns,
     "capacity": _capacity,
+    "gardener-kube-apiserver": _gardener_kube_apiserver,
 }
 SCENARIO_NAMES: Final = tuple(_BUILTINS)
 

@@ -1,0 +1,67 @@
+"""The `VPAAndHPA` baseline: a native HPA and a native VPA on the same workload, independently.
+
+This is what Gardener runs for a shoot's kube-apiserver since it retired
+hvpa-controller (its `VPAAndHPA` autoscaling mode): an HPA on average
+*usage* (AverageValue) of CPU and memory, whose per-pod targets sit under
+the VPA's maxAllowed, and a VPA in updateMode Auto that resizes the pods by
+evicting them. The two do not fight because an AverageValue target does not
+move when the VPA changes the requests; the VPA grows pods first, and once
+the average pod uses more than the HPA's target the HPA adds pods.
+
+In `hvpa sim` (`--strategy VPAAndHPA`, or `--compare ...,VPAAndHPA`) the
+baseline is built from the scenario's Hvpa, so it is compared on the same
+policy as the strategies:
+
+- the **HPA** is hvpa's own controller with only its horizontal axis
+  (`vpa.deploy: false`): the same upstream HPA computation, on the Hvpa's
+  metrics and behavior as they are (so AverageValue only where the Hvpa
+  says so, as Gardener's kube-apiserver Hvpa does), writing `/scale` over
+  HTTP as an HPA would;
+- the **VPA** is a VerticalPodAutoscaler object in the cluster, updateMode
+  Auto, with the Hvpa's container policies; the model's recommender
+  (recommender.py) writes its recommendation, and the model's updater and
+  admission controller (vpa_updater.py) apply it to the pods.
+
+The two see each other only through the cluster, as in a real one.
+"""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Mapping
+from typing import Any, Final
+
+__all__ = ["VPA_AND_HPA", "vpa_and_hpa_objects"]
+
+VPA_AND_HPA: Final = "VPAAndHPA"
+
+
+def vpa_and_hpa_objects(hvpa: Mapping[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
+    """(the Hvpa that acts as the HPA, the VPA object) for an Hvpa's policy.
+
+    The Hvpa keeps its horizontal spec and loses its vertical axis
+    (`vpa.deploy: false`, strategy HpaPreferred, which then only moves the
+    count); the VPA targets the same workload in updateMode Auto with the
+    Hvpa's container policies (minAllowed, maxAllowed, controlledValues,
+    mode)."""
+    as_hpa = copy.deepcopy(dict(hvpa))
+    spec = as_hpa["spec"]
+    for field in ("capacity", "mixed", "weightBasedScalingIntervals"):
+        spec.pop(field, None)
+    spec["strategy"] = "HpaPreferred"
+    vpa_spec = spec.setdefault("vpa", {})
+    template = copy.deepcopy((vpa_spec.get("template") or {}).get("spec") or {})
+    vpa_spec["deploy"] = False
+    metadata = as_hpa["metadata"]
+    vpa: dict[str, Any] = {
+        "apiVersion": "autoscaling.k8s.io/v1",
+        "kind": "VerticalPodAutoscaler",
+        "metadata": {"name": f"{metadata['name']}-vpa", "namespace": metadata.get("namespace")},
+        "spec": {
+            "targetRef": dict(spec["targetRef"]),
+            "updatePolicy": {"updateMode": "Auto"},
+        },
+    }
+    if template.get("resourcePolicy"):
+        vpa["spec"]["resourcePolicy"] = template["resourcePolicy"]
+    return as_hpa, vpa

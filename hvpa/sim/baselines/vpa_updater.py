@@ -1,0 +1,332 @@
+"""A VPA updater and admission controller in the model: the pods get the recommender's target.
+
+The native VPA in an updating mode has two halves besides its recommender
+(recommender.py):
+
+- the **admission controller** sizes every pod of the VPA's target as it is
+  created: each container's requests become the recommendation's target,
+  capped by the container policy (vpa_updater_rules.capped_target); with
+  `controlledValues: RequestsAndLimits` a limit keeps its ratio to the
+  request, with `RequestsOnly` it stays. A pod created before there is a
+  recommendation keeps its template's resources. Here it is a hook on the
+  model's pod creation (Pods.admission), which is where a mutating webhook
+  acts in a real cluster: the pod object is stored already sized.
+- the **updater** evicts the pods whose requests the rules of
+  vpa_updater_rules.py say to update, once a minute, paced by the eviction
+  restriction. An evicted pod is deleted gracefully; its ReplicaSet makes a
+  new one, which the admission controller sizes. Modes `Auto` and
+  `Recreate` evict; `InPlaceOrRecreate` evicts too until the model can
+  resize pods in place (then it is the in-place path's fallback);
+  `Initial` only sizes new pods; `Off` does nothing.
+
+Both read the model's own records (pods, as the recommender does) and the
+API server's VPA and workload objects, and write only through the model's
+pod writes, so the hvpa controller watching the same cluster sees the pods
+come and go as it would from the real VPA. The replica group is the
+workload: this baseline never changes the pod template, so a Deployment has
+one ReplicaSet and its spec.replicas is the group's. PodDisruptionBudgets
+are not modelled (docs/simulator.md), so an eviction is never refused.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import copy
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, Final
+
+from hvpa.quantity import (
+    QuantityError,
+    ceil_div,
+    format_bytes,
+    format_cpu,
+    parse_bytes,
+    parse_cpu_millis,
+)
+from hvpa.records import RecordError, parse_time
+from hvpa.sim.apiserver import NotFound, Objects
+from hvpa.sim.baselines.vpa_updater_rules import (
+    CPU,
+    MEMORY,
+    ContainerPolicy,
+    ContainerRecommendation,
+    ContainerResources,
+    PodPriority,
+    RateLimiter,
+    UpdaterSettings,
+    capped_target,
+    eviction_budget,
+    quick_oom,
+    update_order,
+    update_priority,
+    wants_update,
+)
+from hvpa.sim.pods import Pods, SimPod, WorkloadKey
+
+__all__ = ["Admitted", "Eviction", "VpaUpdater"]
+
+_EVICTING_MODES: Final = ("Auto", "Recreate", "InPlaceOrRecreate")
+_SIZING_MODES: Final = (*_EVICTING_MODES, "Initial")
+_PLURALS: Final = {"Deployment": "deployments", "StatefulSet": "statefulsets"}
+
+
+@dataclass(frozen=True, slots=True)
+class Eviction:
+    time: float
+    workload: WorkloadKey
+    pod: str
+
+
+@dataclass(frozen=True, slots=True)
+class Admitted:
+    """A pod the admission controller sized: its containers' new (cpu, memory) requests."""
+
+    time: float
+    workload: WorkloadKey
+    requests: Mapping[str, Mapping[str, int]]
+
+
+@dataclass(frozen=True, slots=True)
+class _Vpa:
+    workload: WorkloadKey
+    mode: str
+    policies: tuple[Mapping[str, Any], ...]
+    recommendations: Mapping[str, ContainerRecommendation]
+
+    def policy(self, container: str) -> ContainerPolicy:
+        exact = next((p for p in self.policies if p.get("containerName") == container), None)
+        raw = exact or next((p for p in self.policies if p.get("containerName") == "*"), {})
+        return ContainerPolicy(
+            mode=str(raw.get("mode") or "Auto"),
+            min_allowed=_amounts(raw.get("minAllowed")),
+            max_allowed=_amounts(raw.get("maxAllowed")),
+            controlled_resources=tuple(raw.get("controlledResources") or (CPU, MEMORY)),
+            controlled_values=str(raw.get("controlledValues") or "RequestsAndLimits"),
+        )
+
+
+def _amounts(raw: Any) -> dict[str, int]:
+    """A ResourceList as millicores and bytes; what cannot be read is left out (a VPA the
+    API server stored is valid, so that is only ever a resource this model does not know)."""
+    result: dict[str, int] = {}
+    for resource, parse in ((CPU, parse_cpu_millis), (MEMORY, parse_bytes)):
+        value = (raw or {}).get(resource)
+        if value is None:
+            continue
+        with contextlib.suppress(QuantityError, ValueError):
+            result[resource] = parse(str(value))
+    return result
+
+
+def _vpa(obj: Mapping[str, Any]) -> _Vpa:
+    spec = obj.get("spec") or {}
+    ref = spec.get("targetRef") or {}
+    workload: WorkloadKey = (
+        str(ref.get("kind", "")),
+        str(obj["metadata"]["namespace"]),
+        str(ref.get("name", "")),
+    )
+    mode = str((spec.get("updatePolicy") or {}).get("updateMode") or "Auto")
+    policies = tuple((spec.get("resourcePolicy") or {}).get("containerPolicies") or ())
+    recommendations = {
+        str(item.get("containerName")): ContainerRecommendation(
+            target=_amounts(item.get("target")),
+            lower_bound=_amounts(item.get("lowerBound")),
+            upper_bound=_amounts(item.get("upperBound")),
+        )
+        for item in ((obj.get("status") or {}).get("recommendation") or {}).get(
+            "containerRecommendations"
+        )
+        or ()
+    }
+    return _Vpa(workload, mode, policies, recommendations)
+
+
+def _resources(pod: SimPod) -> list[ContainerResources]:
+    result = []
+    for container in pod.containers:
+        size = container.size
+        requests = {CPU: size.request_cpu, MEMORY: size.request_memory}
+        limits = {CPU: size.limit_cpu, MEMORY: size.limit_memory}
+        result.append(
+            ContainerResources(
+                name=size.name,
+                requests={k: v for k, v in requests.items() if v is not None},
+                limits={k: v for k, v in limits.items() if v is not None},
+            )
+        )
+    return result
+
+
+def _capped(
+    vpa: _Vpa, containers: Sequence[ContainerResources]
+) -> dict[str, ContainerRecommendation]:
+    """The recommendation per container as the updater and the admission controller apply it:
+    capped by the policy, nothing for `mode: Off` containers."""
+    result = {}
+    for container in containers:
+        recommendation = vpa.recommendations.get(container.name)
+        policy = vpa.policy(container.name)
+        if recommendation is None or policy.mode == "Off":
+            continue
+        result[container.name] = ContainerRecommendation(
+            target=capped_target(recommendation.target, policy, container.limits),
+            lower_bound=recommendation.lower_bound,
+            upper_bound=recommendation.upper_bound,
+        )
+    return result
+
+
+def _last_terminations(pod: SimPod, vpa: _Vpa) -> list[tuple[str, float | None, float | None]]:
+    """(reason, started, finished) of each VPA-scaled container's last termination."""
+    result = []
+    for container in pod.containers:
+        terminated = (container.last_termination or {}).get("terminated") or {}
+        if not terminated or vpa.policy(container.size.name).mode == "Off":
+            continue
+        try:
+            started = parse_time(terminated.get("startedAt"))
+            finished = parse_time(terminated.get("finishedAt"))
+        except RecordError:
+            continue
+        result.append((str(terminated.get("reason")), started, finished))
+    return result
+
+
+class VpaUpdater:
+    """The VPA's updater and admission controller for every VPA of the model's workloads."""
+
+    def __init__(
+        self,
+        objects: Objects,
+        pods: Pods,
+        *,
+        clock: Callable[[], float],
+        settings: UpdaterSettings | None = None,
+    ) -> None:
+        self._objects = objects
+        self._pods = pods
+        self._clock = clock
+        self.settings = settings or UpdaterSettings()
+        self._limiter = RateLimiter(
+            self.settings.eviction_rate_limit, self.settings.eviction_rate_burst
+        )
+        self._next_pass = clock() + self.settings.interval_seconds
+        self.evictions: list[Eviction] = []
+        self.admitted: list[Admitted] = []
+
+    def _vpas(self, modes: Sequence[str]) -> list[_Vpa]:
+        found = [_vpa(obj) for obj in self._objects.list("verticalpodautoscalers")]
+        return [vpa for vpa in found if vpa.mode in modes]
+
+    # ------------------------------------------------------------------ admission
+
+    def admit(self, manifest: dict[str, Any], workload: WorkloadKey) -> dict[str, Any]:
+        """The pod as the admission controller lets it in: sized by its VPA's recommendation."""
+        vpa = next((v for v in self._vpas(_SIZING_MODES) if v.workload == workload), None)
+        if vpa is None or not vpa.recommendations:
+            return manifest
+        sized = copy.deepcopy(manifest)
+        requests_set: dict[str, dict[str, int]] = {}
+        for container in sized.get("spec", {}).get("containers") or ():
+            resources = container.setdefault("resources", {})
+            current = ContainerResources(
+                name=str(container["name"]),
+                requests=_amounts(resources.get("requests")),
+                limits=_amounts(resources.get("limits")),
+            )
+            recommendation = _capped(vpa, [current]).get(current.name)
+            if recommendation is None or not recommendation.target:
+                continue
+            policy = vpa.policy(current.name)
+            requests = dict(resources.get("requests") or {})
+            limits = dict(resources.get("limits") or {})
+            for resource, amount in recommendation.target.items():
+                requests[resource] = _format(resource, amount)
+                old_request, old_limit = (
+                    current.requests.get(resource),
+                    current.limits.get(resource),
+                )
+                if (
+                    policy.controlled_values == "RequestsAndLimits"
+                    and old_request
+                    and old_limit is not None
+                ):
+                    limits[resource] = _format(resource, ceil_div(amount * old_limit, old_request))
+            resources["requests"] = requests
+            if limits:
+                resources["limits"] = limits
+            requests_set[current.name] = dict(recommendation.target)
+        if requests_set:
+            self.admitted.append(Admitted(self._clock(), workload, requests_set))
+        return sized
+
+    # ------------------------------------------------------------------ updater
+
+    def step(self) -> None:
+        """Run a pass when one is due (every `interval_seconds`)."""
+        now = self._clock()
+        if now < self._next_pass:
+            return
+        self._next_pass += self.settings.interval_seconds
+        self.run_once()
+
+    def run_once(self) -> None:
+        """One pass of the updater over every evicting VPA (RunOnce)."""
+        for vpa in self._vpas(_EVICTING_MODES):
+            if vpa.recommendations:
+                self._update(vpa)
+
+    def _update(self, vpa: _Vpa) -> None:
+        now = self._clock()
+        settings = self.settings
+        live = [
+            p
+            for p in self._pods.of(vpa.workload)
+            if p.node is not None and not p.deleting and p.phase not in ("Succeeded", "Failed")
+        ]
+        budget = eviction_budget(
+            configured=self._configured(vpa.workload, len(live)),
+            live=len(live),
+            pending=sum(1 for p in live if p.phase == "Pending"),
+            settings=settings,
+        )
+        if budget is None:
+            return
+        candidates: list[tuple[SimPod, PodPriority]] = []
+        for pod in live:
+            if not budget.can_evict(pending=pod.phase == "Pending"):
+                continue
+            containers = _resources(pod)
+            priority = update_priority(containers, _capped(vpa, containers))
+            oomed = quick_oom(_last_terminations(pod, vpa), settings)
+            if wants_update(
+                priority, started_at=pod.started_at, quick_oom=oomed, now=now, settings=settings
+            ):
+                candidates.append((pod, priority))
+        for pod in update_order(candidates):
+            pending = pod.phase == "Pending"
+            if not budget.can_evict(pending=pending):
+                continue
+            if not self._limiter.allow(now):
+                return
+            self._pods.delete(pod)
+            budget.record(pending=pending)
+            self.evictions.append(Eviction(now, vpa.workload, pod.name))
+
+    def _configured(self, workload: WorkloadKey, live: int) -> int:
+        """The group's spec.replicas (the workload's: one ReplicaSet, see the module doc)."""
+        kind, namespace, name = workload
+        plural = _PLURALS.get(kind)
+        if plural is None:
+            return live
+        try:
+            obj = self._objects.get(plural, name, namespace=namespace)
+        except NotFound:
+            return live
+        return int((obj.get("spec") or {}).get("replicas", 1))
+
+
+def _format(resource: str, amount: int) -> str:
+    return format_cpu(amount) if resource == CPU else format_bytes(amount, binary=True)
