@@ -25,7 +25,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from hvpa.sim.cluster import OomKill, Tick
-from hvpa.sim.pods import ContainerSize, WorkloadKey, container_sizes
+from hvpa.sim.pods import ContainerSize, SimPod, WorkloadKey, container_sizes
+from hvpa.sim.workloads import template_hash
 
 __all__ = ["Observer", "Totals"]
 
@@ -48,6 +49,8 @@ class Totals:
     unschedulable_pod_seconds: float = 0.0
     in_place_resizes: int = 0
     pod_restarts: int = 0
+    # Pods deleted while a newer template was rolling out: restarted to change their size.
+    replaced_pods: int = 0
     oom_kills: list[tuple[OomKill, ContainerSize | None]] = field(default_factory=list)
 
 
@@ -67,6 +70,7 @@ class Observer:
         self.totals = Totals()
         self.rows: list[dict[str, Any]] = []
         self._next_row = 0.0
+        self._terminating: set[str] = set()
 
     def observe(
         self,
@@ -131,6 +135,8 @@ class Observer:
             )
             totals.oom_kills.append((kill, size))
 
+        self._count_replaced(workload.pods, spec)
+
         if tick.elapsed_seconds + 1e-9 < self._next_row:
             return
         self._next_row += self.sample_seconds
@@ -165,3 +171,20 @@ class Observer:
                 "podLimitMemoryBytes": main.limit_memory,
             }
         )
+
+    def _count_replaced(
+        self, pods: tuple[SimPod, ...], spec: tuple[int, dict[str, Any]] | None
+    ) -> None:
+        """Count the pods that began terminating this tick at a revision other than the
+        template's (a Deployment's revision is the template's hash, a StatefulSet's ends in it)."""
+        terminating = {p.name for p in pods if p.deleting}
+        if spec is not None:
+            current = template_hash(spec[1] or {})
+            self.totals.replaced_pods += sum(
+                1
+                for p in pods
+                if p.deleting
+                and p.name not in self._terminating
+                and not p.revision.endswith(current)
+            )
+        self._terminating = terminating

@@ -16,6 +16,12 @@ Summary fields (all over the run; CPU in cores, memory in bytes; observer.py def
     replicaChanges, rollouts               spec.replicas changes; pod template changes
     inPlaceResizes, podRestarts            resizes the kubelets admitted in place; containers
                                            they restarted to apply one (apart from rollouts)
+    evictions                              pods a VPA updater evicted to resize them (baselines)
+    podsReplaced                           pods replaced to change their size: deleted at an
+                                           older template revision in a rollout, or evicted
+    oscillations.{horizontal,vertical,total}
+                                           moves that reverse the axis' previous move within
+                                           ten minutes (oscillations.py)
     replicas.{min,max,final}, podRequests.{min,max,final}.{cpu,memory}
                                            the target's spec over the run (main container)
 
@@ -24,11 +30,12 @@ Every number is rounded so that equal runs print equal reports.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Final
 
 from hvpa.sim.observer import Observer
+from hvpa.sim.oscillations import direction_changes, replica_moves, size_moves
 from hvpa.sim.pods import container_sizes
 from hvpa.sim.workloads import WorkloadChange
 
@@ -76,8 +83,49 @@ def _answered(observer: Observer, changes: Sequence[WorkloadChange]) -> int:
     return count
 
 
-def summarize(observer: Observer, changes: Sequence[WorkloadChange]) -> dict[str, Any]:
-    """The summary of a run; `changes` are its target's."""
+def _main_size(template: Mapping[str, Any], container: str) -> dict[str, int]:
+    size = next(
+        (c for c in container_sizes(template.get("spec") or {}) if c.name == container), None
+    )
+    if size is None:
+        return {}
+    amounts = {"cpu": size.request_cpu, "memory": size.request_memory}
+    return {k: v for k, v in amounts.items() if v is not None}
+
+
+def _oscillations(
+    changes: Sequence[WorkloadChange],
+    container: str,
+    initial_template: Mapping[str, Any],
+    admitted: Sequence[tuple[float, Mapping[str, int]]],
+) -> dict[str, int]:
+    """Direction changes within ten minutes: of spec.replicas, and of the size new pods of
+    `container` get (the template's, then each admitted size of a VPA baseline)."""
+    horizontal = direction_changes(
+        replica_moves([(c.time, *c.replicas) for c in changes if c.replicas is not None])
+    )
+    sizes: list[tuple[float, Mapping[str, int]]] = [
+        (float("-inf"), _main_size(initial_template, container))
+    ]
+    sizes += [
+        (c.time, _main_size(c.template[1], container)) for c in changes if c.template is not None
+    ]
+    sizes += sorted(admitted, key=lambda item: item[0])
+    vertical = sum(direction_changes(moves) for moves in size_moves(sizes).values())
+    return {"horizontal": horizontal, "vertical": vertical, "total": horizontal + vertical}
+
+
+def summarize(
+    observer: Observer,
+    changes: Sequence[WorkloadChange],
+    *,
+    initial_template: Mapping[str, Any] | None = None,
+    evictions: int = 0,
+    admitted: Sequence[tuple[float, Mapping[str, int]]] = (),
+) -> dict[str, Any]:
+    """The summary of a run; `changes` are its target's, `initial_template` its pod template
+    at the start, `evictions` and `admitted` (time, main container's requests) what a VPA
+    baseline's updater and admission controller did."""
     totals = observer.totals
     seconds = totals.seconds or 1.0
     rows = observer.rows
@@ -120,6 +168,11 @@ def summarize(observer: Observer, changes: Sequence[WorkloadChange]) -> dict[str
         "rollouts": sum(1 for c in changes if c.template is not None),
         "inPlaceResizes": totals.in_place_resizes,
         "podRestarts": totals.pod_restarts,
+        "evictions": evictions,
+        "podsReplaced": totals.replaced_pods + evictions,
+        "oscillations": _oscillations(
+            changes, observer.main_container, initial_template or {}, admitted
+        ),
         "replicas": {"min": min(replicas), "max": max(replicas), "final": replicas[-1]},
         "podRequests": {
             "container": observer.main_container,
@@ -195,6 +248,9 @@ def summary_table(summary: dict[str, Any]) -> str:
         f"{'rollouts':<{width}}  {summary['rollouts']}",
         f"{'in-place resizes, pod restarts':<{width}}  "
         f"{summary.get('inPlaceResizes', 0)}, {summary.get('podRestarts', 0)}",
+        f"{'evictions, pods replaced':<{width}}  {summary['evictions']}, {summary['podsReplaced']}",
+        f"{'oscillations (horizontal, vertical)':<{width}}  "
+        f"{summary['oscillations']['horizontal']}, {summary['oscillations']['vertical']}",
         f"{'replicas min..max, final':<{width}}  "
         f"{replicas['min']}..{replicas['max']}, {replicas['final']}",
     ]
@@ -228,6 +284,9 @@ COMPARE_COLUMNS: Final = (
     Column("rollouts", lambda s: str(s["rollouts"])),
     Column("in-place resizes", lambda s: str(s.get("inPlaceResizes", 0))),
     Column("pod restarts", lambda s: str(s.get("podRestarts", 0))),
+    Column("evictions", lambda s: str(s.get("evictions", 0))),
+    Column("pods replaced", lambda s: str(s.get("podsReplaced", 0))),
+    Column("oscillations", lambda s: str((s.get("oscillations") or {}).get("total", 0))),
 )
 
 
