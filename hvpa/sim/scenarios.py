@@ -169,7 +169,10 @@ class Scenario:
 
     def with_strategy(self, strategy: str) -> Scenario:
         if strategy == VPA_AND_HPA:
-            as_hpa, vpa = vpa_and_hpa_objects(self.hvpa)
+            try:
+                as_hpa, vpa = vpa_and_hpa_objects(self.hvpa)
+            except ValueError as error:
+                raise ScenarioError(f"{self.name}: {error}") from None
             return dataclasses.replace(self, hvpa=as_hpa, baseline=strategy, extra_objects=(vpa,))
         hvpa = copy.deepcopy(dict(self.hvpa))
         hvpa["spec"]["strategy"] = strategy

@@ -18,6 +18,16 @@ from hvpa.sim.scenarios import SCENARIO_NAMES, ScenarioError, builtin_scenario, 
         pytest.param(
             ["--strategy", "Capacityish"], "unknown strategy 'Capacityish'", id="strategy"
         ),
+        pytest.param(
+            ["--hvpa", "gardener-kube-apiserver", "--compare", "Capacity,VPAAndHPA,Nope"],
+            "one of Weighted, HpaPreferred, HpaBiased, VpaBiased, Mixed, Capacity, VPAAndHPA",
+            id="compare-baseline",
+        ),
+        pytest.param(
+            ["--strategy", "VPAAndHPA"],
+            "proposal-1: VPAAndHPA is built from an Hvpa's spec.targetRef",
+            id="baseline-three-stage",
+        ),
         pytest.param(["--trace", "wavy"], "unknown trace 'wavy'", id="trace"),
         pytest.param(["--duration", "soon"], "'soon' is not a duration", id="duration"),
         pytest.param(["--duration", "0s"], "--duration must be positive", id="zero-duration"),
@@ -73,6 +83,7 @@ def test_list_names_every_scenario_trace_and_strategy(capsys: pytest.CaptureFixt
     ):
         assert name in out
     assert "Weighted, HpaPreferred, HpaBiased, VpaBiased, Mixed, Capacity\n" in out
+    assert "baselines (--strategy, --compare): VPAAndHPA\n" in out
 
 
 @pytest.mark.parametrize("name", SCENARIO_NAMES)

@@ -43,9 +43,14 @@ def vpa_and_hpa_objects(hvpa: Mapping[str, Any]) -> tuple[dict[str, Any], dict[s
     (`vpa.deploy: false`, strategy HpaPreferred, which then only moves the
     count); the VPA targets the same workload in updateMode Auto with the
     Hvpa's container policies (minAllowed, maxAllowed, controlledValues,
-    mode)."""
+    mode). An Hvpa without those three fields raises ValueError."""
     as_hpa = copy.deepcopy(dict(hvpa))
     spec = as_hpa["spec"]
+    if not {"targetRef", "hpa", "vpa"} <= set(spec):
+        raise ValueError(
+            f"{VPA_AND_HPA} is built from an Hvpa's spec.targetRef, spec.hpa and spec.vpa; "
+            "this one has not all three (the three-stage form is not supported)"
+        )
     for field in ("capacity", "mixed", "weightBasedScalingIntervals"):
         spec.pop(field, None)
     spec["strategy"] = "HpaPreferred"
