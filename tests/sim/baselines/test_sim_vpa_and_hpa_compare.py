@@ -142,7 +142,9 @@ def dominates(verdict: dict[str, str]) -> bool:
     )
 
 
+# Two six-hour runs per trace: about a minute each alone, several beside other runs.
 @pytest.mark.slow
+@pytest.mark.timeout(1800)
 @pytest.mark.parametrize("trace", TRACES)
 def test_capacity_against_vpa_and_hpa_as_the_table_says(trace: str) -> None:
     measured = verdicts(summary("Capacity", trace), summary("VPAAndHPA", trace))
@@ -150,6 +152,7 @@ def test_capacity_against_vpa_and_hpa_as_the_table_says(trace: str) -> None:
 
 
 @pytest.mark.slow
+@pytest.mark.timeout(1800)
 @pytest.mark.parametrize("trace", TRACES)
 def test_the_baseline_resizes_by_eviction_only(trace: str) -> None:
     """The pair never changes the pod template: its vertical moves are all evictions."""
