@@ -355,7 +355,7 @@ def _check_length(
 def _strategies(args: argparse.Namespace) -> list[tuple[str | None, str | None]]:
     """(strategy, resize mode) of each run, None: the Hvpa's own; raises ValueError when
     --compare names no strategy."""
-    from hvpa.sim.scenarios import STRATEGIES
+    from hvpa.sim.scenarios import BASELINES, STRATEGIES
 
     if args.compare is None:
         return [(args.strategy, args.resize_mode)]
@@ -366,7 +366,12 @@ def _strategies(args: argparse.Namespace) -> list[tuple[str | None, str | None]]
     if not strategies:
         raise ValueError(f"--compare {args.compare!r} names no strategy")
     modes = [args.resize_mode] if args.resize_mode else list(COMPARED_MODES)
-    return [(strategy, mode) for strategy in strategies for mode in modes]
+    # A baseline resizes its own way (VPAAndHPA: by eviction): one run, not one per mode.
+    return [
+        (strategy, mode)
+        for strategy in strategies
+        for mode in (modes if strategy not in BASELINES else [args.resize_mode])
+    ]
 
 
 def _write_json(path: Path, document: Any) -> None:

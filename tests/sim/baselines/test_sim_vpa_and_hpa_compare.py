@@ -30,8 +30,8 @@ UNDER_PROVISIONED_MARGIN_MINUTES = 5 / 60
 TRACES = ("steady", "step", "ramp", "diurnal", "spike", "noisy")
 
 # Per trace, Capacity against VPAAndHPA: better, equal (within the margins) or worse.
-# Rollouts are left out: the pair resizes by eviction, never by a rollout; podRestarts
-# counts both ways of restarting a pod.
+# Rollouts are left out: the pair resizes by eviction, never by a rollout; pod restarts
+# (restarts() below) count every way of restarting a pod.
 EXPECTED: dict[str, dict[str, str]] = {
     "steady": {
         "utilization cpu": "worse",
@@ -102,6 +102,12 @@ def run(strategy: str, trace: str) -> dict[str, Any]:
     )
 
 
+def restarts(summary: dict[str, Any]) -> int:
+    """Pods replaced (by a rollout or an eviction) and containers restarted (to apply an
+    in-place resize, or after an OOMKill)."""
+    return int(summary["podsReplaced"] + summary["podRestarts"] + summary["oomKills"])
+
+
 def _higher_is_better(ours: float, theirs: float, margin: float) -> str:
     if ours > theirs + margin:
         return "better"
@@ -124,7 +130,7 @@ def verdicts(capacity: dict[str, Any], baseline: dict[str, Any]) -> dict[str, st
             -baseline["underProvisionedMinutes"]["total"],
             UNDER_PROVISIONED_MARGIN_MINUTES,
         ),
-        "pod restarts": _higher_is_better(-capacity["podRestarts"], -baseline["podRestarts"], 0),
+        "pod restarts": _higher_is_better(-restarts(capacity), -restarts(baseline), 0),
         "replica changes": _higher_is_better(
             -capacity["replicaChanges"], -baseline["replicaChanges"], 0
         ),
