@@ -230,3 +230,15 @@ def test_progress_lines_without_a_terminal() -> None:
         wall.now = minute / 360 * 1.0  # a run of one second
         progress(minute * 60.0, six_hours)
     assert quick.getvalue() == ""
+
+
+def test_compare_runs_a_baseline_once_and_each_strategy_per_resize_mode() -> None:
+    import argparse
+
+    from hvpa.commands.sim import COMPARED_MODES, _strategies
+
+    args = argparse.Namespace(compare="Capacity,VPAAndHPA", strategy=None, resize_mode=None)
+    assert _strategies(args) == [
+        *(("Capacity", mode) for mode in COMPARED_MODES),
+        ("VPAAndHPA", None),
+    ]
