@@ -52,9 +52,10 @@ from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import Final
 
+from hvpa.engine.explain import counted
 from hvpa.engine.vertical import describe, round_request
 from hvpa.engine.vertical.recommendation import RESOURCES
-from hvpa.quantity import ceil_div, format_milli
+from hvpa.quantity import ceil_div, format_human_resource
 from hvpa.records import CPU, MEMORY, PodMetricsRecord, Resources, format_time
 
 __all__ = [
@@ -241,11 +242,11 @@ def _from_usage(
         low_load = percentile(values, 100 - given.percentile)
         low[resource], _ = _over_target(given, resource, low_load)
         lines.append(
-            f"demand: {resource}: newest load {format_milli(values[-1])} {how} = "
-            f"{format_milli(newest[resource])}; level (what pod sizes follow): "
-            f"P{given.percentile:g} of {len(values)} load samples {format_milli(load)} "
-            f"= {format_milli(level[resource])}; low P{100 - given.percentile:g} "
-            f"{format_milli(low_load)} = {format_milli(low[resource])}"
+            f"demand: {resource}: newest load {format_human_resource(resource, values[-1])} {how} = "
+            f"{format_human_resource(resource, newest[resource])}; level (what pod sizes follow): "
+            f"P{given.percentile:g} of {len(values)} load samples {format_human_resource(resource, load)} "
+            f"= {format_human_resource(resource, level[resource])}; low P{100 - given.percentile:g} "
+            f"{format_human_resource(resource, low_load)} = {format_human_resource(resource, low[resource])}"
         )
     return newest, level, low
 
@@ -264,9 +265,9 @@ def _from_vpa(given: DemandInput, lines: list[str]) -> dict[str, int]:
         overhead = given.overhead.get(resource, 0)
         demand[resource] = round_request(resource, max(0, given.replicas * (pod - overhead)))
         lines.append(
-            f"demand: {resource}: no usage samples yet: VPA target {format_milli(pod)} per pod, "
-            f"minus overhead {format_milli(overhead)}, x {given.replicas} replicas "
-            f"= {format_milli(demand[resource])}"
+            f"demand: {resource}: no usage samples yet: VPA target {format_human_resource(resource, pod)} per pod, "
+            f"minus overhead {format_human_resource(resource, overhead)}, x {counted(given.replicas, 'replica')} "
+            f"= {format_human_resource(resource, demand[resource])}"
         )
     return demand
 
@@ -279,8 +280,8 @@ def _with_floors(given: DemandInput, demand: dict[str, int], lines: list[str]) -
             wanted = floor.replicas * max(room, 0)
             if wanted > demand[resource]:
                 lines.append(
-                    f"demand: {resource}: {floor.metric} wants {floor.replicas} replicas of "
-                    f"{format_milli(room)} beyond the overhead: at least {format_milli(wanted)}"
+                    f"demand: {resource}: {floor.metric} wants {counted(floor.replicas, 'replica')} of "
+                    f"{format_human_resource(resource, room)} beyond the overhead: at least {format_human_resource(resource, wanted)}"
                 )
                 demand[resource] = wanted
 

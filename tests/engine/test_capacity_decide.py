@@ -365,7 +365,7 @@ def test_recommend_text_shows_the_demand_and_the_curve_point(
     text = capsys.readouterr().out
     assert "demand: cpu 5, memory 0 beyond the pods' overhead (vpa)" in text
     assert "curve: 2 replicas are too few: cpu: 2 x (2 - 0) < 5" in text
-    assert "curve: cpu: 3 replicas, ceiling 3 per pod; per pod 0 + its share of 5 = 1667m" in text
+    assert "curve: cpu: 3 replicas, ceiling 3 per pod; per pod 0 + its share of 5 = 1.667" in text
 
 
 @pytest.mark.parametrize(

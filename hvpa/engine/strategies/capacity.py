@@ -46,10 +46,11 @@ from dataclasses import dataclass, field, replace
 from fractions import Fraction
 
 from hvpa.engine.demand import describe_amounts
+from hvpa.engine.explain import counted
 from hvpa.engine.vertical import ContainerTarget, Direction, ResourceChange
 from hvpa.engine.vertical.recommendation import RESOURCES
 from hvpa.engine.vertical.requests import MEMORY_STEP_MILLI
-from hvpa.quantity import ceil_div, format_milli
+from hvpa.quantity import ceil_div, format_human_resource
 from hvpa.records import CPU, MEMORY, ContainerSpec, Resources
 
 from .capacity_curve import (
@@ -194,7 +195,7 @@ def read_curve(
     """
     current_replicas = horizontal.current
     lines = [
-        f"strategy Capacity: {current_replicas} replicas (min {horizontal.min_replicas}, "
+        f"strategy Capacity: {counted(current_replicas, 'replica')} (min {horizontal.min_replicas}, "
         f"max {horizontal.max_replicas})",
         f"capacity: demand {describe_amounts(demand)} beyond the overhead "
         f"({describe_amounts(params.overhead)} per pod), tolerance {float(params.tolerance):g}%",
@@ -260,10 +261,10 @@ def plan_capacity(reading: CurveReading, situation: Situation, limits: MoveLimit
     )
     current_replicas = reading.current.replicas
     lines.append(
-        f"capacity: {current_replicas} -> {target.replicas} replicas of "
+        f"capacity: {current_replicas} -> {counted(target.replicas, 'replica')} of "
         f"{describe_amounts(target.sizes)}"
         if target.replicas != current_replicas
-        else f"capacity: keep {current_replicas} replicas; pods {describe_amounts(target.sizes)}"
+        else f"capacity: keep {counted(current_replicas, 'replica')}; pods {describe_amounts(target.sizes)}"
     )
     lines.extend(f"vertical: {c.describe()}" for c in changes)
     plan = Plan(
@@ -294,7 +295,7 @@ def _acceptable(shape: Shape, reading: CurveReading) -> str:
     """
     room, ideal = reading.room, reading.ideal
     if shape.replicas != ideal.replicas:
-        return f"{shape.replicas} replicas are not the curve's {ideal.replicas}"
+        return f"{counted(shape.replicas, 'replica')} {_be(shape.replicas)} not the curve's {ideal.replicas}"
     if not room.keeping(shape.sizes).covers(reading.tolerated(), shape.replicas):
         return (
             f"{shape.replicas} pods of {describe_amounts(shape.sizes)} fall short of the demand by "
@@ -332,7 +333,7 @@ def _holds(reading: CurveReading, starving: bool, lines: list[str]) -> bool:
     low, high = reading.bounds
     if not low <= current.replicas <= high:
         lines.append(
-            f"capacity: {current.replicas} replicas are outside minReplicas {low} and "
+            f"capacity: {counted(current.replicas, 'replica')} {_be(current.replicas)} outside minReplicas {low} and "
             f"maxReplicas {high}: no hysteresis holds them there"
         )
         return False
@@ -342,9 +343,9 @@ def _holds(reading: CurveReading, starving: bool, lines: list[str]) -> bool:
     for r in ideal.sizes:
         lines.append(
             f"capacity: {r} total: the curve's {ideal.replicas} x "
-            f"{format_milli(ideal.sizes[r])} = {format_milli(ideal.total(r))} against "
-            f"{current.replicas} x {format_milli(current.sizes[r])} = "
-            f"{format_milli(current.total(r))} now"
+            f"{format_human_resource(r, ideal.sizes[r])} = {format_human_resource(r, ideal.total(r))} against "
+            f"{current.replicas} x {format_human_resource(r, current.sizes[r])} = "
+            f"{format_human_resource(r, current.total(r))} now"
         )
     why = _acceptable(current, reading)
     if why:
@@ -401,8 +402,8 @@ def _outside_band(reading: CurveReading, situation: Situation) -> str:
         size = current.sizes[r]
         if not size or least * 100 > size * (100 + band) or most * 100 < size * (100 - band):
             outside.append(
-                f"{r} {format_milli(size)} per pod is more than {float(band):g}% from the "
-                f"curve's {format_milli(least)}..{format_milli(most)}"
+                f"{r} {format_human_resource(r, size)} per pod is more than {float(band):g}% from the "
+                f"curve's {format_human_resource(r, least)}..{format_human_resource(r, most)}"
             )
     return "; ".join(outside)
 
@@ -448,7 +449,7 @@ def _keep_size(reading: CurveReading, motion: str, lines: list[str]) -> Shape | 
         lines.append(f"capacity: resize band: pods do not keep their size: {why}: resize")
         return None
     lines.append(
-        f"capacity: resize band: pods keep {describe_amounts(current.sizes)} at {count} replicas"
+        f"capacity: resize band: pods keep {describe_amounts(current.sizes)} at {counted(count, 'replica')}"
         + (f" (the demand is {motion}: a resize waits for it to settle)" if motion else "")
     )
     return kept
@@ -574,7 +575,7 @@ def _order(target: Shape, reading: CurveReading, serving: bool, lines: list[str]
         and room.fits(target.sizes, current.replicas)
     ):
         lines.append(
-            f"capacity: pods grow at today's {current.replicas} replicas first; the count "
+            f"capacity: pods grow at today's {counted(current.replicas, 'replica')} first; the count "
             f"falls to {target.replicas} once they are ready"
         )
         return Shape(current.replicas, target.sizes)
@@ -646,7 +647,7 @@ def _count_reasons(target: Shape, current: Shape, limits: MoveLimits) -> Reasons
 
 def _count_blocks(target: Shape, current: Shape, reasons: Reasons) -> list[Blocked]:
     direction = _direction(current.replicas, target.replicas)
-    moved = f"{current.replicas} -> {target.replicas} replicas"
+    moved = f"{current.replicas} -> {counted(target.replicas, 'replica')}"
     return [Blocked("horizontal", direction, reason, f"{moved}: {why}") for reason, why in reasons]
 
 
@@ -660,7 +661,7 @@ def _size_blocks(
             "vertical",
             direction,
             reason,
-            f"{name} {resource} per pod {format_milli(current)} -> {format_milli(wanted)}: {why}",
+            f"{name} {resource} per pod {format_human_resource(resource, current)} -> {format_human_resource(resource, wanted)}: {why}",
             name,
             resource,
         )
@@ -804,3 +805,8 @@ def _hold(
         "Capacity", horizontal, horizontal.current, (), blocked=blocked, explanation=tuple(lines)
     )
     return CapacityPlan(plan, reading.ideal, reading.targets)
+
+
+def _be(count: int) -> str:
+    """The verb after a counted noun (`1 replica is`, `3 replicas are`)."""
+    return "is" if count == 1 else "are"

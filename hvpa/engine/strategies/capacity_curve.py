@@ -30,8 +30,9 @@ from fractions import Fraction
 from typing import Final
 
 from hvpa.engine.demand import DEFAULT_HEADROOM_PERCENT, describe_amounts
+from hvpa.engine.explain import counted
 from hvpa.engine.vertical import round_request
-from hvpa.quantity import ceil_div, format_milli
+from hvpa.quantity import ceil_div, format_human_resource
 from hvpa.records import Resources
 
 __all__ = [
@@ -283,7 +284,7 @@ def _past_end(demand: Mapping[str, int], room: Room, high: int, lines: list[str]
         for resource, needed in demand.items()
     }
     lines.append(
-        f"curve: even {high} replicas (maxReplicas) at the curve's size do not cover the "
+        f"curve: even {counted(high, 'replica')} (maxReplicas) at the curve's size do not cover the "
         "demand: past the curve's end, pods grow up to maxAllowed (stay on the curve "
         f"without one): {describe_amounts(sizes)}"
     )
@@ -293,13 +294,13 @@ def _past_end(demand: Mapping[str, int], room: Room, high: int, lines: list[str]
 def _too_few(demand: Mapping[str, int], room: Room, fewer: int) -> str:
     overhead = room.params.overhead
     short = [
-        f"{r}: {fewer} x ({format_milli(top)} - {format_milli(overhead.get(r, 0))}) "
-        f"< {format_milli(needed)}"
+        f"{r}: {fewer} x ({format_human_resource(r, top)} - {format_human_resource(r, overhead.get(r, 0))}) "
+        f"< {format_human_resource(r, needed)}"
         for r, needed in demand.items()
         if (top := room.cap(r, fewer)) is not None
         and fewer * max(top - overhead.get(r, 0), 0) < needed
     ]
-    return f"curve: {fewer} replicas are too few: {'; '.join(short)}"
+    return f"curve: {counted(fewer, 'replica')} {'is' if fewer == 1 else 'are'} too few: {'; '.join(short)}"
 
 
 def curve_point(
@@ -320,8 +321,8 @@ def curve_point(
         if resource in room.fixed:
             sizes[resource] = room.fixed[resource]
             lines.append(
-                f"curve: {resource}: pods keep {format_milli(sizes[resource])} (held); "
-                f"{replicas} of them cover {format_milli(needed)}"
+                f"curve: {resource}: pods keep {format_human_resource(resource, sizes[resource])} (held); "
+                f"{replicas} of them cover {format_human_resource(resource, needed)}"
             )
             continue
         need = overhead.get(resource, 0) + room.share(resource, needed, replicas)
@@ -335,8 +336,8 @@ def curve_point(
         )
         lines.append(
             f"curve: {resource}: {replicas} replicas, ceiling "
-            f"{'none' if top is None else format_milli(top)} per pod; per pod "
-            f"{format_milli(overhead.get(resource, 0))} + its share of {format_milli(needed)}"
-            f"{widened} = {format_milli(sizes[resource])}"
+            f"{'none' if top is None else format_human_resource(resource, top)} per pod; per pod "
+            f"{format_human_resource(resource, overhead.get(resource, 0))} + its share of {format_human_resource(resource, needed)}"
+            f"{widened} = {format_human_resource(resource, sizes[resource])}"
         )
     return Shape(replicas, sizes)
