@@ -51,19 +51,19 @@ EXPECTED: dict[str, dict[str, str]] = {
     },
     "ramp": {
         "utilization cpu": "worse",
-        "utilization memory": "worse",
+        "utilization memory": "equal",
         "under-provisioned minutes": "better",
         "pod restarts": "better",
         "replica changes": "worse",
-        "oscillations": "equal",
+        "oscillations": "worse",
     },
     "diurnal": {
         "utilization cpu": "worse",
-        "utilization memory": "worse",
+        "utilization memory": "equal",
         "under-provisioned minutes": "better",
         "pod restarts": "better",
         "replica changes": "worse",
-        "oscillations": "better",
+        "oscillations": "worse",
     },
     "spike": {
         "utilization cpu": "better",
