@@ -86,7 +86,11 @@ class _Items:
         if self.limit is not None and len(value) > self.limit:
             return False
         item = self.item
-        return item is None or all(item(v) for v in value)
+        return item is None or all(item(v) for v in self._members(value))
+
+    @staticmethod
+    def _members(value: Any) -> Any:
+        return value
 
 
 class _Fixed:
@@ -99,16 +103,12 @@ class _Fixed:
         return all(c is None or c(v) for c, v in zip(self.items, value, strict=True))
 
 
-class _Map:
-    def __init__(self, limit: int | None, item: Check | None) -> None:
-        self.limit = limit
-        self.item = item
+class _Map(_Items):
+    """A mapping: its size where the type names no bound, and each value."""
 
-    def __call__(self, value: Any) -> bool:
-        if self.limit is not None and len(value) > self.limit:
-            return False
-        item = self.item
-        return item is None or all(item(v) for v in value.values())
+    @staticmethod
+    def _members(value: Any) -> Any:
+        return value.values()
 
 
 class _Struct:
