@@ -84,9 +84,10 @@ class CertificateFiles:
     def refresh(self) -> bool:
         """Load the pair if it changed since the last load; True when it was (re)loaded."""
         try:
-            seen = tuple((path.stat().st_mtime, path.stat().st_size) for path in self.files)
+            stats = [path.stat() for path in self.files]
         except OSError as error:
             raise CertificateError(f"cannot read {self.certificate.parent}: {error}") from error
+        seen = tuple((stat.st_mtime, stat.st_size) for stat in stats)
         if seen == self._seen:
             return False
         _load(self.context, self.certificate, self.key)

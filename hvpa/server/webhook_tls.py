@@ -383,10 +383,8 @@ class WebhookTls:
         assert self._files is not None
         try:
             if self._files.refresh():
-                self._serving = (
-                    self._files.certificate.read_bytes(),
-                    self._files.key.read_bytes(),
-                )
+                # `serving` shows the certificate; the key stays with `ssl`, read once.
+                self._serving = (self._files.certificate.read_bytes(), b"")
                 _logger.info(
                     "serving the webhook certificate", extra=fields(names=",".join(self._names))
                 )
