@@ -249,6 +249,15 @@ class RunSettings:
     log_format: str = "text"
     log_level: str = "info"
 
+    def __post_init__(self) -> None:
+        # The engine recognises hvpa's own writes by the name the client writes under
+        # (engine/rewrites.py); two names would make hvpa count itself as another writer.
+        if self.engine.field_manager != self.client.field_manager:
+            raise ValueError(
+                f"the engine's field manager {self.engine.field_manager!r} differs from the "
+                f"client's {self.client.field_manager!r}"
+            )
+
 
 # ---------------------------------------------------------------------------
 # Flags

@@ -102,12 +102,13 @@ async def _explain(args: argparse.Namespace, namespace: str | None, name: str) -
         sys.stderr.write(f"hvpa explain: {error}\n")
         return BAD_INPUT
     try:
+        # The namespace first: a kubeconfig that fails here leaves no client to close.
+        namespace = namespace or default_namespace(args.kubeconfig, args.context)
         client = await connect(
             metrics=KubeMetrics(CollectorRegistry()),
             kubeconfig=args.kubeconfig,
             context=args.context,
         )
-        namespace = namespace or default_namespace(args.kubeconfig, args.context)
     except KubeconfigError as error:
         sys.stderr.write(f"hvpa explain: {error}\n")
         return BAD_INPUT

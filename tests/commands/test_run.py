@@ -13,6 +13,7 @@ import signal
 import socket
 import sys
 from collections.abc import AsyncIterator, Callable
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -23,7 +24,7 @@ from prometheus_client import CollectorRegistry
 from hvpa.cli import build_parser
 from hvpa.commands.run import run_controller
 from hvpa.engine.settings import Settings as EngineSettings
-from hvpa.kube.settings import LeaderElectionSettings
+from hvpa.kube.settings import ClientSettings, LeaderElectionSettings
 from hvpa.settings import (
     DEFAULT_CONCURRENCY,
     DEFAULT_SYNC_PERIOD_SECONDS,
@@ -321,3 +322,12 @@ async def test_hvpa_run_in_a_subprocess() -> None:
         assert process.returncode == 0, stderr.decode()[-2000:]
         assert b'"msg": "stopped"' in stderr or b'"msg":"stopped"' in stderr
         assert not lease(server).get("holderIdentity")
+
+
+def test_one_field_manager_for_the_engine_and_the_client() -> None:
+    """rewrites.py tells hvpa's writes from others' by the name the client writes under."""
+    with pytest.raises(ValueError, match="field manager"):
+        RunSettings(
+            engine=EngineSettings(field_manager="hvpa"),
+            client=replace(ClientSettings(), field_manager="other"),
+        )
