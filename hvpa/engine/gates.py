@@ -63,12 +63,14 @@ from hvpa.engine.vertical import (
 from hvpa.quantity import format_human_resource
 
 __all__ = [
+    "NO_MIN_CHANGE",
     "SCALE_KEYS",
     "GateSettings",
     "Gated",
     "MaintenanceWindow",
     "MaintenanceWindowError",
     "apply_gates",
+    "fill_min_change",
     "gate_settings",
     "in_place_min_change",
     "last_scale_times",
@@ -163,17 +165,31 @@ class _Scale:
     memory: ChangeParams | None = None
 
 
-def _filled(current: ChangeParams | None, wanted: bool) -> ChangeParams | None:
+# A minChange of 0: every step counts (Capacity's, where a count and a size move together).
+NO_MIN_CHANGE: Final = _Change(value="0")
+
+
+def _filled(current: ChangeParams | None, default: ChangeParams | None) -> ChangeParams | None:
     unset = current is None or (current.value is None and current.percentage is None)
-    return _Change(percentage=IN_PLACE_MIN_CHANGE_PERCENT) if unset and wanted else current
+    return default if unset and default is not None else current
+
+
+def fill_min_change(
+    params: ScaleParams | None, resources: Sequence[str], default: ChangeParams
+) -> ScaleParams:
+    """`params` with `default` for each of `resources` it leaves unset, resource by resource
+    (a spec that sets memory only still gets the default for CPU)."""
+    return _Scale(
+        cpu=_filled(params.cpu if params else None, default if "cpu" in resources else None),
+        memory=_filled(
+            params.memory if params else None, default if "memory" in resources else None
+        ),
+    )
 
 
 def in_place_min_change(params: ScaleParams | None, resources: Sequence[str]) -> ScaleParams:
     """`params` with the in-place default for each of `resources` it leaves unset."""
-    return _Scale(
-        cpu=_filled(params.cpu if params else None, "cpu" in resources),
-        memory=_filled(params.memory if params else None, "memory" in resources),
-    )
+    return fill_min_change(params, resources, _Change(percentage=IN_PLACE_MIN_CHANGE_PERCENT))
 
 
 def scale_times_from_status(

@@ -259,6 +259,15 @@ def test_a_rollout_does_not_hold_a_count_above_max_replicas() -> None:
             id="no-gardener-default-min-change-the-tolerance-decides",
         ),
         pytest.param(
+            replace(SETTLED, cpu_usage=160),
+            capacity_hvpa(
+                FROM_TWO, minimum=2, vpa_scale_down={"minChange": {"memory": {"value": "100M"}}}
+            ),
+            (2, 320, 632),
+            [],
+            id="a-min-change-for-memory-only-leaves-cpu-without-gardeners-default",
+        ),
+        pytest.param(
             replace(SETTLED, cpu=4000, cpu_usage=1200),
             capacity_hvpa(RISING_CURVE, vpa_scale_down={"minChange": {"cpu": {"value": "3"}}}),
             (3, 1600, 422),  # 421.67M written as 403Mi, 422.6 MB

@@ -11,11 +11,14 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
+from typing import Final
 
 from hvpa.engine.gates import (
+    NO_MIN_CHANGE,
     Gated,
     GateSettings,
     apply_gates,
+    fill_min_change,
     last_vertical_scaling,
     record_scale_times,
     report,
@@ -197,18 +200,9 @@ def _apply(
     )
 
 
-@dataclass(frozen=True, slots=True)
-class _ZeroChange:
-    value: str = "0"
-    percentage: int | None = None
-
-
-@dataclass(frozen=True, slots=True)
-class _NoMinChange:
-    """minChange of 0: a resize that comes with a replica move is part of one decision."""
-
-    cpu: _ZeroChange = _ZeroChange()
-    memory: _ZeroChange = _ZeroChange()
+# Every step counts in both directions: a resize that comes with a replica move is part of
+# one decision.
+_ZERO: Final = fill_min_change(None, ("cpu", "memory"), NO_MIN_CHANGE)
 
 
 @dataclass(frozen=True, slots=True)
@@ -322,11 +316,13 @@ def combine_capacity(
 
 
 def _without_default_min_change(settings: GateSettings) -> GateSettings:
-    """No minChange where the spec sets none (not Gardener's 200m / 200M default)."""
+    """No minChange where the spec sets none, resource by resource (not Gardener's
+    200m / 200M default)."""
+    both = ("cpu", "memory")
     return replace(
         settings,
-        min_change_up=settings.min_change_up or _NoMinChange(),
-        min_change_down=settings.min_change_down or _NoMinChange(),
+        min_change_up=fill_min_change(settings.min_change_up, both, NO_MIN_CHANGE),
+        min_change_down=fill_min_change(settings.min_change_down, both, NO_MIN_CHANGE),
     )
 
 
@@ -380,7 +376,7 @@ def _move_limits(
     inside = low <= current <= high
     up = low if current < low else current + 1
     down = high if current > high else max(current - 1, 0)
-    probe_settings = replace(settings, min_change_up=_NoMinChange(), min_change_down=_NoMinChange())
+    probe_settings = replace(settings, min_change_up=_ZERO, min_change_down=_ZERO)
     reasons: dict[tuple[str, str, str], Reasons] = {}
     for replicas in (up, down):
         probe = Plan("Capacity", horizontal, replicas, _probe_changes(reading, starving))
@@ -448,4 +444,4 @@ def _min_change_for(plan: Plan, settings: GateSettings) -> tuple[GateSettings, t
             "gate: minChange is met by one resource: the resize carries every resource "
             "(one rollout, not one per resource)",
         )
-    return replace(settings, min_change_up=_NoMinChange(), min_change_down=_NoMinChange()), lines
+    return replace(settings, min_change_up=_ZERO, min_change_down=_ZERO), lines
