@@ -34,7 +34,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, replace
 from typing import Final
 
 from hvpa.engine.vertical import ContainerResources, describe
@@ -115,14 +115,15 @@ class InPlacePlan:
     mode: str
     containers: tuple[ContainerResources, ...]
     pods: tuple[PodPlan, ...] = ()
-    resize: tuple[str, ...] = ()
     rollout: str = ""
     held: str = ""
-    restart_budget: int = 0
-    counts: Mapping[str, int] = field(default_factory=dict)
+
+    @property
+    def resize(self) -> tuple[str, ...]:
+        return tuple(plan.name for plan in self.pods if plan.state == RESIZE)
 
     def count(self, *states: str) -> int:
-        return sum(self.counts.get(state, 0) for state in states)
+        return sum(1 for plan in self.pods if plan.state in states)
 
 
 def size_key(containers: Sequence[ContainerResources | ContainerSpec]) -> str:
@@ -194,35 +195,16 @@ def plan_in_place(
             paced.append(plan)
         elif admitted < budget:
             admitted += 1
-            paced.append(_replace(plan, RESIZE))
+            paced.append(replace(plan, state=RESIZE))
         else:
             paced.append(plan)
-    counts: dict[str, int] = {}
-    for plan in paced:
-        counts[plan.state] = counts.get(plan.state, 0) + 1
     stuck = "; ".join(_stuck_message(plan, now) for plan in paced if plan.stuck)
     return InPlacePlan(
         mode=mode,
         containers=decided,
         pods=tuple(paced),
-        resize=tuple(plan.name for plan in paced if plan.state == RESIZE),
         rollout=stuck if stuck and mode == IN_PLACE_OR_ROLLOUT else "",
         held=stuck if stuck and mode == IN_PLACE else "",
-        restart_budget=max(budget - admitted, 0),
-        counts=counts,
-    )
-
-
-def _replace(plan: PodPlan, state: str) -> PodPlan:
-    return PodPlan(
-        plan.name,
-        state,
-        plan.message,
-        plan.since,
-        plan.stuck,
-        plan.spec,
-        plan.actual,
-        plan.restarts,
     )
 
 
