@@ -679,14 +679,9 @@ def schema_name(rtype: ResourceType) -> str:
 
 def builtin_schema(rtype: ResourceType) -> dict[str, Any] | None:
     """The schema of a built-in kind (None for one without a schema here)."""
-    known = _KINDS.get((rtype.group, rtype.plural))
-    if known is None or rtype.custom:
+    if rtype.custom:
         return None
-    _, description, properties = known
-    return _obj(
-        description,
-        {"apiVersion": _API_VERSION, "kind": _KIND, "metadata": _OBJECT_META, **properties},
-    )
+    return _kind_schema(rtype.group, rtype.plural)
 
 
 def compiled_builtin(rtype: ResourceType) -> Schema | None:
@@ -696,14 +691,18 @@ def compiled_builtin(rtype: ResourceType) -> Schema | None:
     return _compiled(rtype.group, rtype.plural)
 
 
-@lru_cache(maxsize=64)
-def _compiled(group: str, plural: str) -> Schema | None:
+def _kind_schema(group: str, plural: str) -> dict[str, Any] | None:
     known = _KINDS.get((group, plural))
     if known is None:
         return None
     _, description, properties = known
-    raw = _obj(
+    return _obj(
         description,
         {"apiVersion": _API_VERSION, "kind": _KIND, "metadata": _OBJECT_META, **properties},
     )
-    return compile_schema(raw, COMPONENTS)
+
+
+@lru_cache(maxsize=64)
+def _compiled(group: str, plural: str) -> Schema | None:
+    raw = _kind_schema(group, plural)
+    return None if raw is None else compile_schema(raw, COMPONENTS)
