@@ -7,6 +7,7 @@ from __future__ import annotations
 from typing import Any
 
 from e2e_api import Api
+from hvpa_objects import hvpa_body, recommendation_status
 
 __all__ = [
     "condition",
@@ -85,78 +86,19 @@ def vpa_path(namespace: str, name: str = "") -> str:
 
 
 def hvpa(
-    name: str,
-    *,
-    target_kind: str = "Deployment",
-    min_replicas: int = 1,
-    max_replicas: int = 6,
-    utilization: int = 50,
-    hpa: bool = True,
-    vpa: bool = False,
-    vpa_weight: int = 0,
-    **spec: Any,
+    name: str, *, target_kind: str = "Deployment", max_replicas: int = 6, **options: Any
 ) -> dict[str, Any]:
-    """An Hvpa in the current form: HPA on CPU utilization, optionally a child VPA."""
-    return {
-        "apiVersion": "autoscaling.k8s.io/v1alpha1",
-        "kind": "Hvpa",
-        "metadata": {"name": name},
-        "spec": {
-            "targetRef": {"apiVersion": "apps/v1", "kind": target_kind, "name": name},
-            "hpa": {
-                "deploy": hpa,
-                "selector": {"matchLabels": {"role": f"{name}-hpa"}},
-                "template": {
-                    "metadata": {"labels": {"role": f"{name}-hpa"}},
-                    "spec": {
-                        "minReplicas": min_replicas,
-                        "maxReplicas": max_replicas,
-                        "metrics": [
-                            {
-                                "type": "Resource",
-                                "resource": {
-                                    "name": "cpu",
-                                    "target": {
-                                        "type": "Utilization",
-                                        "averageUtilization": utilization,
-                                    },
-                                },
-                            }
-                        ],
-                    },
-                },
-            },
-            "vpa": {
-                "deploy": vpa,
-                "selector": {"matchLabels": {"role": f"{name}-vpa"}},
-                "template": {"metadata": {"labels": {"role": f"{name}-vpa"}}},
-            },
-            "weightBasedScalingIntervals": [{"vpaWeight": vpa_weight}],
-            **spec,
-        },
-    }
+    """The shared Hvpa body (tests/hvpa_objects.py) targeting a workload of its own name."""
+    return hvpa_body(
+        name, target=name, target_kind=target_kind, max_replicas=max_replicas, **options
+    )
 
 
 def recommend(api: Api, namespace: str, vpa_name: str, *, cpu: str, memory: str) -> None:
     """What the VPA recommender would write into the child VPA's status."""
-    bounds = {"cpu": cpu, "memory": memory}
     api.patch(
         vpa_path(namespace, vpa_name) + "/status",
-        {
-            "status": {
-                "conditions": [{"type": "RecommendationProvided", "status": "True"}],
-                "recommendation": {
-                    "containerRecommendations": [
-                        {
-                            "containerName": CONTAINER,
-                            "target": bounds,
-                            "lowerBound": bounds,
-                            "upperBound": bounds,
-                        }
-                    ]
-                },
-            }
-        },
+        recommendation_status(CONTAINER, cpu=cpu, memory=memory),
     )
 
 

@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import pytest
+from hvpa_objects import hvpa_body, recommendation_status
 from prometheus_client import CollectorRegistry
 
 from hvpa.controller.manager import Manager
@@ -45,57 +46,9 @@ async def eventually(predicate: Callable[[], bool], *, within: float, step: floa
     return loop.time() - start
 
 
-def hvpa_manifest(
-    name: str = "web",
-    *,
-    target: str = "web",
-    min_replicas: int = 1,
-    max_replicas: int = 10,
-    utilization: int = 50,
-    hpa: bool = True,
-    vpa: bool = False,
-    vpa_weight: int = 0,
-    **spec: Any,
-) -> dict[str, Any]:
-    body: dict[str, Any] = {
-        "apiVersion": "autoscaling.k8s.io/v1alpha1",
-        "kind": "Hvpa",
-        "metadata": {"name": name, "namespace": "default"},
-        "spec": {
-            "targetRef": {"apiVersion": "apps/v1", "kind": "Deployment", "name": target},
-            "hpa": {
-                "deploy": hpa,
-                "selector": {"matchLabels": {"role": f"{name}-hpa"}},
-                "template": {
-                    "metadata": {"labels": {"role": f"{name}-hpa"}},
-                    "spec": {
-                        "minReplicas": min_replicas,
-                        "maxReplicas": max_replicas,
-                        "metrics": [
-                            {
-                                "type": "Resource",
-                                "resource": {
-                                    "name": "cpu",
-                                    "target": {
-                                        "type": "Utilization",
-                                        "averageUtilization": utilization,
-                                    },
-                                },
-                            }
-                        ],
-                    },
-                },
-            },
-            "vpa": {
-                "deploy": vpa,
-                "selector": {"matchLabels": {"role": f"{name}-vpa"}},
-                "template": {"metadata": {"labels": {"role": f"{name}-vpa"}}},
-            },
-            "weightBasedScalingIntervals": [{"vpaWeight": vpa_weight}],
-            **spec,
-        },
-    }
-    return body
+def hvpa_manifest(name: str = "web", *, target: str = "web", **options: Any) -> dict[str, Any]:
+    """The shared Hvpa body (tests/hvpa_objects.py) in the `default` namespace."""
+    return hvpa_body(name, target=target, metadata={"namespace": "default"}, **options)
 
 
 def events(server: ApiServer, reason: str) -> list[dict[str, Any]]:
@@ -108,21 +61,7 @@ def recommend(server: ApiServer, *, cpu: str, memory: str) -> None:
     server.objects.patch(
         "verticalpodautoscalers",
         "web-vpa",
-        {
-            "status": {
-                "conditions": [{"type": "RecommendationProvided", "status": "True"}],
-                "recommendation": {
-                    "containerRecommendations": [
-                        {
-                            "containerName": "app",
-                            "target": {"cpu": cpu, "memory": memory},
-                            "lowerBound": {"cpu": cpu, "memory": memory},
-                            "upperBound": {"cpu": cpu, "memory": memory},
-                        }
-                    ]
-                },
-            }
-        },
+        recommendation_status("app", cpu=cpu, memory=memory),
         namespace="default",
         subresource="status",
     )
