@@ -361,7 +361,7 @@ def apply_gates(
             reasons += _mode_blocks(key, context) + _stabilization_block(key, context)
         moved = f"{plan.current_replicas} -> {counted(replicas, 'replica')}"
         for reason, why in reasons:
-            blocked.append(Blocked("horizontal", direction, reason, f"{moved}: {why}"))
+            blocked.append(Blocked("horizontal", direction, reason, f"{moved}: {why}", why=why))
             lines.append(f"gate: horizontal {direction} {moved} blocked by {reason}: {why}")
         if reasons:
             replicas = plan.current_replicas
@@ -380,6 +380,7 @@ def apply_gates(
                     f"{what}: {why}",
                     change.container,
                     change.resource,
+                    why,
                 )
             )
             lines.append(f"gate: vertical {change.direction} {what} blocked by {reason}: {why}")

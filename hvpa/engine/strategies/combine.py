@@ -385,7 +385,7 @@ def _move_limits(
         )
         for block in gated.blocked:
             key = (block.axis, block.direction, block.resource)
-            found = (block.reason, block.message.split(": ", 1)[-1])
+            found = (block.reason, block.why)
             if found not in reasons.get(key, ()):
                 reasons[key] = (*reasons.get(key, ()), found)
     count_down = reasons.get(("horizontal", "down", ""), ())

@@ -111,7 +111,9 @@ class Blocked:
     """A change that did not happen this decision, and why.
 
     Vertical blocks name the container and resource; `report` in gates.py
-    merges them into one entry per axis, direction and reason.
+    merges them into one entry per axis, direction and reason. `why` is the
+    gate's reason alone, without the move it names (Capacity plans within
+    the gates' limits and words them for its own move).
     """
 
     axis: Axis
@@ -120,6 +122,7 @@ class Blocked:
     message: str
     container: str = ""
     resource: str = ""
+    why: str = ""
 
 
 @dataclass(frozen=True, slots=True)
