@@ -66,14 +66,13 @@ def _sizing_hvpa(cache: Cache, namespace: str, targets: Sequence[Any]) -> HvpaRe
     for target in targets:
         candidates.extend(cache.hvpas_targeting((namespace, target.kind, target.name)))
     aged = [
-        (writer_from_hvpa(h.hvpa).created, h.name, h, h.hvpa)
+        (writer_from_hvpa(h.hvpa).age_key(), h, h.hvpa)
         for h in candidates
         if h.hvpa is not None and not h.deleting
     ]
     if not aged:
         return None
-    # The conflict guard's order: older first, an unknown creation time newest, then names.
-    _, _, record, hvpa = min(aged, key=lambda a: (a[0] is None, a[0] or 0.0, a[1]))
+    _, record, hvpa = min(aged, key=lambda a: a[0])
     return record if hvpa.spec.vpa.resize_mode in IN_PLACE_MODES else None
 
 

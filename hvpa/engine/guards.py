@@ -115,8 +115,12 @@ class Writer:
     def describe(self) -> str:
         return f"{self.kind} {self.namespace}/{self.name}"
 
-    def _age_key(self) -> tuple[bool, float, str]:
-        """Older first; an unknown creation time counts as newest, then names decide."""
+    def age_key(self) -> tuple[bool, float, str]:
+        """Older first; an unknown creation time counts as newest, then names decide.
+
+        The one order of writers of a target: the conflict guard lets the
+        oldest Hvpa act, and the admission webhook sizes pods by the same one.
+        """
         return self.created is None, self.created or 0.0, self.name
 
 
@@ -163,7 +167,7 @@ def find_conflicts(
                 "pod resources are left to it"
             )
             holds.append(Hold("vertical", CONFLICTING_AUTOSCALER, message))
-        elif other.kind == HVPA and other._age_key() < me._age_key():
+        elif other.kind == HVPA and other.age_key() < me.age_key():
             message = f"the older {other.describe()} also scales {where}; it acts, this one waits"
             axes: tuple[tuple[Axis, bool], ...] = (
                 ("horizontal", horizontal),
