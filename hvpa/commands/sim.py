@@ -268,32 +268,18 @@ def _list() -> int:
     return OK
 
 
-def _options(
-    args: argparse.Namespace,
-    strategy: str | None,
-    mode: str | None,
-    settings: list[tuple[str, str]],
-) -> RunOptions:
-    """Everything one run needs, from the flags and the knobs' `settings`; raises ValueError
-    (of several kinds) on bad input."""
+def _base_options(args: argparse.Namespace) -> RunOptions:
+    """What every run of this invocation shares, read once: the scenario as written, the trace
+    (a CSV file is read here, not per run) and the run's length; raises ValueError (of several
+    kinds) on bad input."""
     import dataclasses
 
     from hvpa.durations import parse_duration
-    from hvpa.sim.knobs import apply_knobs
     from hvpa.sim.runner import RunOptions
-    from hvpa.sim.scenarios import BASELINES, STRATEGIES, load_scenario
+    from hvpa.sim.scenarios import load_scenario
     from hvpa.sim.traces import load_csv_trace, parse_trace
 
     scenario = load_scenario(args.hvpa)
-    if strategy is not None:
-        if strategy not in STRATEGIES + BASELINES:
-            raise ValueError(
-                f"unknown strategy {strategy!r}: expected one of "
-                f"{', '.join(STRATEGIES + BASELINES)}"
-            )
-        scenario = scenario.with_strategy(strategy)
-    if mode is not None:
-        scenario = scenario.with_resize_mode(mode)
     if args.nodes is not None:
         if not 1 <= args.nodes <= MAX_NODES:
             raise ValueError(f"--nodes must be from 1 to {MAX_NODES} (got {args.nodes})")
@@ -312,25 +298,48 @@ def _options(
     trace = csv_trace or parse_trace(
         trace_spec, duration_seconds=duration, peak=scenario.peak, seed=args.seed
     )
-    half_life = parse_duration(args.vpa_half_life) if args.vpa_half_life else None
-    if half_life is not None and half_life <= 0:
-        raise ValueError("--vpa-half-life must be positive")
-    options = RunOptions(
+    return RunOptions(
         scenario=scenario,
         trace=trace,
         duration_seconds=duration,
         seed=args.seed,
-        half_life_seconds=half_life,
         kubeconfig_path=Path(args.output).resolve() / "kubeconfig" if args.keep_running else None,
     )
-    return apply_knobs(options, settings)
+
+
+def _run_options(
+    base: RunOptions,
+    strategy: str | None,
+    mode: str | None,
+    settings: list[tuple[str, str]],
+) -> RunOptions:
+    """One run: the shared options with its strategy, resize mode and knob `settings`; raises
+    ValueError (of several kinds) on bad input."""
+    import dataclasses
+
+    from hvpa.sim.knobs import apply_knobs
+    from hvpa.sim.scenarios import BASELINES, STRATEGIES
+
+    scenario = base.scenario
+    if strategy is not None:
+        if strategy not in STRATEGIES + BASELINES:
+            raise ValueError(
+                f"unknown strategy {strategy!r}: expected one of "
+                f"{', '.join(STRATEGIES + BASELINES)}"
+            )
+        scenario = scenario.with_strategy(strategy)
+    if mode is not None:
+        scenario = scenario.with_resize_mode(mode)
+    return apply_knobs(dataclasses.replace(base, scenario=scenario), settings)
 
 
 def _variants(args: argparse.Namespace) -> list[list[tuple[str, str]]]:
     """The knob settings of each comparison: `--set`s, then one `--sweep` value each."""
     from hvpa.sim.knobs import parse_setting, parse_sweep
 
-    settings = [parse_setting(text) for text in args.set]
+    # --vpa-half-life is the knob of that name, set before any --set
+    flags = [("vpa-half-life", args.vpa_half_life)] if args.vpa_half_life else []
+    settings = flags + [parse_setting(text) for text in args.set]
     if args.sweep is None:
         return [settings]
     name, values = parse_sweep(args.sweep)
@@ -448,13 +457,11 @@ def run(args: argparse.Namespace) -> int:
 
     logs.configure("info" if args.verbose else "warning")
     try:
-        variants = _variants(args)
+        base = _base_options(args)
+        runs = _strategies(args)
         sweep = [
-            (
-                settings,
-                [_options(args, strategy, mode, settings) for strategy, mode in _strategies(args)],
-            )
-            for settings in variants
+            (settings, [_run_options(base, strategy, mode, settings) for strategy, mode in runs])
+            for settings in _variants(args)
         ]
     except ValueError as error:  # TraceError, ScenarioError, DurationError, KnobError
         return _fail(str(error))
@@ -472,6 +479,45 @@ def run(args: argparse.Namespace) -> int:
         return _os_failure(error)
 
 
+def _simulate(
+    args: argparse.Namespace,
+    options: RunOptions,
+    *,
+    title: str = "",
+    on_report: Callable[[dict[str, Any]], None] | None = None,
+) -> dict[str, Any] | None:
+    """One run with its header line and progress on stderr; None when it failed (said on
+    stderr)."""
+    from hvpa.sim.runner import simulate
+
+    out = sys.stdout
+    scenario = options.scenario
+    settings = f", {title}" if title else ""
+    out.write(
+        f"hvpa sim: {scenario.name} ({scenario.label}), trace {options.trace.name}, "
+        f"{_clock(options.duration_seconds)}, seed {options.seed}{settings}\n"
+    )
+    out.flush()
+    show_progress = args.progress or sys.stderr.isatty()
+    progress = (_ProgressBar if show_progress else _ProgressLines)(sys.stderr, scenario.label)
+    started = time.perf_counter()
+    try:
+        report = simulate(
+            options,
+            progress=progress,
+            on_report=on_report,
+            keep_running=args.keep_running,
+            on_serving=_serving,
+        )
+    except RuntimeError as error:
+        sys.stderr.write(f"hvpa sim: {error}\n")
+        return None
+    sys.stderr.write(
+        f"simulated {_clock(options.duration_seconds)} in {time.perf_counter() - started:.1f} s\n"
+    )
+    return report
+
+
 def _run_sweep(
     args: argparse.Namespace,
     sweep: list[tuple[list[tuple[str, str]], list[RunOptions]]],
@@ -480,7 +526,6 @@ def _run_sweep(
     """Every variant's runs, one comparison table each; report.json holds them all."""
     from hvpa.sim.knobs import describe_settings
     from hvpa.sim.report import compare_table
-    from hvpa.sim.runner import simulate
 
     out = sys.stdout
     variants = []
@@ -488,18 +533,10 @@ def _run_sweep(
         title = describe_settings(dict(settings))
         summaries: list[tuple[str, dict[str, Any]]] = []
         for options in runs:
-            scenario = options.scenario
-            out.write(
-                f"hvpa sim: {scenario.name} ({scenario.label}), trace {options.trace.name}, "
-                f"{_clock(options.duration_seconds)}, seed {options.seed}, {title}\n"
-            )
-            out.flush()
-            try:
-                report = simulate(options)
-            except RuntimeError as error:
-                sys.stderr.write(f"hvpa sim: {error}\n")
+            report = _simulate(args, options, title=title)
+            if report is None:
                 return FAILED
-            summaries.append((scenario.label, report["summary"]))
+            summaries.append((options.scenario.label, report["summary"]))
         out.write(f"\n{title}\n" + compare_table(summaries) + "\n")
         variants.append(
             {
@@ -515,20 +552,10 @@ def _run_sweep(
 def _run_one(args: argparse.Namespace, runs: list[RunOptions], output: Path) -> int:
     """One run (or one comparison of strategies): tables, report.json, plots."""
     from hvpa.sim.report import compare_table, summary_table
-    from hvpa.sim.runner import simulate
 
     out = sys.stdout
-    show_progress = args.progress or sys.stderr.isatty()
     reports: list[tuple[str, dict[str, Any]]] = []
     for options in runs:
-        scenario = options.scenario
-        out.write(
-            f"hvpa sim: {scenario.name} ({scenario.label}), trace {options.trace.name}, "
-            f"{_clock(options.duration_seconds)}, seed {options.seed}\n"
-        )
-        out.flush()
-        progress = (_ProgressBar if show_progress else _ProgressLines)(sys.stderr, scenario.label)
-        started = time.perf_counter()
 
         def write_single(report: dict[str, Any], run: RunOptions = options) -> None:
             out.write(summary_table(report["summary"]))
@@ -540,25 +567,17 @@ def _run_one(args: argparse.Namespace, runs: list[RunOptions], output: Path) -> 
             out.flush()
 
         try:
-            report = simulate(
-                options,
-                progress=progress,
-                on_report=write_single if args.compare is None else None,
-                keep_running=args.keep_running,
-                on_serving=_serving,
+            report = _simulate(
+                args, options, on_report=write_single if args.compare is None else None
             )
         except KeyboardInterrupt:
             if args.keep_running:
                 out.write("stopped\n")
                 return OK
             raise
-        except RuntimeError as error:
-            sys.stderr.write(f"hvpa sim: {error}\n")
+        if report is None:
             return FAILED
-        sys.stderr.write(
-            f"simulated {_clock(options.duration_seconds)} in {time.perf_counter() - started:.1f} s\n"
-        )
-        reports.append((scenario.label, report))
+        reports.append((options.scenario.label, report))
     if args.compare is not None:
         out.write("\n" + compare_table([(s, r["summary"]) for s, r in reports]))
         _write_json(

@@ -177,7 +177,11 @@ def apply_knobs(options: RunOptions, settings: Sequence[tuple[str, str]]) -> Run
     is an error here, not a run in which nothing scales.
     """
     for name, value in settings:
-        options = _knob(name)(options, value)
+        knob = _knob(name)
+        try:
+            options = knob(options, value)
+        except KnobError as error:
+            raise KnobError(f"{name}={value}: {error}") from None
     if settings:
         try:
             validated_hvpa(options.scenario.hvpa, f"with {describe_settings(dict(settings))}")

@@ -43,7 +43,7 @@ from hvpa.sim.scenarios import SCENARIO_NAMES, ScenarioError, builtin_scenario, 
             "--duration is 1000000h00m; a run is at most 744h00m (31 days",
             id="long-duration",
         ),
-        pytest.param(["--vpa-half-life=-5m"], "--vpa-half-life must be positive", id="half-life"),
+        pytest.param(["--vpa-half-life=-5m"], "vpa-half-life", id="half-life"),
         pytest.param(["--compare", ","], "--compare ',' names no strategy", id="compare-nothing"),
         pytest.param(
             ["--trace", "spike:width=-10m"], "width: '-10m' is negative", id="trace-input"
