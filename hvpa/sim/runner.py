@@ -428,7 +428,10 @@ def _webhook_server(manager: Manager, client: KubeClient) -> Server:
 
 
 def _in_place_size(server: ApiServer, scenario: Scenario) -> ContainerSize | None:
-    """The main container's size the in-place modes keep in the Hvpa's status, if they do."""
+    """The main container's size the in-place modes keep in the Hvpa's status, if they do
+    (Rollout keeps none: the template is the size, and the Hvpa is not read every tick)."""
+    if scenario.resize_mode == "Rollout":
+        return None
     name = str(scenario.hvpa["metadata"]["name"])
     status = server.objects.get("hvpas", name, namespace=scenario.namespace).get("status") or {}
     sized = (status.get("podResources") or {}).get("containers") or ()
