@@ -142,8 +142,11 @@ class Schema:
     one_of: tuple[Schema, ...] = ()
     not_: Schema | None = None
     rules: tuple[Rule, ...] = ()
-    # Whether this node or one under it has CEL rules: subtrees without are not walked.
+    # Whether this node or one under it has CEL rules, a list type, an embedded resource:
+    # subtrees without are not walked for them (a status write walked its whole history).
     has_rules: bool = False
+    has_list_types: bool = False
+    has_embedded: bool = False
     raw: Mapping[str, Any] = field(default_factory=dict)
 
     # ------------------------------------------------------------------ the tree
@@ -452,6 +455,8 @@ class Schema:
     def _list_errors(self, value: Any, path: str) -> list[FieldError]:
         """x-kubernetes-list-type set and map: no two items alike (by value, or by key)."""
         errors: list[FieldError] = []
+        if not self.has_list_types:
+            return errors
         if isinstance(value, dict):
             for key, item in value.items():
                 child = self.child(key)
@@ -477,6 +482,8 @@ class Schema:
     def _embedded_errors(self, value: Any, path: str) -> list[FieldError]:
         """An embedded resource names its apiVersion and kind."""
         errors: list[FieldError] = []
+        if not self.has_embedded:
+            return errors
         if isinstance(value, dict):
             if self.embedded and path:
                 for key in _TYPE_META:
@@ -689,6 +696,10 @@ def compile_schema(
     )
     children = [*node.properties.values(), node.additional, node.items]
     node.has_rules = bool(node.rules) or any(c is not None and c.has_rules for c in children)
+    node.has_list_types = node.list_type in ("set", "map") or any(
+        c is not None and c.has_list_types for c in children
+    )
+    node.has_embedded = node.embedded or any(c is not None and c.has_embedded for c in children)
     return node
 
 
