@@ -54,6 +54,7 @@ __all__ = [
     "CAPACITY",
     "capacity_input",
     "capacity_problem",
+    "targeted",
 ]
 
 CAPACITY = "Capacity"
@@ -136,6 +137,34 @@ def _utilization(spec: HvpaSpec) -> dict[str, int]:
             if target.type == "Utilization" and target.average_utilization:
                 found.setdefault(source.name, target.average_utilization)
     return found
+
+
+def targeted(spec: HvpaSpec) -> frozenset[str]:
+    """The resources the HPA template gives a per-pod target: Utilization or AverageValue.
+
+    Either says how much load a pod may carry, and Capacity honours that
+    statement instead of adding its own margin (`Room.spares`, the band's
+    shortfall). A Utilization target leaves 1/u - 1 of the request free
+    (70%: 43%). An AverageValue target T is a usage per pod whatever the
+    request (upstream's HPA asks ceil(usage / T) replicas, within its
+    tolerance); the curve whose ceiling is T (Gardener's kube-apiserver:
+    6 CPU) already sizes the count for the demand, usage x 1.15, so each pod
+    carries at most T / 1.15 of load, 15% under what its owner accepts, and
+    one pod out moves the others no further past T than the owner's own HPA
+    would go. Only a resource with no target at all has just the default
+    15% and nothing that says a pod may carry more.
+    """
+    template = spec.hpa.template.spec
+    found: set[str] = set()
+    for metric in template.metrics if template is not None else ():
+        source = metric.resource
+        if metric.type == "Resource" and source is not None:
+            target = source.target
+            if (target.type == "Utilization" and target.average_utilization) or (
+                target.type == "AverageValue" and target.average_value is not None
+            ):
+                found.add(source.name)
+    return frozenset(found)
 
 
 def _floors(horizontal: HorizontalRecommendation | None) -> tuple[ReplicaFloor, ...]:
@@ -256,7 +285,7 @@ def capacity_input(
         level=demand.level,
         level_low=demand.low,
         shares=_shares(sized_containers, containers, targets),
-        spare=frozenset(r for r in RESOURCES if sized[r] and not utilization.get(r)),
+        spare=frozenset(r for r in RESOURCES if sized[r] and r not in targeted(spec)),
         serving=any(pod.ready == "True" and not pod.deleting for pod in pods),
         falling=demand.effective != demand.measured,
         capped=_at_cpu_limit(serving, pods, sized[CPU]),

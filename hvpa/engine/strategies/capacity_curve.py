@@ -11,9 +11,10 @@ whichever side it is reached from, and its total is D itself: the answer
 to Gardener's mixed deltas (1 x 1 core needing 5 cores ended at 3 x 3 = 9
 cores at 50/50; here at 3 x 1667m).
 
-Two rules widen a pod's share (`Room.share`), each for a resource without a
-utilization target (memory, usually), which has only the default 15%
-headroom: beside a resource that has one it carries the joint band's slack
+Two rules widen a pod's share (`Room.share`), each for a resource without an
+HPA target (neither Utilization nor AverageValue: memory, usually), which
+has only the default 15% headroom: beside a resource that has one it carries
+the joint band's slack
 (the count may sit `tolerance` short of the CPU demand, and the same pods
 must hold all the memory), and alone, from four replicas, it carries its
 load with one pod out (a rolling update or a restart takes one down).
@@ -141,7 +142,7 @@ class Room:
     """What a pod may hold of each resource: the curve (or the size it must keep), and maxAllowed.
 
     `fixed` are the per-pod sizes that may not change (an axis that is off
-    or held); `spare` the resources without a utilization target; `slack`
+    or held); `spare` the resources without an HPA target; `slack`
     the joint band's tolerance, carried by those when a resource with a
     target is sized beside them (0 otherwise).
     """
@@ -199,13 +200,15 @@ class Room:
     def spares(self, resource: str, replicas: int) -> bool:
         """Whether `replicas` pods must carry the load of `resource` with one of them out.
 
-        A resource without a utilization target (memory, usually) has only
-        the default 15% headroom, less than a pod's share below eight pods:
+        A resource without an HPA target (memory, usually) has only the
+        default 15% headroom, less than a pod's share below eight pods:
         while one pod is starting, restarting or being replaced in a rolling
         update, the others carry its share, and with 15% they run out
         (of memory: OOMKills). So there the count must carry the load
         itself with one pod out, as well as the demand with all of them.
-        One pod alone has no other to carry it.
+        One pod alone has no other to carry it. A resource with a target
+        (Utilization, or AverageValue: capacity_inputs.targeted) is carried
+        as its owner said a pod may be, as an HPA would carry it.
 
         Not where the band's slack applies (`slacks`: memory beside a CPU
         target): that share already holds 1.15 x 1.1 = 26.5% over the load,
