@@ -66,8 +66,9 @@ def apply_defaults(hvpa: Hvpa) -> Hvpa:
     (Gardener: "If empty, defaulted to labels on HPA template"); a weight
     interval's missing (or 0) start and last counts from minReplicas and
     maxReplicas; Mixed's thresholds 0 and preference Hpa; Capacity's
-    tolerance 10%, resize tolerance 30%, scale-down stabilization 300 s, demand percentile 90 and
-    demand window 600 s.
+    tolerance 10%, resize tolerance 30%, demand percentile 90 and demand window 600 s (its
+    scale-down stabilization stays unset: the engine reads the HPA template's then, so one
+    setting is not shadowed by a default of the other's).
     """
     return replace(hvpa, spec=_spec(hvpa.spec))
 
@@ -166,7 +167,6 @@ def _mixed(mixed: MixedSpec) -> MixedSpec:
 
 
 def _capacity(capacity: CapacitySpec) -> CapacitySpec:
-    window = capacity.scale_down_stabilization_seconds
     demand_window = capacity.demand_window_seconds
     return replace(
         capacity,
@@ -174,9 +174,6 @@ def _capacity(capacity: CapacitySpec) -> CapacitySpec:
         resize_tolerance=CAPACITY_RESIZE_TOLERANCE_PERCENT
         if capacity.resize_tolerance is None
         else capacity.resize_tolerance,
-        scale_down_stabilization_seconds=CAPACITY_SCALE_DOWN_STABILIZATION_SECONDS
-        if window is None
-        else window,
         demand_percentile=CAPACITY_DEMAND_PERCENTILE
         if capacity.demand_percentile is None
         else capacity.demand_percentile,

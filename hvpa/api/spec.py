@@ -327,7 +327,9 @@ class CapacitySpec(Model, frozen=True, kw_only=True):
     """
     # At most upstream HPA's longest stabilization window.
     scale_down_stabilization_seconds: Annotated[int, msgspec.Meta(ge=0, le=3600)] | None = None
-    """A scale-down uses the largest demand seen within this many seconds; default 300."""
+    """A scale-down uses the largest demand seen within this many seconds; default: the HPA
+    template's behavior.scaleDown.stabilizationWindowSeconds, else 300.
+    """
     demand_percentile: Annotated[float, msgspec.Meta(gt=0, le=100)] | None = None
     """The percentile of total usage samples taken as demand; default 90."""
     # At most a day: the window's samples are kept in status.history.usage.

@@ -54,6 +54,7 @@ __all__ = [
     "CAPACITY",
     "capacity_input",
     "capacity_problem",
+    "scale_down_window",
     "targeted",
 ]
 
@@ -167,6 +168,31 @@ def targeted(spec: HvpaSpec) -> frozenset[str]:
     return frozenset(found)
 
 
+def scale_down_window(spec: HvpaSpec) -> tuple[int, str]:
+    """How long a scale-down looks back for the largest demand, and whose setting says so.
+
+    One input, one meaning: an Hvpa that does not set Capacity's own window
+    but gives its HPA template a scale-down behavior has already said how
+    long the count should wait before it falls (Gardener's kube-apiserver:
+    30 minutes), so Capacity waits that long too. Both fields are checked
+    as upstream checks the HPA's (0 to 3600 seconds); with neither set it
+    is 300 s, the HPA's own default.
+    """
+    capacity = spec.capacity
+    own = capacity.scale_down_stabilization_seconds if capacity is not None else None
+    if own is not None:
+        return own, "spec.capacity.scaleDownStabilizationSeconds"
+    template = spec.hpa.template.spec
+    behavior = template.behavior if template is not None else None
+    rules = behavior.scale_down if behavior is not None else None
+    if rules is not None and rules.stabilization_window_seconds is not None:
+        return (
+            rules.stabilization_window_seconds,
+            "the HPA template's behavior.scaleDown.stabilizationWindowSeconds",
+        )
+    return CAPACITY_SCALE_DOWN_STABILIZATION_SECONDS, "the default"
+
+
 def _floors(horizontal: HorizontalRecommendation | None) -> tuple[ReplicaFloor, ...]:
     if horizontal is None:
         return ()
@@ -261,6 +287,7 @@ def capacity_input(
     requests = {c.name: c.requests for c in containers}
     targets = _vpa_targets(vpa, recommendation)
     utilization = _utilization(spec)
+    down_window, down_window_source = scale_down_window(spec)
     given = DemandInput(
         now=now,
         replicas=replicas,
@@ -269,9 +296,8 @@ def capacity_input(
         overhead=params.overhead,
         percentile=capacity.demand_percentile or CAPACITY_DEMAND_PERCENTILE,
         window_seconds=capacity.demand_window_seconds or CAPACITY_DEMAND_WINDOW_SECONDS,
-        down_window_seconds=CAPACITY_SCALE_DOWN_STABILIZATION_SECONDS
-        if capacity.scale_down_stabilization_seconds is None
-        else capacity.scale_down_stabilization_seconds,
+        down_window_seconds=down_window,
+        down_window_source=down_window_source,
         utilization=utilization,
         floors=_floors(horizontal),
         vpa_targets=targets,

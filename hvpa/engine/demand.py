@@ -132,6 +132,8 @@ class DemandInput:
     utilization: Mapping[str, int]
     floors: tuple[ReplicaFloor, ...] = ()
     vpa_targets: Mapping[str, Resources] | None = None
+    # Which setting gave down_window_seconds, for the explanation ('' to leave it unsaid).
+    down_window_source: str = ""
 
 
 @dataclass(frozen=True, slots=True)
@@ -348,7 +350,9 @@ def measure_demand(given: DemandInput, history: DemandHistory, usage: Sample | N
     effective = _held_down(measured, earlier)
     if effective != measured:
         lines.append(
-            f"demand: the largest of the last {given.down_window_seconds:g}s holds a scale-down: "
+            f"demand: the largest of the last {given.down_window_seconds:g}s"
+            f"{f' ({given.down_window_source})' if given.down_window_source else ''} "
+            "holds a scale-down: "
             f"{describe_amounts(effective)} (now {describe_amounts(measured)})"
         )
     if source == "vpa":

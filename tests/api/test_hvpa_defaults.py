@@ -150,7 +150,9 @@ CPU_80 = MetricSpec(
                 h.spec.capacity.demand_percentile,
                 h.spec.capacity.demand_window_seconds,
             ),
-            (5, 30, 300, 90, 600),
+            # The scale-down window stays unset: the engine reads the HPA template's then
+            # (tests/engine/test_capacity_down_window.py).
+            (5, 30, None, 90, 600),
             id="capacity",
         ),
         pytest.param({}, lambda h: h.spec.vpa.resize_mode, "Rollout", id="resize-mode"),
