@@ -34,8 +34,8 @@ TRACES = ("steady", "step", "ramp", "diurnal", "spike", "noisy")
 # (restarts() below) count every way of restarting a pod.
 EXPECTED: dict[str, dict[str, str]] = {
     "steady": {
-        "utilization cpu": "worse",
-        "utilization memory": "worse",
+        "utilization cpu": "better",
+        "utilization memory": "better",
         "under-provisioned minutes": "better",
         "pod restarts": "better",
         "replica changes": "equal",
@@ -43,14 +43,14 @@ EXPECTED: dict[str, dict[str, str]] = {
     },
     "step": {
         "utilization cpu": "better",
-        "utilization memory": "better",
+        "utilization memory": "worse",
         "under-provisioned minutes": "better",
         "pod restarts": "worse",
         "replica changes": "worse",
-        "oscillations": "worse",
+        "oscillations": "equal",
     },
     "ramp": {
-        "utilization cpu": "worse",
+        "utilization cpu": "equal",
         "utilization memory": "equal",
         "under-provisioned minutes": "better",
         "pod restarts": "better",
@@ -58,8 +58,8 @@ EXPECTED: dict[str, dict[str, str]] = {
         "oscillations": "worse",
     },
     "diurnal": {
-        "utilization cpu": "worse",
-        "utilization memory": "equal",
+        "utilization cpu": "better",
+        "utilization memory": "better",
         "under-provisioned minutes": "better",
         "pod restarts": "better",
         "replica changes": "worse",
@@ -67,11 +67,11 @@ EXPECTED: dict[str, dict[str, str]] = {
     },
     "spike": {
         "utilization cpu": "better",
-        "utilization memory": "better",
+        "utilization memory": "worse",
         "under-provisioned minutes": "better",
-        "pod restarts": "worse",
+        "pod restarts": "better",
         "replica changes": "worse",
-        "oscillations": "worse",
+        "oscillations": "equal",
     },
     "noisy": {
         "utilization cpu": "worse",
@@ -79,7 +79,7 @@ EXPECTED: dict[str, dict[str, str]] = {
         "under-provisioned minutes": "better",
         "pod restarts": "better",
         "replica changes": "worse",
-        "oscillations": "worse",
+        "oscillations": "better",
     },
 }
 
