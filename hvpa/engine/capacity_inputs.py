@@ -152,8 +152,10 @@ def targeted(spec: HvpaSpec) -> frozenset[str]:
     6 CPU) already sizes the count for the demand, usage x 1.15, so each pod
     carries at most T / 1.15 of load, 15% under what its owner accepts, and
     one pod out moves the others no further past T than the owner's own HPA
-    would go. Only a resource with no target at all has just the default
-    15% and nothing that says a pod may carry more.
+    would go. (A curve whose ceiling is above T says pods may carry more
+    than the HPA's target; the curve is the policy Capacity follows.) Only a
+    resource with no target at all has just the default 15% and nothing
+    that says a pod may carry more.
     """
     template = spec.hpa.template.spec
     found: set[str] = set()
