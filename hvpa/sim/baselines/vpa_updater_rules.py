@@ -24,6 +24,14 @@ an updating mode, decides per pod, in this order:
    pod is running. Pending pods may always be evicted. An optional rate
    limit (`--eviction-rate-limit`, off by default) spaces evictions.
 
+6. In place (`updateMode: InPlaceOrRecreate`, in_place_decision): a pod the
+   rules above would update is resized through `pods/resize` instead of
+   evicted, when the group may lose it (the same budget: a resize started
+   in this pass counts as a pod down); a pod whose earlier resize is still
+   pending or in progress waits, and is evicted instead once the kubelet
+   said Infeasible (or Error), deferred it for more than 5 minutes, or kept
+   it in progress for more than an hour. Any other mode evicts.
+
 The numbers are the updater's defaults (pkg/updater/config: updater
 interval 1 min, min-replicas 2, eviction-tolerance 0.5, eviction-rate-limit
 -1, pod-update-threshold 0.1, in-recommendation-bounds-eviction-lifetime-
@@ -39,7 +47,12 @@ from dataclasses import dataclass, field
 from typing import Final, TypeVar
 
 __all__ = [
+    "APPROVED",
     "CPU",
+    "DEFERRED",
+    "DEFERRED_RESIZE_TIMEOUT_SECONDS",
+    "EVICT",
+    "IN_PROGRESS_RESIZE_TIMEOUT_SECONDS",
     "MEMORY",
     "ContainerPolicy",
     "ContainerRecommendation",
@@ -47,9 +60,11 @@ __all__ = [
     "EvictionBudget",
     "PodPriority",
     "RateLimiter",
+    "ResizeConditions",
     "UpdaterSettings",
     "capped_target",
     "eviction_budget",
+    "in_place_decision",
     "quick_oom",
     "update_order",
     "update_priority",
@@ -60,6 +75,15 @@ CPU: Final = "cpu"
 MEMORY: Final = "memory"
 RESOURCES: Final = (CPU, MEMORY)
 _Pod = TypeVar("_Pod")
+
+# What InPlaceOrRecreate does with a pod it would update (upstream's InPlaceDecision).
+APPROVED: Final = "Approved"  # resize it in place now
+DEFERRED: Final = "Deferred"  # leave it for a later pass
+EVICT: Final = "Evict"  # fall back to eviction
+# How long a resize may stay deferred by the kubelet, or in progress, before
+# InPlaceOrRecreate gives it up and evicts the pod (upstream's constants, not flags).
+DEFERRED_RESIZE_TIMEOUT_SECONDS: Final = 5 * 60.0
+IN_PROGRESS_RESIZE_TIMEOUT_SECONDS: Final = 3600.0
 
 
 @dataclass(frozen=True, slots=True)
@@ -208,25 +232,36 @@ def update_order(candidates: Iterable[tuple[_Pod, PodPriority]]) -> list[_Pod]:
 
 @dataclass(slots=True)
 class EvictionBudget:
-    """One replica group's room for evictions in one pass (singleGroupStats)."""
+    """One replica group's room for disruptions in one pass (singleGroupStats).
+
+    An in-place resize started in this pass counts as a pod down, as an
+    eviction does: the kubelet may restart a container to apply it, and the
+    updater does not know which."""
 
     configured: int
     running: int
     tolerance: int
     evicted: int = 0
+    resized: int = 0
 
     def can_evict(self, *, pending: bool) -> bool:
         if pending:
             return True
         should_be_alive = self.configured - self.tolerance
-        alive = self.running - self.evicted
+        alive = self.running - (self.evicted + self.resized)
         return alive > should_be_alive or (
-            self.configured == self.running and self.tolerance == 0 and self.evicted == 0
+            self.configured == self.running
+            and self.tolerance == 0
+            and self.evicted == 0
+            and self.resized == 0
         )
 
     def record(self, *, pending: bool) -> None:
         if not pending:
             self.evicted += 1
+
+    def record_resize(self) -> None:
+        self.resized += 1
 
 
 def eviction_budget(
@@ -266,3 +301,60 @@ class RateLimiter:
             self.tokens -= 1.0
             return True
         return False
+
+
+@dataclass(frozen=True, slots=True)
+class ResizeConditions:
+    """A pod's in-place resize as its status conditions tell it.
+
+    `pending` is the reason of a True PodResizePending (Deferred or
+    Infeasible), `in_progress` that of a True PodResizeInProgress ('' while
+    the kubelet applies it, Error when it failed); None where the condition
+    is absent. Either one means the pod is still being resized."""
+
+    pending: str | None = None
+    in_progress: str | None = None
+
+    @property
+    def resizing(self) -> bool:
+        return self.pending is not None or self.in_progress is not None
+
+
+def in_place_decision(
+    mode: str,
+    *,
+    phase_pending: bool,
+    resize: ResizeConditions,
+    waited_seconds: float,
+    budget: EvictionBudget | None,
+) -> str:
+    """APPROVED, DEFERRED or EVICT for a pod the updater would update (CanInPlaceUpdate).
+
+    Only InPlaceOrRecreate resizes in place; every other updating mode
+    evicts. A group below min-replicas (`budget` None) and a Pending pod
+    wait. A pod still being resized waits for the kubelet, unless the
+    resize has failed (Infeasible, Error, an unknown reason), or stayed
+    Deferred longer than 5 minutes or in progress longer than an hour since
+    the updater first saw it (`waited_seconds`): then it is evicted, if the
+    group may lose a pod. A pod not being resized is resized now if the
+    group may lose a pod, else later.
+    """
+    if mode != "InPlaceOrRecreate":
+        return EVICT
+    if budget is None or phase_pending:
+        return DEFERRED
+    disruptable = budget.can_evict(pending=False)
+    if resize.resizing:
+        return EVICT if disruptable and _resize_failed(resize, waited_seconds) else DEFERRED
+    return APPROVED if disruptable else DEFERRED
+
+
+def _resize_failed(resize: ResizeConditions, waited_seconds: float) -> bool:
+    """Whether InPlaceOrRecreate gives up a resize under way (CanEvictInPlacingPod)."""
+    if resize.pending is not None:
+        if resize.pending == "Deferred":
+            return waited_seconds > DEFERRED_RESIZE_TIMEOUT_SECONDS
+        return True  # Infeasible, or a reason the updater does not know
+    if resize.in_progress == "":
+        return waited_seconds > IN_PROGRESS_RESIZE_TIMEOUT_SECONDS
+    return resize.in_progress is not None  # Error, or a reason the updater does not know
