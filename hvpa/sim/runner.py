@@ -332,7 +332,7 @@ def _install_baseline(
         server.objects.create(_PLURALS[str(obj["kind"])], dict(obj))
     if scenario.baseline is None:
         return None
-    updater = VpaUpdater(server.objects, cluster.pods, clock=clock)
+    updater = VpaUpdater(server.objects, cluster.pods, clock=clock, resizes=server.resizes)
     cluster.pods.mutators.append(updater.admit)
     return updater
 

@@ -46,7 +46,12 @@ import yaml
 from hvpa.api import InvalidHvpa, apply_defaults, parse_hvpa, to_dict
 from hvpa.api.threestage import THREE_STAGE_FIELDS
 from hvpa.quantity import QuantityError, parse_bytes, parse_cpu_millis
-from hvpa.sim.baselines.vpa_and_hpa import VPA_AND_HPA, vpa_and_hpa_objects
+from hvpa.sim.baselines.vpa_and_hpa import (
+    VPA_AND_HPA,
+    resize_mode_of,
+    vpa_and_hpa_objects,
+    with_update_mode,
+)
 from hvpa.sim.load import ContainerLoad
 from hvpa.sim.pods import WorkloadKey, container_sizes
 from hvpa.sim.traces import Demand
@@ -148,6 +153,8 @@ class Scenario:
 
     @property
     def resize_mode(self) -> str:
+        if self.baseline == VPA_AND_HPA:
+            return resize_mode_of(self.extra_objects)
         return str((self.hvpa["spec"].get("vpa") or {}).get("resizeMode") or "Rollout")
 
     @property
@@ -161,6 +168,9 @@ class Scenario:
 
         The HVPA proposal's three-stage form writes no `spec.vpa` (its `vpaSpec`
         becomes one), so such an Hvpa is first written in the form it is read as."""
+        if self.baseline == VPA_AND_HPA:  # its VPA resizes in place where hvpa would
+            extra = tuple(with_update_mode(obj, mode) for obj in self.extra_objects)
+            return dataclasses.replace(self, extra_objects=extra)
         hvpa = copy.deepcopy(dict(self.hvpa))
         if any(field in hvpa["spec"] for field in THREE_STAGE_FIELDS):
             hvpa = to_dict(parse_hvpa(hvpa))

@@ -15,9 +15,12 @@ The native VPA in an updating mode has two halves besides its recommender
   vpa_updater_rules.py say to update, once a minute, paced by the eviction
   restriction. An evicted pod is deleted gracefully; its ReplicaSet makes a
   new one, which the admission controller sizes. Modes `Auto` and
-  `Recreate` evict; `InPlaceOrRecreate` evicts too until the model can
-  resize pods in place (then it is the in-place path's fallback);
-  `Initial` only sizes new pods; `Off` does nothing.
+  `Recreate` evict; `InPlaceOrRecreate` resizes the pod through
+  `pods/resize` (the same sizes the admission controller would give it)
+  and evicts only when vpa_updater_rules.in_place_decision falls back (the
+  kubelet found the resize infeasible, failed, or kept it waiting too
+  long), or when the API server refuses the resize; `Initial` only sizes
+  new pods; `Off` does nothing.
 
 Both read the model's own records (pods, as the recommender does) and the
 API server's VPA and workload objects, and write only through the model's
@@ -46,17 +49,25 @@ from hvpa.quantity import (
 )
 from hvpa.records import RecordError, parse_time
 from hvpa.sim.apiserver import NotFound, Objects
+from hvpa.sim.apiserver.errors import ApiError
+from hvpa.sim.apiserver.patching import PatchType
+from hvpa.sim.apiserver.resizing import PodResizes
 from hvpa.sim.baselines.vpa_updater_rules import (
+    APPROVED,
     CPU,
+    EVICT,
     MEMORY,
     ContainerPolicy,
     ContainerRecommendation,
     ContainerResources,
+    EvictionBudget,
     PodPriority,
     RateLimiter,
+    ResizeConditions,
     UpdaterSettings,
     capped_target,
     eviction_budget,
+    in_place_decision,
     quick_oom,
     update_order,
     update_priority,
@@ -64,7 +75,7 @@ from hvpa.sim.baselines.vpa_updater_rules import (
 )
 from hvpa.sim.pods import Pods, SimPod, WorkloadKey
 
-__all__ = ["Admitted", "Eviction", "VpaUpdater"]
+__all__ = ["Admitted", "Eviction", "InPlaceResize", "VpaUpdater"]
 
 _EVICTING_MODES: Final = ("Auto", "Recreate", "InPlaceOrRecreate")
 _SIZING_MODES: Final = (*_EVICTING_MODES, "Initial")
@@ -73,6 +84,15 @@ _PLURALS: Final = {"Deployment": "deployments", "StatefulSet": "statefulsets"}
 
 @dataclass(frozen=True, slots=True)
 class Eviction:
+    time: float
+    workload: WorkloadKey
+    pod: str
+
+
+@dataclass(frozen=True, slots=True)
+class InPlaceResize:
+    """A resize the updater asked for through pods/resize (InPlaceOrRecreate)."""
+
     time: float
     workload: WorkloadKey
     pod: str
@@ -178,6 +198,44 @@ def _capped(
     return result
 
 
+def _sized(
+    vpa: _Vpa, current: ContainerResources, resources: Mapping[str, Any]
+) -> tuple[dict[str, Any], Mapping[str, int]] | None:
+    """A container's `resources` with its VPA's capped target as requests, and that target
+    (None: no target).
+
+    With `controlledValues: RequestsAndLimits` a limit keeps its ratio to the
+    request; with `RequestsOnly` it stays (the target is capped under it)."""
+    recommendation = _capped(vpa, [current]).get(current.name)
+    if recommendation is None or not recommendation.target:
+        return None
+    policy = vpa.policy(current.name)
+    requests = dict(resources.get("requests") or {})
+    limits = dict(resources.get("limits") or {})
+    for resource, amount in recommendation.target.items():
+        requests[resource] = _format(resource, amount)
+        old_request, old_limit = current.requests.get(resource), current.limits.get(resource)
+        if (
+            policy.controlled_values == "RequestsAndLimits"
+            and old_request
+            and old_limit is not None
+        ):
+            limits[resource] = _format(resource, ceil_div(amount * old_limit, old_request))
+    sized: dict[str, Any] = {"requests": requests}
+    if limits:
+        sized["limits"] = limits
+    return sized, recommendation.target
+
+
+def _resize_conditions(pod: SimPod) -> ResizeConditions:
+    """The pod's resize as its status conditions say (SimPod.status writes the same)."""
+    pending = pod.resize_pending[0] if pod.resize_pending is not None else None
+    in_progress = None
+    if pending is None and pod.resize_started is not None:
+        in_progress = "Error" if pod.resize_error else ""
+    return ResizeConditions(pending=pending, in_progress=in_progress)
+
+
 def _last_terminations(pod: SimPod, vpa: _Vpa) -> list[tuple[str, float | None, float | None]]:
     """(reason, started, finished) of each VPA-scaled container's last termination."""
     result = []
@@ -204,9 +262,15 @@ class VpaUpdater:
         *,
         clock: Callable[[], float],
         settings: UpdaterSettings | None = None,
+        resizes: PodResizes | None = None,
     ) -> None:
+        """`resizes` is the API server's pods/resize (None: InPlaceOrRecreate evicts)."""
         self._objects = objects
         self._pods = pods
+        self._resizes = resizes
+        # When the updater first saw each pod's resize under way (lastInPlaceAttemptTimeMap).
+        self._resize_seen: dict[str, float] = {}
+        self.resized: list[InPlaceResize] = []
         self._clock = clock
         self.settings = settings or UpdaterSettings()
         self._limiter = RateLimiter(
@@ -236,28 +300,11 @@ class VpaUpdater:
                 requests=_amounts(resources.get("requests")),
                 limits=_amounts(resources.get("limits")),
             )
-            recommendation = _capped(vpa, [current]).get(current.name)
-            if recommendation is None or not recommendation.target:
+            found = _sized(vpa, current, resources)
+            if found is None:
                 continue
-            policy = vpa.policy(current.name)
-            requests = dict(resources.get("requests") or {})
-            limits = dict(resources.get("limits") or {})
-            for resource, amount in recommendation.target.items():
-                requests[resource] = _format(resource, amount)
-                old_request, old_limit = (
-                    current.requests.get(resource),
-                    current.limits.get(resource),
-                )
-                if (
-                    policy.controlled_values == "RequestsAndLimits"
-                    and old_request
-                    and old_limit is not None
-                ):
-                    limits[resource] = _format(resource, ceil_div(amount * old_limit, old_request))
-            resources["requests"] = requests
-            if limits:
-                resources["limits"] = limits
-            requests_set[current.name] = dict(recommendation.target)
+            resources.update(found[0])
+            requests_set[current.name] = dict(found[1])
         if requests_set:
             self.admitted.append(Admitted(self._clock(), workload, requests_set))
         return sized
@@ -305,7 +352,10 @@ class VpaUpdater:
                 priority, started_at=pod.started_at, quick_oom=oomed, now=now, settings=settings
             ):
                 candidates.append((pod, priority))
-        for pod in update_order(candidates):
+        ordered = update_order(candidates)
+        if vpa.mode == "InPlaceOrRecreate" and self._resizes is not None:
+            ordered = self._in_place(vpa, ordered, budget, now)
+        for pod in ordered:
             pending = pod.phase == "Pending"
             if not budget.can_evict(pending=pending):
                 continue
@@ -314,6 +364,62 @@ class VpaUpdater:
             self._pods.delete(pod)
             budget.record(pending=pending)
             self.evictions.append(Eviction(now, vpa.workload, pod.name))
+
+    def _in_place(
+        self, vpa: _Vpa, ordered: Sequence[SimPod], budget: EvictionBudget, now: float
+    ) -> list[SimPod]:
+        """Resize what InPlaceOrRecreate approves; the pods to evict instead, in order.
+
+        The updater's in-place loop runs before its eviction loop, over the
+        same ordered pods: each is resized, left for a later pass, or handed
+        to the eviction loop (its fallback, or a resize the API server
+        refused). Upstream has no rate limit on resizes by default."""
+        evict: list[SimPod] = []
+        for pod in ordered:
+            conditions = _resize_conditions(pod)
+            if conditions.resizing:
+                self._resize_seen.setdefault(pod.name, now)
+            else:
+                self._resize_seen.pop(pod.name, None)
+            decision = in_place_decision(
+                vpa.mode,
+                phase_pending=pod.phase == "Pending",
+                resize=conditions,
+                waited_seconds=now - self._resize_seen.get(pod.name, now),
+                budget=budget,
+            )
+            if decision == EVICT:
+                evict.append(pod)
+            elif decision == APPROVED:
+                if self._resize(vpa, pod):
+                    budget.record_resize()
+                    self.resized.append(InPlaceResize(now, vpa.workload, pod.name))
+                else:
+                    evict.append(pod)
+        return evict
+
+    def _resize(self, vpa: _Vpa, pod: SimPod) -> bool:
+        """PATCH pods/resize with the pod's containers at their VPA's sizes; False if refused."""
+        assert self._resizes is not None
+        if not self._resizes.served:  # a server before 1.33: the PATCH would answer 404
+            return False
+        containers = []
+        for container in _resources(pod):
+            resources = {
+                "requests": {r: _format(r, v) for r, v in container.requests.items()},
+                "limits": {r: _format(r, v) for r, v in container.limits.items()},
+            }
+            sized = _sized(vpa, container, resources)
+            if sized is not None:
+                containers.append({"name": container.name, "resources": sized[0]})
+        if not containers:
+            return False
+        body = {"spec": {"containers": containers}}
+        try:
+            self._resizes.resize(pod.namespace, pod.name, body, PatchType.STRATEGIC)
+        except ApiError:
+            return False
+        return True
 
     def _configured(self, workload: WorkloadKey, live: int) -> int:
         """The group's spec.replicas (the workload's: one ReplicaSet, see the module doc)."""

@@ -57,3 +57,21 @@ def test_the_vpa_resizes_by_eviction_and_the_hpa_adds_pods() -> None:
     assert summary["replicas"]["max"] >= 4  # ceil(20 CPU / 6 CPU)
     assert summary["allocated"]["cpu"]["average"] > 2 * 0.25 * 4  # far above the 250m pods
     assert summary["podRequests"]["max"]["cpu"] == 0.25  # the template's, never written
+
+
+def test_in_place_the_vpa_resizes_in_place_and_the_hpa_leaves_pod_sizes_alone() -> None:
+    """With an in-place resize mode (the --resize-mode flag, or the Hvpa's own) the VPA's
+    updateMode is InPlaceOrRecreate, and the Hvpa acting as the HPA keeps no resizeMode:
+    hvpa resizing pods in place to its template would undo every resize of the VPA."""
+    scenario = builtin_scenario("gardener-kube-apiserver")
+    for built in (
+        scenario.with_strategy("VPAAndHPA").with_resize_mode("InPlaceOrRollout"),
+        scenario.with_resize_mode("InPlace").with_strategy("VPAAndHPA"),
+    ):
+        (vpa,) = built.extra_objects
+        assert vpa["spec"]["updatePolicy"] == {"updateMode": "InPlaceOrRecreate"}
+        assert "resizeMode" not in built.hvpa["spec"]["vpa"]
+        assert built.label == "VPAAndHPA+InPlaceOrRecreate"
+    rollout = scenario.with_strategy("VPAAndHPA").with_resize_mode("Rollout")
+    assert rollout.extra_objects[0]["spec"]["updatePolicy"] == {"updateMode": "Auto"}
+    assert rollout.label == "VPAAndHPA"

@@ -1,0 +1,67 @@
+"""The VPA updater in `updateMode: InPlaceOrRecreate` in the cluster model: pods resized
+through pods/resize instead of evicted, paced by the same budget, and evicted where the
+server cannot resize them. The recommendation is written by the test (the model's
+recommender never runs), as in test_vpa_updater.py."""
+
+from __future__ import annotations
+
+from sim_kit import Model, container, model, workload
+from test_vpa_updater import DEPLOYMENT, NEVER, cpu_requests, recommend, vpa
+
+from hvpa.sim.baselines.vpa_updater import VpaUpdater
+from hvpa.sim.recommender import RecommenderSettings
+
+IN_PLACE = "InPlaceOrRecreate"
+
+
+def cluster_with(mode: str, *, kubernetes_version: str = "v1.33.0") -> tuple[Model, VpaUpdater]:
+    m = model(
+        kubernetes_version=kubernetes_version,
+        recommender=RecommenderSettings(interval_seconds=NEVER),
+    )
+    m.server.objects.create(
+        "deployments", workload("Deployment", replicas=4, containers=[container()])
+    )
+    m.server.objects.create("verticalpodautoscalers", vpa(mode))
+    updater = VpaUpdater(m.server.objects, m.cluster.pods, clock=m.clock, resizes=m.server.resizes)
+    m.cluster.pods.mutators.append(updater.admit)
+    m.run(30)  # 4 pods at the template's 500m, running
+    return m, updater
+
+
+def pod_names(m: Model) -> set[str]:
+    return {p.name for p in m.pods(DEPLOYMENT) if not p.deleting}
+
+
+def test_in_place_resizes_half_the_pods_a_pass_and_evicts_none() -> None:
+    """4 replicas, eviction tolerance 0.5: a resize started counts as a pod down, so 2 a
+    pass, as evictions would be; the same pods then run at the target 2 capped at 800m."""
+    m, updater = cluster_with(IN_PLACE)
+    names = pod_names(m)
+    recommend(m, target="2", lower="600m", upper="3")
+    updater.run_once()
+    assert len(updater.resized) == 2 and updater.evictions == []
+    m.run(30)
+    assert cpu_requests(m) == [500, 500, 800, 800]
+    updater.run_once()
+    assert len(updater.resized) == 4
+    m.run(30)
+    assert cpu_requests(m) == [800] * 4
+    assert pod_names(m) == names and updater.evictions == []
+    updater.run_once()
+    assert len(updater.resized) == 4  # at the target: nothing left to update
+
+
+def test_without_pods_resize_in_place_falls_back_to_eviction() -> None:
+    """A server before Kubernetes 1.33 does not serve pods/resize: the updater evicts."""
+    m, updater = cluster_with(IN_PLACE, kubernetes_version="v1.32.0")
+    recommend(m, target="2", lower="600m", upper="3")
+    updater.run_once()
+    assert updater.resized == [] and len(updater.evictions) == 2
+
+
+def test_auto_still_evicts_where_resize_is_served() -> None:
+    m, updater = cluster_with("Auto")
+    recommend(m, target="2", lower="600m", upper="3")
+    updater.run_once()
+    assert updater.resized == [] and len(updater.evictions) == 2
