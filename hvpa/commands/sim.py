@@ -375,7 +375,8 @@ def _strategies(args: argparse.Namespace) -> list[tuple[str | None, str | None]]
     if not strategies:
         raise ValueError(f"--compare {args.compare!r} names no strategy")
     modes = [args.resize_mode] if args.resize_mode else list(COMPARED_MODES)
-    # A baseline resizes its own way (VPAAndHPA: by eviction): one run, not one per mode.
+    # A baseline runs once, in --resize-mode's mode if given (VPAAndHPA: in place), else the
+    # Hvpa's own (VPAAndHPA: by eviction), not once per mode.
     return [
         (strategy, mode)
         for strategy in strategies

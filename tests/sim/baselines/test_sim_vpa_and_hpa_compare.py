@@ -9,6 +9,9 @@ pins that table's verdicts, measure by measure and trace by trace, so the
 text cannot drift from what the simulator does: a change that makes
 Capacity better or worse anywhere fails here until the table is updated.
 
+The same verdicts in place (Capacity InPlaceOrRollout, the pair InPlaceOrRecreate) are
+pinned beside them.
+
 Margins for what is noise rather than a difference: one point of
 utilization, one 5-second tick of under-provisioning; counts are exact.
 """
@@ -84,14 +87,74 @@ EXPECTED: dict[str, dict[str, str]] = {
 }
 
 
-def summary(strategy: str, trace: str) -> dict[str, Any]:
-    return run(strategy, trace)["summary"]
+# The same in place (docs/strategies.md, "In place: Capacity against VPAAndHPA with
+# InPlaceOrRecreate"): Capacity with resizeMode InPlaceOrRollout, the pair's VPA with
+# updateMode InPlaceOrRecreate. The pair's in-place resizes are not in its vertical
+# oscillations (only new pods' sizes are), so "oscillations" compares what is counted.
+EXPECTED_IN_PLACE: dict[str, dict[str, str]] = {
+    "steady": {
+        "utilization cpu": "better",
+        "utilization memory": "better",
+        "under-provisioned minutes": "better",
+        "pod restarts": "equal",
+        "replica changes": "equal",
+        "oscillations": "equal",
+    },
+    "step": {
+        "utilization cpu": "better",
+        "utilization memory": "better",
+        "under-provisioned minutes": "better",
+        "pod restarts": "equal",
+        "replica changes": "worse",
+        "oscillations": "equal",
+    },
+    "ramp": {
+        "utilization cpu": "equal",
+        "utilization memory": "equal",
+        "under-provisioned minutes": "better",
+        "pod restarts": "equal",
+        "replica changes": "worse",
+        "oscillations": "worse",
+    },
+    "diurnal": {
+        "utilization cpu": "worse",
+        "utilization memory": "equal",
+        "under-provisioned minutes": "better",
+        "pod restarts": "equal",
+        "replica changes": "worse",
+        "oscillations": "worse",
+    },
+    "spike": {
+        "utilization cpu": "better",
+        "utilization memory": "better",
+        "under-provisioned minutes": "better",
+        "pod restarts": "equal",
+        "replica changes": "equal",
+        "oscillations": "equal",
+    },
+    "noisy": {
+        "utilization cpu": "worse",
+        "utilization memory": "worse",
+        "under-provisioned minutes": "better",
+        "pod restarts": "equal",
+        "replica changes": "worse",
+        "oscillations": "worse",
+    },
+}
+IN_PLACE = "InPlaceOrRollout"
+
+
+def summary(strategy: str, trace: str, resize_mode: str | None = None) -> dict[str, Any]:
+    return run(strategy, trace, resize_mode)["summary"]
 
 
 @functools.cache
-def run(strategy: str, trace: str) -> dict[str, Any]:
-    """One six-hour run per strategy and trace, shared by the tests below."""
+def run(strategy: str, trace: str, resize_mode: str | None = None) -> dict[str, Any]:
+    """One six-hour run per strategy, trace and resize mode, shared by the tests below
+    (None: the Hvpa's own, Rollout)."""
     scenario = builtin_scenario("gardener-kube-apiserver").with_strategy(strategy)
+    if resize_mode is not None:
+        scenario = scenario.with_resize_mode(resize_mode)
     return simulate(
         RunOptions(
             scenario=scenario,
@@ -165,3 +228,22 @@ def test_the_baseline_resizes_by_eviction_only(trace: str) -> None:
     baseline = summary("VPAAndHPA", trace)
     assert baseline["rollouts"] == 0
     assert baseline["evictions"] > 0
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(1800)
+@pytest.mark.parametrize("trace", TRACES)
+def test_in_place_capacity_against_vpa_and_hpa_as_the_table_says(trace: str) -> None:
+    measured = verdicts(summary("Capacity", trace, IN_PLACE), summary("VPAAndHPA", trace, IN_PLACE))
+    assert measured == EXPECTED_IN_PLACE[trace]
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(1800)
+@pytest.mark.parametrize("trace", TRACES)
+def test_in_place_the_baseline_resizes_in_place_only(trace: str) -> None:
+    """With InPlaceOrRecreate every resize of the pair fitted its node: none fell back to an
+    eviction, and none restarted a container (the kube-apiserver needs no restart)."""
+    baseline = summary("VPAAndHPA", trace, IN_PLACE)
+    assert baseline["inPlaceResizes"] > 0
+    assert baseline["evictions"] == 0 and restarts(baseline) == 0
