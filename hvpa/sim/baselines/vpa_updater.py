@@ -268,7 +268,8 @@ class VpaUpdater:
         self._objects = objects
         self._pods = pods
         self._resizes = resizes
-        # When the updater first saw each pod's resize under way (lastInPlaceAttemptTimeMap).
+        # When the updater asked for each pod's resize under way, or first saw it under way
+        # (upstream's lastInPlaceAttemptTimeMap): the fallbacks' timeouts run from there.
         self._resize_seen: dict[str, float] = {}
         self.resized: list[InPlaceResize] = []
         self._clock = clock
@@ -392,6 +393,7 @@ class VpaUpdater:
                 evict.append(pod)
             elif decision == APPROVED:
                 if self._resize(vpa, pod):
+                    self._resize_seen[pod.name] = now
                     budget.record_resize()
                     self.resized.append(InPlaceResize(now, vpa.workload, pod.name))
                 else:

@@ -65,3 +65,28 @@ def test_auto_still_evicts_where_resize_is_served() -> None:
     recommend(m, target="2", lower="600m", upper="3")
     updater.run_once()
     assert updater.resized == [] and len(updater.evictions) == 2
+
+
+def test_an_infeasible_resize_falls_back_to_eviction() -> None:
+    """A target larger than any node (capped at maxAllowed 300 cores, far above the model's
+    nodes): the kubelet marks each resize Infeasible. The first two passes resize two pods
+    each (the pods not yet resizing come first: they are no less in need); the third finds
+    all four Infeasible and evicts two, the budget's share."""
+    m = model(kubernetes_version="v1.33.0", recommender=RecommenderSettings(interval_seconds=NEVER))
+    m.server.objects.create(
+        "deployments", workload("Deployment", replicas=4, containers=[container()])
+    )
+    m.server.objects.create("verticalpodautoscalers", vpa(IN_PLACE, max_cpu="300"))
+    updater = VpaUpdater(m.server.objects, m.cluster.pods, clock=m.clock, resizes=m.server.resizes)
+    m.cluster.pods.mutators.append(updater.admit)
+    m.run(30)
+    recommend(m, target="300", lower="600m", upper="400")
+    for _ in range(2):
+        updater.run_once()
+        m.run(30)
+    assert len(updater.resized) == 4 and updater.evictions == []
+    reasons = {p.name: p.resize_pending for p in m.pods(DEPLOYMENT)}
+    assert {r[0] for r in reasons.values() if r is not None} == {"Infeasible"}
+    assert all(r is not None for r in reasons.values())
+    updater.run_once()
+    assert len(updater.evictions) == 2 and len(updater.resized) == 4
