@@ -103,9 +103,13 @@ class PodChurn:
         workload, replica = divmod(index, spec.pods_per_workload)
         count = self._restarts.get(index, 0) + 1
         self._restarts[index] = count
+        # The whole list, as a kubelet writes it (a merge patch replaces a list): a status
+        # without `state` would tell the controller the containers stopped running, a
+        # change it must answer, where a restart count is one it ignores.
+        running = {"running": {"startedAt": corpus.START}}
         statuses = [
-            {"name": "app", "restartCount": count, "ready": True, "lastState": {}},
-            {"name": "proxy", "restartCount": 0, "ready": True},
+            {"name": "app", "state": running, "restartCount": count, "ready": True},
+            {"name": "proxy", "state": running, "restartCount": 0, "ready": True},
         ]
         self._server.objects.patch(
             "pods",

@@ -5,8 +5,10 @@ Kept apart from bench_controller so the spawned process imports only what
 its RSS is then the controller's own.
 
 Commands: ("settle", seconds) waits until the work queue has been empty and
-no reconcile running for that long; ("count",) reports reconciles so far and
-RSS; ("stop",) (or EOF) stops the Manager and reports the reconciles.
+no reconcile running for that long; ("count",) reports reconciles so far (all,
+and those that decided), the process's CPU time and its wait for a CPU, the
+work queue's adds, when each Hvpa was last decided, and RSS; ("stop",) (or
+EOF) stops the Manager and reports the reconciles.
 """
 
 from __future__ import annotations
@@ -17,7 +19,7 @@ import os
 import time
 from multiprocessing.connection import Connection
 
-from bench.harness import GcPauses, LoopLag, rss_bytes
+from bench.harness import GcPauses, LoopLag, rss_bytes, run_delay_seconds
 
 __all__ = ["controller_main"]
 
@@ -66,12 +68,30 @@ async def _controller(conn: Connection, kubeconfig: str) -> None:
     await manager.wait_synced()
     conn.send({"synced_seconds": time.perf_counter() - started, "rss_start": rss_start})
 
-    def reconciles() -> float:
+    def reconciles(result: str | None = None) -> float:
+        """Reconciles so far; `result` "success": those that ran `decide` (a reconcile that
+        waits for a stale cache or a ConfigMap's sync requeues itself, and counts apart)."""
         total = 0.0
         for metric in registry.collect():
             if metric.name == "controller_runtime_reconcile":
-                total += sum(s.value for s in metric.samples if s.name.endswith("_total"))
+                total += sum(
+                    sample.value
+                    for sample in metric.samples
+                    if sample.name.endswith("_total")
+                    and (result is None or sample.labels.get("result") == result)
+                )
         return total
+
+    def queue_adds() -> float:
+        for metric in registry.collect():
+            if metric.name == "workqueue_adds":
+                return sum(s.value for s in metric.samples if s.name.endswith("_total"))
+        return 0.0
+
+    def decided_at() -> dict[str, float]:
+        """When each Hvpa was last decided (time.time; 0 if never)."""
+        observations = manager.observations
+        return {key: observations.get(key).time for key in manager.cache.hvpa_keys()}
 
     async with client:
         while True:
@@ -98,6 +118,12 @@ async def _controller(conn: Connection, kubeconfig: str) -> None:
                 conn.send(
                     {
                         "reconciles": reconciles(),
+                        "decisions": reconciles("success"),
+                        "cpu": time.process_time(),
+                        "run_delay": run_delay_seconds(),
+                        "queue_adds": queue_adds(),
+                        "decided_at": decided_at(),
+                        "time": time.time(),
                         "rss": rss_bytes(),
                         "stalls": lag.stalls,
                         "gc": pauses.pauses,

@@ -37,6 +37,7 @@ __all__ = [
     "pick",
     "quantile",
     "rss_bytes",
+    "run_delay_seconds",
 ]
 
 Size = Literal["tiny", "quick", "full"]
@@ -108,6 +109,24 @@ def rss_bytes() -> int:
 
 def cpu_seconds() -> float:
     return time.process_time()
+
+
+def run_delay_seconds() -> float:
+    """Time this process's threads have spent runnable but waiting for a CPU (the second
+    field of /proc/PID/task/TID/schedstat): on a shared machine, the part of a wall-clock
+    figure that was the machine's, not the process's. 0 where the kernel does not say."""
+    total_ns = 0
+    try:
+        tasks = os.listdir("/proc/self/task")
+    except OSError:
+        return 0.0
+    for task in tasks:
+        try:
+            with open(f"/proc/self/task/{task}/schedstat", encoding="ascii") as schedstat:
+                total_ns += int(schedstat.read().split()[1])
+        except (OSError, IndexError, ValueError):
+            continue  # a thread that ended meanwhile
+    return total_ns / 1e9
 
 
 def quantile(samples: Sequence[float], q: float) -> float:
