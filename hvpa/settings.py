@@ -49,8 +49,10 @@ __all__ = [
 ]
 
 DEFAULT_SYNC_PERIOD_SECONDS: Final = 15.0
-# kube-controller-manager's --concurrent-horizontal-pod-autoscaler-syncs.
-DEFAULT_CONCURRENCY: Final = 5
+# Four times kube-controller-manager's --concurrent-horizontal-pod-autoscaler-syncs (5): a
+# worker here is a coroutine held across each API round trip, so the workers, not the CPU,
+# bound the decisions per period when answers are slow (docs/benchmarks.md, the envelope).
+DEFAULT_CONCURRENCY: Final = 20
 # Secure metrics serving, as kubebuilder's scaffold serves it (HTTPS on 8443).
 DEFAULT_METRICS_BIND_ADDRESS: Final = ":8443"
 DEFAULT_HEALTH_PROBE_BIND_ADDRESS: Final = ":8081"

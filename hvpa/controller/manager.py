@@ -57,7 +57,7 @@ import socket
 import time
 import uuid
 import zlib
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Iterable
 from typing import Any
 
 from hvpa.aio import Tasks
@@ -94,7 +94,7 @@ from hvpa.logs import fields
 from hvpa.records import NodeRecord
 from hvpa.settings import ControllerSettings
 
-__all__ = ["Manager", "default_identity"]
+__all__ = ["Manager", "default_identity", "resync_order", "resync_phase"]
 
 _logger = logging.getLogger(__name__)
 
@@ -104,9 +104,14 @@ def default_identity() -> str:
     return f"{socket.gethostname()}_{uuid.uuid4()}"
 
 
-def _resync_phase(key: str) -> float:
+def resync_phase(key: str) -> float:
     """Where in the sync period `key` is resynced: a stable fraction in [0, 1)."""
     return zlib.crc32(key.encode()) / 2**32
+
+
+def resync_order(keys: Iterable[str]) -> list[tuple[float, str]]:
+    """The keys with their phases, in the order a round of the resync reaches them."""
+    return sorted((resync_phase(key), key) for key in keys)
 
 
 class Manager:
@@ -449,12 +454,25 @@ class Manager:
         Queuing them all at one instant would put every Hvpa in front of whatever
         change arrives meanwhile (a VPA recommendation, a rollout) and make it wait
         for the whole backlog; a stable phase per key spreads them evenly and keeps
-        each Hvpa's own period exact."""
+        each Hvpa's own period exact. The first round starts with the workers (when
+        every Hvpa is queued once): started a period later, an Hvpa of a late phase
+        went nearly two periods from its first decision to its second.
+
+        Each key is added when its phase comes, not handed to the queue's delaying
+        heap in advance: there a key keeps only its sooner deadline, so a retry
+        pending at the round's start (a stale cache's, one second) swallowed the
+        resync, and the Hvpa went up to two periods undecided."""
+        loop = asyncio.get_running_loop()
         period = self.settings.sync_period_seconds
         while True:
-            await asyncio.sleep(period)
-            for key in self.cache.hvpa_keys():
-                self.queue.add_after(key, period * _resync_phase(key))
+            round_start = loop.time()
+            for phase, key in resync_order(self.cache.hvpa_keys()):
+                wait = round_start + period * phase - loop.time()
+                if wait > 0:
+                    await asyncio.sleep(wait)
+                if key in self.cache.hvpas:
+                    self.queue.add(key)
+            await asyncio.sleep(max(0.0, round_start + period - loop.time()))
 
     async def _work(self) -> None:
         loop = asyncio.get_running_loop()
