@@ -36,6 +36,7 @@ history), and on two shared cores several minutes; `--quick` runs 1,000 Hvpas.
 
 from __future__ import annotations
 
+import os
 import time
 from collections import Counter
 from typing import Any
@@ -91,13 +92,28 @@ class Envelope(Recommender):
                 server.objects.delete("hvpas", name, namespace=namespace)
                 server.objects.create("hvpas", envelope_manifest(workload), namespace=namespace)
 
-    def _answers(self, pending: dict[tuple[str, str], float], latencies: list[float]) -> None:
+    def _count(self) -> None:
         for record in self.server.requests:
             what = record.resource + (f"/{record.subresource}" if record.subresource else "")
             if record.api_group == "metrics.k8s.io":
                 what = f"metrics.k8s.io {what}"
             self.requests[(record.verb, what)] += 1
+
+    def _answers(self, pending: dict[tuple[str, str], float], latencies: list[float]) -> None:
+        self._count()
         super()._answers(pending, latencies)
+
+    async def mark(self) -> dict[str, Any]:
+        """Count requests from here on (for the restart: from before the new leader starts)."""
+        self.server.clear_requests()
+        self.requests.clear()
+        return {}
+
+    async def counted(self) -> dict[str, Any]:
+        """The requests since `mark`, by (verb, resource)."""
+        self._count()
+        self.server.clear_requests()
+        return {"requests": dict(self.requests)}
 
     async def measure(
         self, churn_per_second: float, triggers_per_second: float, seconds: float
@@ -115,7 +131,13 @@ class Envelope(Recommender):
 
 def _cluster_commands(server: ApiServer, spec: ClusterSpec, churn: PodChurn) -> dict[str, Any]:
     envelope = Envelope(server, spec, churn)
-    return {"vpas": envelope.vpas, "baseline": envelope.baseline, "measure": envelope.measure}
+    return {
+        "vpas": envelope.vpas,
+        "baseline": envelope.baseline,
+        "measure": envelope.measure,
+        "mark": envelope.mark,
+        "counted": envelope.counted,
+    }
 
 
 def _tail_explained(
@@ -136,8 +158,12 @@ def _tail_explained(
 
 
 def run(size: Size = "full") -> list[Row]:
+    """`HVPA_BENCH_ENVELOPE_HVPAS=N` runs N Hvpas (and N / 2 nodes) at the full size's
+    rates instead: a point between --quick and the full size."""
     hvpas = pick(size, 8, 1_000, 10_000)
     nodes = pick(size, 10, 500, 5_000)
+    if size == "full" and (chosen := os.environ.get("HVPA_BENCH_ENVELOPE_HVPAS")):
+        hvpas, nodes = int(chosen), int(chosen) // 2
     # Past one sync period even at tiny size: each namespace's shared read falls inside.
     seconds = pick(
         size, 1.5 * SYNC_PERIOD_SECONDS, 2 * SYNC_PERIOD_SECONDS, 2 * SYNC_PERIOD_SECONDS
@@ -178,10 +204,61 @@ def run(size: Size = "full") -> list[Row]:
             after = controller.ask(("count",))
             controller.send(("stop",))
             controller.recv(timeout=300)
+        restart = _restart(cluster, info["kubeconfig"], hvpas)
         cluster.ask(("stop",))
-    return _rows(
+    rows = _rows(
         hvpas, nodes, spec, namespaces, synced_wall, decided_wall, settled, before, after, measured
     )
+    return rows + _restart_rows(hvpas, restart)
+
+
+def _restart(cluster: Child, kubeconfig: str, hvpas: int) -> dict[str, Any]:
+    """A new leader after the old one stopped (no churn, no triggers): the requests from its
+    start until every Hvpa is decided and one sync period more."""
+    note("  restart: a new controller...")
+    cluster.ask(("mark",))
+    started = time.monotonic()
+    with Child(controller_main, kubeconfig, name="controller") as controller:
+        controller.recv(timeout=1800)
+        deadline = time.monotonic() + 1800
+        while min(controller.ask(("count",))["decided_at"].values(), default=0.0) == 0.0:
+            if time.monotonic() > deadline:
+                raise RuntimeError("the new controller did not decide every Hvpa in 30 minutes")
+            time.sleep(0.2)
+        decided = time.monotonic() - started
+        time.sleep(SYNC_PERIOD_SECONDS)
+        counted = cluster.ask(("counted",))
+        seconds = time.monotonic() - started
+        controller.send(("stop",))
+        controller.recv(timeout=300)
+    note(f"  restart: every Hvpa decided {decided:.1f} s after start; {seconds:.0f} s counted")
+    return {"requests": counted["requests"], "seconds": seconds, "decided": decided}
+
+
+def _restart_rows(hvpas: int, restart: dict[str, Any]) -> list[Row]:
+    """The upstream HPA controller after a restart does what it does at every sync: a GET of
+    /scale and a status write per HPA (its informers' lists besides)."""
+    requests: dict[tuple[str, str], int] = restart["requests"]
+    total = sum(requests.values())
+    rows = [
+        Row(
+            "after a leader restart: every Hvpa decided (s after the new leader's start)",
+            restart["decided"],
+            "s",
+        ),
+        Row.compared(
+            f"after a leader restart: API requests per Hvpa, start to a sync period after "
+            f"every Hvpa was decided ({restart['seconds']:.0f} s; ref: upstream HPA, GET /scale "
+            "+ status write per HPA per sync, for the periods counted)",
+            total / hvpas,
+            "requests/Hvpa",
+            HPA_REQUESTS_PER_SYNC * restart["seconds"] / SYNC_PERIOD_SECONDS,
+            invert=True,
+        ),
+    ]
+    for (verb, what), count in sorted(requests.items(), key=lambda item: -item[1]):
+        rows.append(Row(f"after a leader restart: {verb} {what}", count, "requests"))
+    return rows
 
 
 def _rows(
