@@ -75,6 +75,7 @@ __all__ = [
     "decode_pod_metrics",
     "decode_target",
     "decode_vpa",
+    "intern_labels",
     "parse_time",
     "quantity_milli",
 ]
@@ -646,7 +647,9 @@ _EMPTY_LABELS: Final[Mapping[str, str]] = {}
 _INTERN_LIMIT: Final = 200_000
 
 
-def _intern_labels(labels: dict[str, str] | None) -> Mapping[str, str]:
+def intern_labels(labels: dict[str, str] | None) -> Mapping[str, str]:
+    """One shared copy of a label map: the pods of a template, and their PodMetrics (which
+    carry the pod's labels), all hold the same one."""
     if not labels:
         return _EMPTY_LABELS
     key = tuple(labels.items())
@@ -849,7 +852,7 @@ def pod_from_wire(wire: PodWire) -> PodRecord:
     return PodRecord(
         namespace=sys.intern(meta.namespace),
         name=meta.name,
-        labels=_intern_labels(meta.labels),
+        labels=intern_labels(meta.labels),
         phase=sys.intern(status.phase or "Pending"),
         deleting=meta.deletion_timestamp is not None,
         start_time=parse_time(status.start_time),
@@ -882,7 +885,7 @@ def node_from_wire(wire: NodeWire) -> NodeRecord:
     )
     return NodeRecord(
         name=wire.metadata.name,
-        labels=_intern_labels(wire.metadata.labels),
+        labels=intern_labels(wire.metadata.labels),
         unschedulable=wire.spec.unschedulable,
         ready=ready.status if ready else None,
         allocatable=allocatable,

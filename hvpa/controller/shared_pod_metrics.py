@@ -42,13 +42,19 @@ from __future__ import annotations
 
 import asyncio
 import enum
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Final
 
 from hvpa.engine.metrics import MetricReadError, PodMetricsList
 from hvpa.labels import LabelSelector
-from hvpa.records import DECODING_ERRORS, PodMetricsRecord, PodMetricsWire, pod_metrics_from_wire
+from hvpa.records import (
+    DECODING_ERRORS,
+    PodMetricsRecord,
+    PodMetricsWire,
+    intern_labels,
+    pod_metrics_from_wire,
+)
 
 __all__ = ["Fetch", "Fetched", "SharedPodMetrics", "Unshareable"]
 
@@ -83,7 +89,7 @@ _Key = tuple[str, str]
 
 @dataclass(frozen=True, slots=True)
 class _Item:
-    labels: dict[str, str]
+    labels: Mapping[str, str]
     record: PodMetricsRecord | None
     problem: str  # why the usage cannot be read, when `record` is None
 
@@ -99,7 +105,10 @@ class _Answer:
 
 
 def _item(wire: PodMetricsWire) -> _Item:
-    labels = wire.metadata.labels or {}
+    """The item as kept for the period. Its labels are the pod's, so they are the shared
+    copy the pod store holds too: kept apart they were half of an answer's bytes (1,126 B
+    a pod with the benchmark's six labels; 627 B shared)."""
+    labels = intern_labels(wire.metadata.labels)
     try:
         return _Item(labels, pod_metrics_from_wire(wire), "")
     except DECODING_ERRORS as error:

@@ -12,6 +12,7 @@ from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any, Final
 
+import msgspec
 import orjson
 import pytest
 from aiohttp import web
@@ -308,3 +309,22 @@ async def test_an_answer_that_is_not_pod_metrics_fails_each_query_as_before(
     unshared = await _one_by_one(MetricsReader(client=client, timeout_seconds=5), [web])
     assert await _one_by_one(_shared(client), [web]) == unshared
     assert isinstance(unshared[0], MetricReadError)
+
+
+def test_a_kept_item_holds_the_pods_shared_labels_not_a_copy() -> None:
+    """An answer is kept for a whole period, one item per pod of the namespace: its labels are
+    the interned copy the pod store holds, so pods of one template share one map (kept
+    apart they were half of an answer's bytes)."""
+    from hvpa.controller import shared_pod_metrics
+    from hvpa.records import PodMetricsWire, decode_pod
+
+    labels = {"app": "web", "pod-template-hash": "5d8f7c9b4"}
+
+    def wire(name: str) -> PodMetricsWire:
+        body = {"metadata": {"name": name, "namespace": "default", "labels": dict(labels)}}
+        return msgspec.json.decode(orjson.dumps(body), type=PodMetricsWire)
+
+    first, second = shared_pod_metrics._item(wire("web-1")), shared_pod_metrics._item(wire("web-2"))
+    pod = decode_pod({"metadata": {"name": "web-1", "namespace": "default", "labels": labels}})
+    assert first.labels == labels
+    assert first.labels is second.labels is pod.labels
