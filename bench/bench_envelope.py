@@ -28,7 +28,12 @@ Steps:
    - requests/s by verb (informational; at steady state a status write is made
      only when a status changed, so writes follow the triggers, not the Hvpas);
    - the controller's event-loop stalls and GC pauses over the window, and the
-     share of the slowest answers (those at or above the p99) that overlap one.
+     share of the slowest answers (those at or above the p99) that overlap one;
+   - each process's CPU and its wait for a CPU (schedstat run delay), so a
+     reader can tell a busy machine from a slow controller.
+4. A leader restart: the controller stops, a new one starts; the requests from
+   its start until every Hvpa is decided and a sync period more, by verb,
+   against the upstream HPA's GET /scale and status write per HPA per sync.
 
 The full size needs a few GB of RAM for the server process (its store and
 history), and on two shared cores several minutes; `--quick` runs 1,000 Hvpas.
