@@ -1082,7 +1082,7 @@ def _container_usage(usage: _ContainerUsage, where: str) -> ContainerMetrics:
     amounts, problems = _resources(usage.usage, f"{where} containers[{usage.name}].usage")
     if problems:
         raise RecordError("; ".join(problems))
-    return ContainerMetrics(usage.name, amounts)
+    return ContainerMetrics(sys.intern(usage.name), amounts)
 
 
 def pod_metrics_from_wire(wire: PodMetricsWire) -> PodMetricsRecord:
@@ -1090,7 +1090,9 @@ def pod_metrics_from_wire(wire: PodMetricsWire) -> PodMetricsRecord:
     reader turns that into a failed reading."""
     where = f"PodMetrics {wire.metadata.namespace}/{wire.metadata.name}"
     return PodMetricsRecord(
-        namespace=wire.metadata.namespace,
+        # A namespace's answer is kept for a period (controller/shared_pod_metrics.py):
+        # its pods share one namespace and one name per container, not a copy each.
+        namespace=sys.intern(wire.metadata.namespace),
         name=wire.metadata.name,
         timestamp=parse_time(wire.timestamp),
         window_seconds=_duration_seconds(wire.window),

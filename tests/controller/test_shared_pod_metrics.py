@@ -311,20 +311,27 @@ async def test_an_answer_that_is_not_pod_metrics_fails_each_query_as_before(
     assert isinstance(unshared[0], MetricReadError)
 
 
-def test_a_kept_item_holds_the_pods_shared_labels_not_a_copy() -> None:
+def test_a_kept_item_holds_shared_labels_and_names_not_copies() -> None:
     """An answer is kept for a whole period, one item per pod of the namespace: its labels are
-    the interned copy the pod store holds, so pods of one template share one map (kept
-    apart they were half of an answer's bytes)."""
+    the interned map the pod store holds, so pods of one template share one map, and its
+    namespace and container names are interned strings (kept apart, the labels were half
+    of an answer's bytes and the names a sixth of the rest)."""
     from hvpa.controller import shared_pod_metrics
     from hvpa.records import PodMetricsWire, decode_pod
 
     labels = {"app": "web", "pod-template-hash": "5d8f7c9b4"}
 
     def wire(name: str) -> PodMetricsWire:
-        body = {"metadata": {"name": name, "namespace": "default", "labels": dict(labels)}}
+        body = {
+            "metadata": {"name": name, "namespace": "team-07", "labels": dict(labels)},
+            "containers": [{"name": "app-main", "usage": {"cpu": "1m", "memory": "1Mi"}}],
+        }
         return msgspec.json.decode(orjson.dumps(body), type=PodMetricsWire)
 
-    first, second = shared_pod_metrics._item(wire("web-1")), shared_pod_metrics._item(wire("web-2"))
-    pod = decode_pod({"metadata": {"name": "web-1", "namespace": "default", "labels": labels}})
+    first, second = (shared_pod_metrics._item(wire(name)) for name in ("web-1", "web-2"))
+    pod = decode_pod({"metadata": {"name": "web-1", "namespace": "team-07", "labels": labels}})
     assert first.labels == labels
     assert first.labels is second.labels is pod.labels
+    assert first.record is not None and second.record is not None
+    assert first.record.namespace is second.record.namespace
+    assert first.record.containers[0].name is second.record.containers[0].name
