@@ -26,7 +26,7 @@ from integration_helpers import VIRTUAL_TIME, eventually, hvpa_manifest
 
 from hvpa.kube.settings import LeaderElectionSettings
 from hvpa.server import Server, parse_address
-from hvpa.settings import ControllerSettings, ServerSettings
+from hvpa.settings import DEFAULT_CONCURRENCY, ControllerSettings, ServerSettings
 from hvpa.sim.apiserver import ApiServer
 
 pytestmark = VIRTUAL_TIME
@@ -118,7 +118,8 @@ async def test_metrics_pass_promtool_and_name_what_they_should(
         'hvpa_container_resource_requests{container="app",name="web",namespace="default",'
         'resource="cpu",unit="core"} 0.1' in text
     )
-    assert 'controller_runtime_max_concurrent_reconciles{controller="hvpa"} 5.0' in text
+    workers = f"{float(DEFAULT_CONCURRENCY)}"
+    assert f'controller_runtime_max_concurrent_reconciles{{controller="hvpa"}} {workers}' in text
     assert "pod=" not in text and "web-" not in text  # no per-pod labels
 
     # Asked for last: without promtool (outside CI) the checks above still ran.
