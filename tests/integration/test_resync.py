@@ -19,9 +19,11 @@ pytestmark = VIRTUAL_TIME
 NAMES = [f"web-{index}" for index in range(6)]
 
 
-async def test_resyncs_are_spread_over_the_period(
+async def _every_hvpa_decided_once(
     apiserver: ApiServer, cluster: MiniCluster, start_controller: Any
-) -> None:
+) -> Any:
+    """NAMES' workloads and Hvpas, a controller syncing every 15 s, each Hvpa decided once:
+    the controller's observations."""
     for name in NAMES:
         cluster.deployment(
             name,
@@ -33,6 +35,13 @@ async def test_resyncs_are_spread_over_the_period(
     running = await start_controller(settings=ControllerSettings(sync_period_seconds=15))
     observations = running.manager.observations
     await eventually(lambda: len(observations) == len(NAMES), within=30)
+    return observations
+
+
+async def test_resyncs_are_spread_over_the_period(
+    apiserver: ApiServer, cluster: MiniCluster, start_controller: Any
+) -> None:
+    observations = await _every_hvpa_decided_once(apiserver, cluster, start_controller)
     decided = {name: observations.get(f"default/{name}").time for name in NAMES}
 
     await asyncio.sleep(45)  # three sync periods
@@ -48,17 +57,7 @@ async def test_the_first_resync_comes_within_a_period_of_the_first_decision(
 ) -> None:
     """The first round of resyncs starts with the workers: were it a period later, an Hvpa
     of a late phase would wait up to two periods between its first and second decision."""
-    for name in NAMES:
-        cluster.deployment(
-            name,
-            replicas=1,
-            requests={"cpu": "100m", "memory": "64Mi"},
-            load=Load(cpu_millicores=50),
-        )
-        apiserver.objects.create("hvpas", hvpa_manifest(name, target=name))
-    running = await start_controller(settings=ControllerSettings(sync_period_seconds=15))
-    observations = running.manager.observations
-    await eventually(lambda: len(observations) == len(NAMES), within=30)
+    observations = await _every_hvpa_decided_once(apiserver, cluster, start_controller)
     first = {name: observations.get(f"default/{name}").time for name in NAMES}
 
     await asyncio.sleep(15 + 1)  # a period, and a second for the queue
