@@ -261,6 +261,41 @@ class Recommender:
             )
 
 
+def wait_for_vpas(cluster: Child, hvpas: int, *, within: float, poll: float) -> None:
+    """Until the controller has created every Hvpa's VPA: each Hvpa's first decision written."""
+    deadline = time.monotonic() + within
+    while cluster.ask(("vpas",))["count"] < hvpas:
+        if time.monotonic() > deadline:
+            raise RuntimeError(f"the controller did not create every VPA in {within:.0f} s")
+        time.sleep(poll)
+
+
+def settle_and_measure(
+    controller: Child,
+    cluster: Child,
+    churn: float,
+    triggers_per_second: float,
+    seconds: float,
+    *,
+    timeout: float,
+) -> tuple[dict[str, Any], dict[str, Any], dict[str, Any], dict[str, Any]]:
+    """Settle the controller, take the cluster's baseline, settle again, measure `seconds` of
+    churn and triggers, and stop the controller: (settled, count before, measured, count
+    after). `timeout` bounds each settle; a fifth of it the measure's end and the stop."""
+    controller.ask(("settle", 2.0), timeout=timeout)
+    cluster.ask(("baseline",))
+    settled = controller.ask(("settle", 2.0), timeout=timeout)
+    note(f"  settled at {settled['rss'] / MB:.0f} MB; measuring for {seconds:.0f} s...")
+    before = controller.ask(("count",))
+    measured = cluster.ask(
+        ("measure", churn, triggers_per_second, seconds), timeout=seconds + timeout / 5
+    )
+    after = controller.ask(("count",))
+    controller.send(("stop",))
+    controller.recv(timeout=timeout / 5)
+    return settled, before, measured, after
+
+
 def _cluster_commands(server: ApiServer, spec: ClusterSpec, churn: PodChurn) -> dict[str, Any]:
     recommender = Recommender(server, spec, churn)
     return {
@@ -291,22 +326,10 @@ def run(size: Size = "full") -> list[Row]:
         with Child(controller_main, info["kubeconfig"], name="controller") as controller:
             synced = controller.recv(timeout=600)
             note(f"  controller synced in {synced['synced_seconds']:.1f} s; first reconciles...")
-            deadline = time.monotonic() + 600
-            while cluster.ask(("vpas",))["count"] < hvpas:
-                if time.monotonic() > deadline:
-                    raise RuntimeError("the controller did not create every VPA in 10 minutes")
-                time.sleep(0.5)
-            controller.ask(("settle", 2.0), timeout=600)
-            cluster.ask(("baseline",))
-            settled = controller.ask(("settle", 2.0), timeout=600)
-            note(f"  settled at {settled['rss'] / MB:.0f} MB; measuring for {seconds:.0f} s...")
-            before = controller.ask(("count",))
-            measured = cluster.ask(
-                ("measure", churn, triggers_per_second, seconds), timeout=seconds + 120
+            wait_for_vpas(cluster, hvpas, within=600, poll=0.5)
+            settled, before, measured, after = settle_and_measure(
+                controller, cluster, churn, triggers_per_second, seconds, timeout=600
             )
-            after = controller.ask(("count",))
-            controller.send(("stop",))
-            controller.recv(timeout=120)
         cluster.ask(("stop",))
     latencies_ms = [1000 * latency for latency in measured["latencies"]]
     if not latencies_ms:

@@ -47,7 +47,12 @@ from collections import Counter
 from typing import Any
 
 from bench import corpus
-from bench.bench_controller import Recommender, hvpa_manifest
+from bench.bench_controller import (
+    Recommender,
+    hvpa_manifest,
+    settle_and_measure,
+    wait_for_vpas,
+)
 from bench.cluster import ClusterSpec, PodChurn, serve
 from bench.controller_process import controller_main
 from bench.harness import Child, Row, Size, note, pick, quantile, run_delay_seconds
@@ -191,24 +196,12 @@ def run(size: Size = "full") -> list[Row]:
             controller.recv(timeout=1800)
             synced_wall = time.monotonic() - started
             note(f"  synced in {synced_wall:.1f} s; first decisions...")
-            deadline = time.monotonic() + 1800
-            while cluster.ask(("vpas",))["count"] < hvpas:
-                if time.monotonic() > deadline:
-                    raise RuntimeError("the controller did not decide every Hvpa in 30 minutes")
-                time.sleep(0.2)
+            wait_for_vpas(cluster, hvpas, within=1800, poll=0.2)
             decided_wall = time.monotonic() - started
             note(f"  every Hvpa decided {decided_wall:.1f} s after start; settling...")
-            controller.ask(("settle", 2.0), timeout=1800)
-            cluster.ask(("baseline",))
-            settled = controller.ask(("settle", 2.0), timeout=1800)
-            note(f"  settled at {settled['rss'] / MIB:.0f} MiB; measuring {seconds:.0f} s...")
-            before = controller.ask(("count",))
-            measured = cluster.ask(
-                ("measure", churn, triggers_per_second, seconds), timeout=seconds + 300
+            settled, before, measured, after = settle_and_measure(
+                controller, cluster, churn, triggers_per_second, seconds, timeout=1800
             )
-            after = controller.ask(("count",))
-            controller.send(("stop",))
-            controller.recv(timeout=300)
         restart = _restart(cluster, info["kubeconfig"], hvpas)
         cluster.ask(("stop",))
     rows = _rows(
