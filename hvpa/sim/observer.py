@@ -178,13 +178,11 @@ class Observer:
         """Count the pods that began terminating this tick at a revision other than the
         template's (a Deployment's revision is the template's hash, a StatefulSet's ends in it)."""
         terminating = {p.name for p in pods if p.deleting}
-        if spec is not None:
-            current = template_hash(spec[1] or {})
-            self.totals.replaced_pods += sum(
-                1
-                for p in pods
-                if p.deleting
-                and p.name not in self._terminating
-                and not p.revision.endswith(current)
-            )
+        started = terminating - self._terminating
         self._terminating = terminating
+        if spec is None or not started:
+            return  # the template is hashed only on a tick where a pod began terminating
+        current = template_hash(spec[1] or {})
+        self.totals.replaced_pods += sum(
+            1 for p in pods if p.name in started and not p.revision.endswith(current)
+        )
