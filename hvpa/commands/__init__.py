@@ -10,7 +10,7 @@ Every command exits with one of these codes (the README's CLI reference
 lists them; a test keeps the two in step).
 """
 
-from typing import Final
+from typing import Any, Final, TextIO
 
 # Done.
 OK: Final = 0
@@ -36,3 +36,20 @@ EXIT_CODES: Final = {
     INTERRUPTED: "INTERRUPTED",
     PIPE_CLOSED: "PIPE_CLOSED",
 }
+
+
+def write_document(out: TextIO, document: Any, output: str, *, several: bool = False) -> None:
+    """A command's result for machines, in the one spelling every `-o json|yaml` shares:
+    indented JSON (a compact line each when `several` follow one another) or a YAML
+    document (`---` before each of `several`)."""
+    if output == "yaml":
+        import yaml
+
+        if several:
+            out.write("---\n")
+        out.write(yaml.safe_dump(document, sort_keys=False, allow_unicode=True))
+        return
+    import orjson
+
+    option = 0 if several else orjson.OPT_INDENT_2
+    out.write(orjson.dumps(document, option=option).decode() + "\n")

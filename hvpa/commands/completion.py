@@ -120,14 +120,15 @@ def _first_clause(text: str) -> str:
 
 
 def _known_names() -> dict[str, tuple[str, ...]]:
-    from hvpa.sim.scenarios import SCENARIO_NAMES, STRATEGIES
+    from hvpa.sim.scenarios import BASELINES, SCENARIO_NAMES, STRATEGIES
     from hvpa.sim.traces import TRACE_NAMES
 
+    runnable = (*STRATEGIES, *BASELINES)  # what --strategy and --compare accept
     return {
         "sim --hvpa": tuple(SCENARIO_NAMES),
         "sim --trace": tuple(TRACE_NAMES),
-        "sim --strategy": tuple(STRATEGIES),
-        "sim --compare": tuple(STRATEGIES),
+        "sim --strategy": runnable,
+        "sim --compare": runnable,
     }
 
 

@@ -19,7 +19,7 @@ import argparse
 import sys
 from typing import TYPE_CHECKING
 
-from hvpa.commands import BAD_INPUT, FAILED, OK
+from hvpa.commands import BAD_INPUT, FAILED, OK, write_document
 
 if TYPE_CHECKING:
     from hvpa.engine.decision import Decision
@@ -146,15 +146,8 @@ def _print(decision: Decision, output: str) -> None:
     out = sys.stdout
     if output == "text":
         out.write("\n".join(decision.explanation) + "\n")
-    elif output == "json":
-        import orjson
-
-        out.write(orjson.dumps(decision_to_dict(decision), option=orjson.OPT_INDENT_2).decode())
-        out.write("\n")
     else:
-        import yaml
-
-        out.write(yaml.safe_dump(decision_to_dict(decision), sort_keys=False, allow_unicode=True))
+        write_document(out, decision_to_dict(decision), output)
     out.flush()
 
 

@@ -16,9 +16,9 @@ from __future__ import annotations
 import argparse
 import sys
 from pathlib import Path
-from typing import Any, Final, TextIO
+from typing import Any, Final
 
-from hvpa.commands import BAD_INPUT, OK
+from hvpa.commands import BAD_INPUT, OK, write_document
 
 HELP = "print what hvpa would decide for a scenario"
 _SUFFIXES: Final = (".yaml", ".yml", ".json")
@@ -67,21 +67,6 @@ def _decide(path: str) -> dict[str, Any]:
     return decision_to_dict(decision)
 
 
-def _write(out: TextIO, document: dict[str, Any], output: str, several: bool) -> None:
-    """One result: JSON (a line each when there are several) or a YAML document."""
-    if output == "yaml":
-        import yaml
-
-        if several:
-            out.write("---\n")
-        out.write(yaml.safe_dump(document, sort_keys=False, allow_unicode=True))
-        return
-    import orjson
-
-    option = 0 if several else orjson.OPT_INDENT_2
-    out.write(orjson.dumps(document, option=option).decode() + "\n")
-
-
 def run(args: argparse.Namespace) -> int:
     from hvpa.scenario import ScenarioError
 
@@ -100,7 +85,9 @@ def run(args: argparse.Namespace) -> int:
             # One line: a YAML error spans several ("while parsing...\n  in ...").
             message = f"{path}: {' '.join(str(error).split())}"
             if several:
-                _write(out, {"scenario": path, "error": message}, args.output, several)
+                write_document(
+                    out, {"scenario": path, "error": message}, args.output, several=several
+                )
             else:
                 sys.stderr.write(f"hvpa recommend: {message}\n")
             continue
@@ -109,6 +96,7 @@ def run(args: argparse.Namespace) -> int:
                 out.write(f"# {path}\n")
             out.write("\n".join(result["explanation"]) + "\n")
         else:
-            _write(out, {"scenario": path, **result} if several else result, args.output, several)
+            document = {"scenario": path, **result} if several else result
+            write_document(out, document, args.output, several=several)
     out.flush()
     return BAD_INPUT if failed else OK

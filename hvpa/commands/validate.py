@@ -24,6 +24,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Final, TextIO
 
+from hvpa.commands import write_document
+
 HELP = "check Hvpa manifests (YAML or JSON) and print every problem with its path"
 
 SUFFIXES: Final = (".yaml", ".yml", ".json")
@@ -168,14 +170,7 @@ def _print(results: list[Result], output: str) -> None:
         )
         return
     document = {"summary": counts, "results": [r.as_json() for r in results]}
-    if output == "json":
-        import orjson
-
-        sys.stdout.write(orjson.dumps(document, option=orjson.OPT_INDENT_2).decode() + "\n")
-    else:
-        import yaml
-
-        sys.stdout.write(yaml.safe_dump(document, sort_keys=False, allow_unicode=True))
+    write_document(sys.stdout, document, output)
 
 
 _STATUSES: Final = ("valid", "invalid", "skipped", "unreadable")
