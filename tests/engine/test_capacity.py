@@ -595,3 +595,22 @@ def test_the_gates_limits_hold_one_axis_and_the_other_follows(
         sizes[change.resource] = change.proposed
     assert (result.replicas, sizes) == expected
     assert [(b.axis, b.direction, b.reason) for b in result.blocked] == blocked
+
+
+def test_a_count_short_only_with_one_pod_out_says_so() -> None:
+    # 4 x 1 CPU covers 3.9 CPU, but without a utilization target one pod out leaves
+    # 3 x 1 CPU, which with the default 15% headroom carries 3.45 < 3.9: 5 replicas.
+    container = ContainerSpec("app", Resources(cpu=1000, memory=GI), NO_RESOURCES)
+    params = CapacityParams((point(1, 1000), point(10, 1000)), {}, Fraction(10), Fraction(30))
+    reading = read_curve(
+        HorizontalInput(4, 1, 10),
+        (container,),
+        (POLICY,),
+        {"cpu": 3900},
+        params,
+        spare=frozenset({"cpu"}),
+    )
+    planned = plan_capacity(reading, Situation(), NO_LIMITS).plan
+    assert planned.replicas == 5
+    text = "\n".join(planned.explanation)
+    assert "curve: 4 replicas are too few: cpu (one pod out): 3 x (1 - 0) x 115% < 3.9" in text

@@ -52,6 +52,9 @@ __all__ = [
 
 # A Deployment's default maxUnavailable (25%, rounded down) takes a pod down from four replicas.
 SPARE_FROM_REPLICAS: Final = 4
+# How a count falls short of a resource's demand (Room.short): with all its pods, or with one out.
+ALL_PODS: Final = "all pods"
+ONE_OUT: Final = "one pod out"
 
 
 @dataclass(frozen=True, slots=True)
@@ -183,19 +186,24 @@ class Room:
 
     def covers(self, demand: Mapping[str, int], replicas: int) -> bool:
         """Whether `replicas` pods, as large as the room lets them be, cover the demand."""
-        for resource, needed in demand.items():
-            top = self.cap(resource, replicas)
-            if top is None:
-                continue
-            room = max(top - self.params.overhead.get(resource, 0), 0)
-            if replicas * room < needed:
-                return False
-            if (
-                self.spares(resource, replicas)
-                and (replicas - 1) * room * (100 + DEFAULT_HEADROOM_PERCENT) < needed * 100
-            ):
-                return False
-        return True
+        return not any(self.short(r, needed, replicas) for r, needed in demand.items())
+
+    def short(self, resource: str, needed: int, replicas: int) -> str:
+        """How `replicas` pods as large as the room lets them be fall short of `needed` of
+        `resource`: "" (they do not), ALL_PODS (together) or ONE_OUT (with one pod out,
+        where `spares` asks that)."""
+        top = self.cap(resource, replicas)
+        if top is None:
+            return ""
+        room = max(top - self.params.overhead.get(resource, 0), 0)
+        if replicas * room < needed:
+            return ALL_PODS
+        if (
+            self.spares(resource, replicas)
+            and (replicas - 1) * room * (100 + DEFAULT_HEADROOM_PERCENT) < needed * 100
+        ):
+            return ONE_OUT
+        return ""
 
     def spares(self, resource: str, replicas: int) -> bool:
         """Whether `replicas` pods must carry the load of `resource` with one of them out.
@@ -296,14 +304,25 @@ def _past_end(demand: Mapping[str, int], room: Room, high: int, lines: list[str]
 
 def _too_few(demand: Mapping[str, int], room: Room, fewer: int) -> str:
     overhead = room.params.overhead
-    short = [
-        f"{r}: {fewer} x ({format_human_resource(r, top)} - {format_human_resource(r, overhead.get(r, 0))}) "
-        f"< {format_human_resource(r, needed)}"
-        for r, needed in demand.items()
-        if (top := room.cap(r, fewer)) is not None
-        and fewer * max(top - overhead.get(r, 0), 0) < needed
-    ]
-    return f"curve: {counted(fewer, 'replica')} {'is' if fewer == 1 else 'are'} too few: {'; '.join(short)}"
+    reasons = []
+    for r, needed in demand.items():
+        short = room.short(r, needed, fewer)
+        if not short:
+            continue
+        top = room.cap(r, fewer) or 0
+        if short == ALL_PODS:
+            which, count, factor = "", fewer, ""
+        else:
+            which, count, factor = (
+                " (one pod out)",
+                fewer - 1,
+                f" x {100 + DEFAULT_HEADROOM_PERCENT}%",
+            )
+        reasons.append(
+            f"{r}{which}: {count} x ({format_human_resource(r, top)} - "
+            f"{format_human_resource(r, overhead.get(r, 0))}){factor} < {format_human_resource(r, needed)}"
+        )
+    return f"curve: {counted(fewer, 'replica')} {'is' if fewer == 1 else 'are'} too few: {'; '.join(reasons)}"
 
 
 def curve_point(
@@ -316,7 +335,8 @@ def curve_point(
     if replicas > low:
         lines.append(_too_few(demand, room, replicas - 1))
     else:
-        lines.append(f"curve: {replicas} replicas (minReplicas) cover the demand")
+        verb = "covers" if replicas == 1 else "cover"
+        lines.append(f"curve: {counted(replicas, 'replica')} (minReplicas) {verb} the demand")
     overhead = room.params.overhead
     sizes = {}
     for resource, needed in demand.items():
@@ -338,7 +358,7 @@ def curve_point(
             else ""
         )
         lines.append(
-            f"curve: {resource}: {replicas} replicas, ceiling "
+            f"curve: {resource}: {counted(replicas, 'replica')}, ceiling "
             f"{'none' if top is None else format_human_resource(resource, top)} per pod; per pod "
             f"{format_human_resource(resource, overhead.get(resource, 0))} + its share of {format_human_resource(resource, needed)}"
             f"{widened} = {format_human_resource(resource, sizes[resource])}"
