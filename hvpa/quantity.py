@@ -351,10 +351,9 @@ def parse_milli(text: str | int | float) -> int:
     return parse(text).milli()
 
 
-@lru_cache(maxsize=_SPELLINGS, typed=True)
 def parse_cpu_millis(text: str | int | float) -> int:
-    """CPU in millicores, rounded up as the kubelet does."""
-    return parse(text).milli()
+    """CPU in millicores, rounded up as the kubelet does (milli() rounds away from zero)."""
+    return parse_milli(text)
 
 
 @lru_cache(maxsize=_SPELLINGS, typed=True)

@@ -9,9 +9,10 @@ demand samples the status kept (status.py reads and writes them).
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from fractions import Fraction
 
+from hvpa.api.autoscaling import MetricTarget
 from hvpa.api.defaults import (
     CAPACITY_DEMAND_PERCENTILE,
     CAPACITY_DEMAND_WINDOW_SECONDS,
@@ -128,15 +129,19 @@ def _vpa_targets(
     return {r.container_name: r.target for r in vpa.recommendations or ()}
 
 
-def _utilization(spec: HvpaSpec) -> dict[str, int]:
+def _resource_targets(spec: HvpaSpec) -> Iterator[tuple[str, MetricTarget]]:
+    """(resource name, target) of each Resource metric of the HPA template, in order."""
     template = spec.hpa.template.spec
-    found: dict[str, int] = {}
     for metric in template.metrics if template is not None else ():
-        source = metric.resource
-        if metric.type == "Resource" and source is not None:
-            target = source.target
-            if target.type == "Utilization" and target.average_utilization:
-                found.setdefault(source.name, target.average_utilization)
+        if metric.type == "Resource" and metric.resource is not None:
+            yield metric.resource.name, metric.resource.target
+
+
+def _utilization(spec: HvpaSpec) -> dict[str, int]:
+    found: dict[str, int] = {}
+    for name, target in _resource_targets(spec):
+        if target.type == "Utilization" and target.average_utilization:
+            found.setdefault(name, target.average_utilization)
     return found
 
 
@@ -157,17 +162,12 @@ def targeted(spec: HvpaSpec) -> frozenset[str]:
     resource with no target at all has just the default 15% and nothing
     that says a pod may carry more.
     """
-    template = spec.hpa.template.spec
-    found: set[str] = set()
-    for metric in template.metrics if template is not None else ():
-        source = metric.resource
-        if metric.type == "Resource" and source is not None:
-            target = source.target
-            if (target.type == "Utilization" and target.average_utilization) or (
-                target.type == "AverageValue" and target.average_value is not None
-            ):
-                found.add(source.name)
-    return frozenset(found)
+    return frozenset(
+        name
+        for name, target in _resource_targets(spec)
+        if (target.type == "Utilization" and target.average_utilization)
+        or (target.type == "AverageValue" and target.average_value is not None)
+    )
 
 
 def scale_down_window(spec: HvpaSpec) -> tuple[int, str]:
@@ -313,7 +313,7 @@ def capacity_input(
         level=demand.level,
         level_low=demand.low,
         shares=_shares(sized_containers, containers, targets),
-        spare=frozenset(r for r in RESOURCES if sized[r] and r not in targeted(spec)),
+        spare=frozenset(r for r in RESOURCES if sized[r]) - targeted(spec),
         serving=any(pod.ready == "True" and not pod.deleting for pod in pods),
         falling=demand.effective != demand.measured,
         capped=_at_cpu_limit(serving, pods, sized[CPU]),

@@ -294,7 +294,7 @@ def combine_capacity(
     situation = Situation(
         level=capacity.level,
         level_low=capacity.level_low,
-        starving=any(s.cpu for s in starving) and capacity.vertical,
+        starving=any(s.cpu for s in starving),  # none when the vertical axis is off
         serving=capacity.serving,
         falling=capacity.falling,
         capped=capacity.capped,
