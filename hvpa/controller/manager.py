@@ -94,7 +94,7 @@ from hvpa.logs import fields
 from hvpa.records import NodeRecord
 from hvpa.settings import ControllerSettings
 
-__all__ = ["Manager", "default_identity", "resync_order", "resync_phase"]
+__all__ = ["Manager", "default_identity", "resync_phase"]
 
 _logger = logging.getLogger(__name__)
 
@@ -109,7 +109,7 @@ def resync_phase(key: str) -> float:
     return zlib.crc32(key.encode()) / 2**32
 
 
-def resync_order(keys: Iterable[str]) -> list[tuple[float, str]]:
+def _resync_order(keys: Iterable[str]) -> list[tuple[float, str]]:
     """The keys with their phases, in the order a round of the resync reaches them."""
     return sorted((resync_phase(key), key) for key in keys)
 
@@ -466,7 +466,7 @@ class Manager:
         period = self.settings.sync_period_seconds
         while True:
             round_start = loop.time()
-            for phase, key in resync_order(self.cache.hvpa_keys()):
+            for phase, key in _resync_order(self.cache.hvpa_keys()):
                 wait = round_start + period * phase - loop.time()
                 if wait > 0:
                     await asyncio.sleep(wait)

@@ -107,7 +107,7 @@ class _Answer:
 def _item(wire: PodMetricsWire) -> _Item:
     """The item as kept for the period. Its labels are the pod's, so they are the shared
     copy the pod store holds too: kept apart they were half of an answer's bytes (1,126 B
-    a pod with the benchmark's six labels; 627 B shared)."""
+    a pod with the benchmark's six labels; 627 B shared; tracemalloc of an answer of 75 pods)."""
     labels = intern_labels(wire.metadata.labels)
     try:
         return _Item(labels, pod_metrics_from_wire(wire), "")
@@ -163,7 +163,6 @@ class SharedPodMetrics:
         self._answers: dict[_Key, _Answer] = {}
         self._in_flight: dict[_Key, asyncio.Future[_Answer | str | None]] = {}
         self._pruned_at = 0.0
-        self.requests = 0  # reads made, namespace-wide and by selector
 
     def __len__(self) -> int:
         """How many answers are kept (at most those of one period, however many Hvpas came
@@ -215,7 +214,6 @@ class SharedPodMetrics:
         outcome: _Answer | str | None = None
         try:
             read_at = loop.time()
-            self.requests += 1
             fetched = await self._fetch(key[0], selector)
             outcome = _answer(read_at, fetched, filtered=selector is None)
             if isinstance(outcome, _Answer):

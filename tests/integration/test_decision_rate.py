@@ -16,7 +16,7 @@ from typing import Any
 from integration_cluster import Load, MiniCluster
 from integration_helpers import VIRTUAL_TIME, eventually, hvpa_manifest
 
-from hvpa.settings import DEFAULT_CONCURRENCY, ControllerSettings
+from hvpa.settings import ControllerSettings
 from hvpa.sim.apiserver import ApiServer
 
 pytestmark = VIRTUAL_TIME
@@ -54,4 +54,3 @@ async def test_every_hvpa_is_decided_once_a_period_with_a_slow_metrics_api(
         now = cluster.clock()
         late = [k for k in keys if now - observations.get(k).time > PERIOD + READ_SECONDS]
         assert not late, f"{len(late)} of {HVPAS} Hvpas not decided in the last period"
-    assert settings.concurrency == DEFAULT_CONCURRENCY
