@@ -5,9 +5,10 @@ the VPAAndHPA baseline on every measure, and strictly better on pod restarts
 or oscillations. docs/strategies.md ("Capacity against VPAAndHPA") has the
 six-hour table on the gardener-kube-apiserver scenario (seed 1, so the same
 report every time) and says where the goal is not met and why. This test
-pins that table's verdicts, measure by measure and trace by trace, so the
-text cannot drift from what the simulator does: a change that makes
-Capacity better or worse anywhere fails here until the table is updated.
+pins the verdicts that page states, measure by measure and trace by trace
+(its own copy of them, EXPECTED below): a change that makes Capacity better
+or worse anywhere fails here until the verdicts, and the page, are updated.
+The table's figures themselves are not read from the page.
 
 The same verdicts in place (Capacity InPlaceOrRollout, the pair InPlaceOrRecreate) are
 pinned beside them.
