@@ -78,7 +78,7 @@ def recommendation_status(container: str, *, cpu: str, memory: str) -> dict[str,
                         "containerName": container,
                         "target": bounds,
                         "lowerBound": bounds,
-                        "upperBound": dict(bounds),
+                        "upperBound": bounds,
                     }
                 ]
             },

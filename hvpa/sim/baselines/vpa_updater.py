@@ -74,6 +74,7 @@ from hvpa.sim.baselines.vpa_updater_rules import (
     wants_update,
 )
 from hvpa.sim.pods import Pods, SimPod, WorkloadKey
+from hvpa.sim.recommender import policy_for
 
 __all__ = ["Admitted", "Eviction", "InPlaceResize", "VpaUpdater"]
 
@@ -115,8 +116,7 @@ class _Vpa:
     recommendations: Mapping[str, ContainerRecommendation]
 
     def policy(self, container: str) -> ContainerPolicy:
-        exact = next((p for p in self.policies if p.get("containerName") == container), None)
-        raw = exact or next((p for p in self.policies if p.get("containerName") == "*"), {})
+        raw = policy_for(self.policies, container)
         return ContainerPolicy(
             mode=str(raw.get("mode") or "Auto"),
             min_allowed=_amounts(raw.get("minAllowed")),
