@@ -1,4 +1,5 @@
-"""Helpers for the cluster model's tests: a model on a manual clock, workload manifests, stepping.
+"""Helpers for the cluster model's tests: a model on a manual clock, workload manifests, stepping;
+and the six-hour runs the comparison tests share.
 
 The API server is used in-process only (no HTTP, no controller): the model's
 pieces are synchronous, so a test steps them and reads the objects back.
@@ -6,14 +7,21 @@ pieces are synchronous, so a test steps them and reads the objects back.
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Final
 
 from hvpa.sim.apiserver import ApiServer
 from hvpa.sim.cluster import Cluster, ClusterSettings, Tick
 from hvpa.sim.pods import SimPod, WorkloadKey
+from hvpa.sim.runner import RunOptions, simulate
+from hvpa.sim.scenarios import builtin_scenario
+from hvpa.sim.traces import parse_trace
 
 EPOCH = 1_750_000_000.0
+# The comparisons' runs: the six hours and the seed docs/strategies.md's tables are made with.
+SIX_HOURS: Final = 6 * 3600
+COMPARISON_SEED: Final = 1
 GIB = 2**30
 MIB = 2**20
 
@@ -116,3 +124,34 @@ def resize(m: Model, resource: str, name: str, *, cpu: str) -> None:
         },
         patch_type="strategic",
     )
+
+
+@functools.cache
+def six_hour_summary(
+    scenario_name: str, strategy: str, trace: str, resize_mode: str | None = None
+) -> dict[str, Any]:
+    """The report's summary of one six-hour run of a built-in scenario (seed 1), with
+    `strategy` and, unless None, `resize_mode`.
+
+    Each run takes from seconds to a minute, and several tests ask for the same
+    one, so a run is made once per process (the first test that asks pays) and
+    shared by every later test in it. Under xdist each worker is its own process:
+    tests/conftest.py schedules a comparison module's tests by trace, so the tests
+    that share a run share a worker. The summary returned is the cached one; a
+    test reads it and never changes it.
+    """
+    scenario = builtin_scenario(scenario_name).with_strategy(strategy)
+    if resize_mode is not None:
+        scenario = scenario.with_resize_mode(resize_mode)
+    report = simulate(
+        RunOptions(
+            scenario=scenario,
+            trace=parse_trace(
+                trace, duration_seconds=SIX_HOURS, peak=scenario.peak, seed=COMPARISON_SEED
+            ),
+            duration_seconds=SIX_HOURS,
+            seed=COMPARISON_SEED,
+        )
+    )
+    summary: dict[str, Any] = report["summary"]
+    return summary

@@ -18,23 +18,20 @@ a regenerated table that breaks one fails too:
 
 from __future__ import annotations
 
-import functools
 import re
 from pathlib import Path
 from typing import Any, Final
 
 import pytest
+from sim_kit import six_hour_summary
 
 from hvpa.sim.report import compare_markdown
-from hvpa.sim.runner import RunOptions, simulate
-from hvpa.sim.scenarios import builtin_scenario
-from hvpa.sim.traces import TRACE_NAMES, parse_trace
+from hvpa.sim.traces import TRACE_NAMES
 
-# Eighteen six-hour runs, shared by the tests of one process (functools.cache): whichever test
+# Eighteen six-hour runs, shared by the tests of one process (sim_kit.six_hour_summary): whichever test
 # comes first runs them: 4 min 50 s of CPU, 27 min beside other jobs on two cores.
 pytestmark = pytest.mark.timeout(3600)
 
-DURATION_SECONDS: Final = 6 * 3600
 STRATEGIES: Final = ("Capacity", "Weighted", "HpaPreferred")
 BASELINES: Final = STRATEGIES[1:]
 DOCS: Final = Path(__file__).parents[2] / "docs" / "strategies.md"
@@ -54,20 +51,9 @@ MOST_ROLLOUTS: Final = {
 }
 
 
-@functools.cache
 def summary(strategy: str, trace: str) -> dict[str, Any]:
-    """One run per strategy and trace, shared by the tests below (each takes seconds)."""
-    scenario = builtin_scenario("capacity").with_strategy(strategy)
-    report = simulate(
-        RunOptions(
-            scenario=scenario,
-            trace=parse_trace(trace, duration_seconds=DURATION_SECONDS, peak=scenario.peak, seed=1),
-            duration_seconds=DURATION_SECONDS,
-            seed=1,
-        )
-    )
-    result: dict[str, Any] = report["summary"]
-    return result
+    """The capacity scenario's six-hour run, shared by the tests of one process (sim_kit)."""
+    return six_hour_summary("capacity", strategy, trace)
 
 
 def page_rows(trace: str) -> list[str]:

@@ -4,7 +4,7 @@ docs/strategies.md's "In place" table holds six traces of the capacity
 scenario with `spec.vpa.resizeMode: InPlaceOrRollout` (seed 1, 6 h). Its
 eighteen runs cost about five minutes of one core, too much beside the
 Rollout comparison's eighteen (test_sim_capacity_compare.py), so this
-module pins three traces, one run per trace and strategy (module-scoped):
+module pins three traces, one run per trace and strategy (shared, sim_kit.six_hour_summary):
 - step: a settled level change up and down, where Weighted's vertical half
   acts in place and Capacity resized by rollouts three times;
 - ramp: a slow rise and fall, where Capacity's count moves while its pods
@@ -28,19 +28,15 @@ from pathlib import Path
 from typing import Any, Final
 
 import pytest
+from sim_kit import six_hour_summary
 
 from hvpa.sim.report import COMPARE_COLUMNS, compare_markdown
-from hvpa.sim.runner import RunOptions, simulate
-from hvpa.sim.scenarios import builtin_scenario
-from hvpa.sim.traces import parse_trace
 
 # Nine six-hour runs (the three strategies on three traces), made by whichever test asks
 # first: 2 min 13 s of CPU in all, 3.5 min beside other jobs on two cores; past the default
 # per-test timeout.
 pytestmark = pytest.mark.timeout(1800)
 
-DURATION_SECONDS: Final = 6 * 3600
-SEED: Final = 1
 RESIZE_MODE: Final = "InPlaceOrRollout"
 TRACES: Final = ("step", "ramp", "spike")
 STRATEGIES: Final = ("Capacity", "Weighted", "HpaPreferred")
@@ -63,38 +59,10 @@ TABLE: Final = re.compile(r"<!-- inplace-table -->\n(.*?)<!-- /inplace-table -->
 UNDER_PROVISIONED_TICK_MINUTES: Final = 5 / 60
 
 
-class Runs:
-    """One run per (strategy, trace), made the first time a test asks for it."""
-
-    def __init__(self) -> None:
-        self._summaries: dict[tuple[str, str], dict[str, Any]] = {}
-
-    def summary(self, strategy: str, trace: str) -> dict[str, Any]:
-        key = (strategy, trace)
-        if key not in self._summaries:
-            self._summaries[key] = _run(strategy, trace)
-        return self._summaries[key]
-
-
-def _run(strategy: str, trace: str) -> dict[str, Any]:
-    scenario = builtin_scenario("capacity").with_strategy(strategy).with_resize_mode(RESIZE_MODE)
-    report = simulate(
-        RunOptions(
-            scenario=scenario,
-            trace=parse_trace(
-                trace, duration_seconds=DURATION_SECONDS, peak=scenario.peak, seed=SEED
-            ),
-            duration_seconds=DURATION_SECONDS,
-            seed=SEED,
-        )
-    )
-    summary: dict[str, Any] = report["summary"]
-    return summary
-
-
-@pytest.fixture(scope="module")
-def runs() -> Runs:
-    return Runs()
+def summary(strategy: str, trace: str) -> dict[str, Any]:
+    """The capacity scenario's six-hour run in place, shared by the tests of one process
+    (sim_kit)."""
+    return six_hour_summary("capacity", strategy, trace, RESIZE_MODE)
 
 
 def test_the_columns_are_the_pages() -> None:
@@ -103,11 +71,11 @@ def test_the_columns_are_the_pages() -> None:
 
 @pytest.mark.slow
 @pytest.mark.parametrize("trace", TRACES)
-def test_the_page_shows_the_rows_the_simulator_gives(runs: Runs, trace: str) -> None:
+def test_the_page_shows_the_rows_the_simulator_gives(trace: str) -> None:
     found = TABLE.search(DOCS.read_text())
     assert found is not None, "docs/strategies.md lost its <!-- inplace-table --> markers"
     fresh = compare_markdown(
-        [(trace, strategy, runs.summary(strategy, trace)) for strategy in STRATEGIES], COLUMNS
+        [(trace, strategy, summary(strategy, trace)) for strategy in STRATEGIES], COLUMNS
     )
     rows = fresh.splitlines()[2:]
     page = found.group(1).splitlines()
@@ -120,18 +88,16 @@ def test_the_page_shows_the_rows_the_simulator_gives(runs: Runs, trace: str) -> 
 @pytest.mark.parametrize("trace", TRACES)
 @pytest.mark.parametrize("baseline", BASELINES)
 @pytest.mark.parametrize("resource", ["cpu", "memory"])
-def test_utilization_is_no_worse(runs: Runs, trace: str, baseline: str, resource: str) -> None:
-    ours, theirs = runs.summary("Capacity", trace), runs.summary(baseline, trace)
+def test_utilization_is_no_worse(trace: str, baseline: str, resource: str) -> None:
+    ours, theirs = summary("Capacity", trace), summary(baseline, trace)
     assert ours["utilization"][resource] >= theirs["utilization"][resource]
 
 
 @pytest.mark.slow
 @pytest.mark.parametrize("trace", TRACES)
 @pytest.mark.parametrize("baseline", BASELINES)
-def test_under_provisioning_is_no_worse_but_for_a_tick(
-    runs: Runs, trace: str, baseline: str
-) -> None:
-    ours, theirs = runs.summary("Capacity", trace), runs.summary(baseline, trace)
+def test_under_provisioning_is_no_worse_but_for_a_tick(trace: str, baseline: str) -> None:
+    ours, theirs = summary("Capacity", trace), summary(baseline, trace)
     assert (
         ours["underProvisionedMinutes"]["total"]
         <= theirs["underProvisionedMinutes"]["total"] + UNDER_PROVISIONED_TICK_MINUTES
@@ -140,7 +106,7 @@ def test_under_provisioning_is_no_worse_but_for_a_tick(
 
 @pytest.mark.slow
 @pytest.mark.parametrize("trace", TRACES)
-def test_no_pod_is_rolled_or_restarted(runs: Runs, trace: str) -> None:
-    ours = runs.summary("Capacity", trace)
+def test_no_pod_is_rolled_or_restarted(trace: str) -> None:
+    ours = summary("Capacity", trace)
     assert (ours["rollouts"], ours["podsReplaced"], ours["podRestarts"]) == (0, 0, 0)
     assert ours["inPlaceResizes"] > 0

@@ -19,16 +19,11 @@ utilization, one 5-second tick of under-provisioning; counts are exact.
 
 from __future__ import annotations
 
-import functools
 from typing import Any
 
 import pytest
+from sim_kit import six_hour_summary
 
-from hvpa.sim.runner import RunOptions, simulate
-from hvpa.sim.scenarios import builtin_scenario
-from hvpa.sim.traces import parse_trace
-
-DURATION_SECONDS = 6 * 3600
 UTILIZATION_MARGIN = 0.01
 UNDER_PROVISIONED_MARGIN_MINUTES = 5 / 60
 TRACES = ("steady", "step", "ramp", "diurnal", "spike", "noisy")
@@ -146,24 +141,9 @@ IN_PLACE = "InPlaceOrRollout"
 
 
 def summary(strategy: str, trace: str, resize_mode: str | None = None) -> dict[str, Any]:
-    return run(strategy, trace, resize_mode)["summary"]
-
-
-@functools.cache
-def run(strategy: str, trace: str, resize_mode: str | None = None) -> dict[str, Any]:
-    """One six-hour run per strategy, trace and resize mode, shared by the tests below
-    (None: the Hvpa's own, Rollout)."""
-    scenario = builtin_scenario("gardener-kube-apiserver").with_strategy(strategy)
-    if resize_mode is not None:
-        scenario = scenario.with_resize_mode(resize_mode)
-    return simulate(
-        RunOptions(
-            scenario=scenario,
-            trace=parse_trace(trace, duration_seconds=DURATION_SECONDS, peak=scenario.peak, seed=1),
-            duration_seconds=DURATION_SECONDS,
-            seed=1,
-        )
-    )
+    """One six-hour run per strategy, trace and resize mode (None: the Hvpa's own, Rollout),
+    shared by the tests of one process (sim_kit)."""
+    return six_hour_summary("gardener-kube-apiserver", strategy, trace, resize_mode)
 
 
 def restarts(summary: dict[str, Any]) -> int:
