@@ -7,7 +7,7 @@ import re
 from decimal import Decimal
 from typing import Final
 
-__all__ = ["DurationError", "format_duration", "parse_duration"]
+__all__ = ["DurationError", "format_duration", "human_duration", "parse_duration"]
 
 
 class DurationError(ValueError):
@@ -90,3 +90,37 @@ def format_duration(seconds: float) -> str:
     if minutes:
         return f"{sign}{int(minutes)}m{secs}s"
     return f"{sign}{secs}s"
+
+
+def human_duration(seconds: float) -> str:
+    """A span as kubectl shows an age (apimachinery's duration.HumanDuration): `45s`,
+    `3m20s`, `5h12m`, `3d4h`, `2y30d`; precise where the span is short, coarse where it
+    is long, so a reader sees its size at a glance."""
+    if seconds < -1:
+        return "<invalid>"
+    if seconds < 0:
+        return "0s"
+    whole = int(seconds)
+    if whole < 120:
+        return f"{whole}s"
+    minutes = whole // 60
+    if minutes < 10:
+        rest = whole % 60
+        return f"{minutes}m{rest}s" if rest else f"{minutes}m"
+    if minutes < 180:
+        return f"{minutes}m"
+    hours = whole // 3600
+    if hours < 8:
+        rest = minutes % 60
+        return f"{hours}h{rest}m" if rest else f"{hours}h"
+    if hours < 48:
+        return f"{hours}h"
+    if hours < 24 * 8:
+        rest = hours % 24
+        return f"{hours // 24}d{rest}h" if rest else f"{hours // 24}d"
+    if hours < 24 * 365 * 2:
+        return f"{hours // 24}d"
+    if hours < 24 * 365 * 8:
+        days = hours // 24 % 365
+        return f"{hours // 24 // 365}y{days}d" if days else f"{hours // 24 // 365}y"
+    return f"{hours // 24 // 365}y"

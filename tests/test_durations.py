@@ -1,8 +1,9 @@
-"""Go duration strings as Gardener's stabilizationDuration and PodMetrics windows use them."""
+"""Go duration strings as Gardener's stabilizationDuration and PodMetrics windows use them;
+spans as kubectl shows ages."""
 
 import pytest
 
-from hvpa.durations import DurationError, format_duration, parse_duration
+from hvpa.durations import DurationError, format_duration, human_duration, parse_duration
 
 
 @pytest.mark.parametrize(
@@ -74,3 +75,29 @@ def test_gos_longest_duration_parses() -> None:
 def test_format(seconds: float, text: str) -> None:
     assert format_duration(seconds) == text
     assert parse_duration(text) == seconds
+
+
+@pytest.mark.parametrize(
+    ("seconds", "shown"),
+    [
+        # apimachinery's duration_test.go (TestHumanDuration): the same boundaries.
+        pytest.param(-2, "<invalid>", id="future"),
+        pytest.param(-1, "0s", id="skew"),
+        pytest.param(119, "119s", id="seconds"),
+        pytest.param(120, "2m", id="two-minutes"),
+        pytest.param(176, "2m56s", id="minutes-seconds"),
+        pytest.param(600, "10m", id="ten-minutes"),
+        pytest.param(3 * 3600, "3h", id="hours"),
+        pytest.param(3 * 3600 + 60, "3h1m", id="hours-minutes"),
+        pytest.param(8 * 3600, "8h", id="eight-hours"),
+        pytest.param(48 * 3600, "2d", id="days"),
+        pytest.param(50 * 3600, "2d2h", id="days-hours"),
+        pytest.param(8 * 86400, "8d", id="eight-days"),
+        pytest.param(689 * 86400, "689d", id="689-days"),
+        pytest.param(730 * 86400, "2y", id="years"),
+        pytest.param(740 * 86400, "2y10d", id="years-days"),
+        pytest.param(8 * 365 * 86400, "8y", id="eight-years"),
+    ],
+)
+def test_ages_read_as_kubectl_shows_them(seconds: float, shown: str) -> None:
+    assert human_duration(seconds) == shown

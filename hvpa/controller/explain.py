@@ -38,6 +38,7 @@ from hvpa.controller.configmaps import PROPORTIONAL_CONFIGMAPS
 from hvpa.controller.metricsapi import MetricsReader
 from hvpa.controller.resources import HPAS, HVPAS, OWNED_VPAS, HvpaRecord
 from hvpa.controller.snapshot import complete, prepare
+from hvpa.durations import human_duration
 from hvpa.engine.decide import decide
 from hvpa.engine.decision import Decision
 from hvpa.engine.settings import Settings as EngineSettings
@@ -79,7 +80,9 @@ class ClusterClock:
         if abs(self.offset_seconds) < _NOTABLE_SKEW_SECONDS:
             return self.source
         side = "behind" if self.offset_seconds > 0 else "ahead"
-        return f"{self.source}; this machine's clock is {_span(self.offset_seconds)} {side}"
+        # Written as kubectl writes an age (`689d`, `3h`), the span a reader compares it with.
+        span = human_duration(abs(self.offset_seconds))
+        return f"{self.source}; this machine's clock is {span} {side}"
 
 
 async def cluster_clock(client: KubeClient, local: Callable[[], float] = time.time) -> ClusterClock:
@@ -91,18 +94,6 @@ async def cluster_clock(client: KubeClient, local: Callable[[], float] = time.ti
     # The server stamped its Date somewhere within the request; its middle is the best guess.
     offset = server - (before + local()) / 2
     return ClusterClock(offset, "the API server's clock, from its Date header", local)
-
-
-def _span(seconds: float) -> str:
-    """A clock difference as a person says it: `689 days`, `3 h`, `42 s`."""
-    seconds = abs(seconds)
-    if seconds >= 2 * 86400:
-        return f"{seconds / 86400:.0f} days"
-    if seconds >= 2 * 3600:
-        return f"{seconds / 3600:.0f} h"
-    if seconds >= 120:
-        return f"{seconds / 60:.0f} min"
-    return f"{seconds:.0f} s"
 
 
 async def _get(

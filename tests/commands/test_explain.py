@@ -19,6 +19,7 @@ import pytest
 from hvpa.cli import build_parser, main
 from hvpa.commands import FAILED
 from hvpa.commands import explain as explain_command
+from hvpa.controller.explain import ClusterClock
 from hvpa.sim.apiserver import ApiServer
 
 
@@ -314,4 +315,20 @@ async def test_it_decides_at_the_clusters_now_and_says_so(
     first = capsys.readouterr().out.splitlines()[0]
     assert first.startswith("Hvpa default/web at 2025-01-01T00:00:0")
     assert "(the API server's clock, from its Date header; this machine's clock is " in first
-    assert first.endswith(" days ahead)")
+    # The 2025 server is a year and more behind this machine: days (under two years), else
+    # years and days, as kubectl writes an age.
+    assert re.search(r"this machine's clock is \d+(d|y|y\d+d) ahead\)$", first), first
+
+
+@pytest.mark.parametrize(
+    ("offset_seconds", "said"),
+    [
+        pytest.param(4, "", id="under-the-notable-skew"),
+        pytest.param(-(689 * 86400), "; this machine's clock is 689d ahead", id="ahead"),
+        pytest.param(3 * 3600 + 60, "; this machine's clock is 3h1m behind", id="behind"),
+    ],
+)
+def test_the_clock_difference_reads_as_an_age(offset_seconds: float, said: str) -> None:
+    """The same words for a span as `kubectl get` uses for an age (one formatter for both)."""
+    clock = ClusterClock(offset_seconds, "the API server's clock", local=lambda: 0.0)
+    assert clock.describe() == f"the API server's clock{said}"

@@ -27,13 +27,14 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any, Final
 
+from hvpa.durations import human_duration
 from hvpa.records import parse_time
 from hvpa.sim.apiserver.gotext import go_json, go_value
 from hvpa.sim.apiserver.jsonpath import JsonPath, JsonPathError
 from hvpa.sim.apiserver.resources import PrinterColumn, ResourceType
 from hvpa.sim.apiserver.selectors import selector_string
 
-__all__ = ["TablePrinter", "human_duration", "table_printer"]
+__all__ = ["TablePrinter", "table_printer"]
 
 _NAME_DOC: Final = "The object's name, unique within its namespace (or the cluster)."
 _AGE_DOC: Final = "How long ago the object was created."
@@ -117,38 +118,6 @@ def table_printer(rtype: ResourceType) -> TablePrinter:
 
 
 # ====================================================================== ages
-
-
-def human_duration(seconds: float) -> str:
-    """apimachinery's duration.HumanDuration: `45s`, `3m20s`, `5h12m`, `3d4h`, `2y30d`."""
-    if seconds < -1:
-        return "<invalid>"
-    if seconds < 0:
-        return "0s"
-    whole = int(seconds)
-    if whole < 120:
-        return f"{whole}s"
-    minutes = whole // 60
-    if minutes < 10:
-        rest = whole % 60
-        return f"{minutes}m{rest}s" if rest else f"{minutes}m"
-    if minutes < 180:
-        return f"{minutes}m"
-    hours = whole // 3600
-    if hours < 8:
-        rest = minutes % 60
-        return f"{hours}h{rest}m" if rest else f"{hours}h"
-    if hours < 48:
-        return f"{hours}h"
-    if hours < 24 * 8:
-        rest = hours % 24
-        return f"{hours // 24}d{rest}h" if rest else f"{hours // 24}d"
-    if hours < 24 * 365 * 2:
-        return f"{hours // 24}d"
-    if hours < 24 * 365 * 8:
-        days = hours // 24 % 365
-        return f"{hours // 24 // 365}y{days}d" if days else f"{hours // 24 // 365}y"
-    return f"{hours // 24 // 365}y"
 
 
 def _since(timestamp: Any, now: float) -> str:

@@ -9,13 +9,11 @@ from __future__ import annotations
 
 from typing import Any
 
-import pytest
 from apiserver_http import FAKE_NOW, Http
 from apiserver_objects import widget
 
 from hvpa.records import format_time
 from hvpa.sim.apiserver import ApiServer
-from hvpa.sim.apiserver.tables import human_duration
 
 TABLE = "application/json;as=Table;v=v1;g=meta.k8s.io,application/json"
 NS = "/api/v1/namespaces/default"
@@ -44,32 +42,6 @@ async def table(http: Http, path: str, **params: str) -> dict[str, Any]:
 
 def columns(result: dict[str, Any]) -> list[tuple[str, str, str, int]]:
     return [(c["name"], c["type"], c["format"], c["priority"]) for c in result["columnDefinitions"]]
-
-
-@pytest.mark.parametrize(
-    ("seconds", "shown"),
-    [
-        # apimachinery's duration_test.go (TestHumanDuration): the same boundaries.
-        pytest.param(-2, "<invalid>", id="future"),
-        pytest.param(-1, "0s", id="skew"),
-        pytest.param(119, "119s", id="seconds"),
-        pytest.param(120, "2m", id="two-minutes"),
-        pytest.param(176, "2m56s", id="minutes-seconds"),
-        pytest.param(600, "10m", id="ten-minutes"),
-        pytest.param(3 * 3600, "3h", id="hours"),
-        pytest.param(3 * 3600 + 60, "3h1m", id="hours-minutes"),
-        pytest.param(8 * 3600, "8h", id="eight-hours"),
-        pytest.param(48 * 3600, "2d", id="days"),
-        pytest.param(50 * 3600, "2d2h", id="days-hours"),
-        pytest.param(8 * 86400, "8d", id="eight-days"),
-        pytest.param(689 * 86400, "689d", id="689-days"),
-        pytest.param(730 * 86400, "2y", id="years"),
-        pytest.param(740 * 86400, "2y10d", id="years-days"),
-        pytest.param(8 * 365 * 86400, "8y", id="eight-years"),
-    ],
-)
-def test_ages_read_as_kubectl_shows_them(seconds: float, shown: str) -> None:
-    assert human_duration(seconds) == shown
 
 
 async def test_workload_tables(server: ApiServer, http: Http) -> None:
