@@ -247,18 +247,18 @@ class RunSettings:
         )
     )
     engine: EngineSettings = field(default_factory=EngineSettings)
-    client: ClientSettings = field(default_factory=ClientSettings)
     log_format: str = "text"
     log_level: str = "info"
 
-    def __post_init__(self) -> None:
-        # The engine recognises hvpa's own writes by the name the client writes under
-        # (engine/rewrites.py); two names would make hvpa count itself as another writer.
-        if self.engine.field_manager != self.client.field_manager:
-            raise ValueError(
-                f"the engine's field manager {self.engine.field_manager!r} differs from the "
-                f"client's {self.client.field_manager!r}"
-            )
+    @property
+    def client(self) -> ClientSettings:
+        """The API client's settings, writing under the engine's field manager.
+
+        The engine tells hvpa's own writes from another writer's by that name
+        (engine/rewrites.py); a client writing under another name would make hvpa
+        count itself as a second writer, so the name is kept once, in the engine's
+        settings, and the client's is made from it."""
+        return replace(ClientSettings(), field_manager=self.engine.field_manager)
 
 
 # ---------------------------------------------------------------------------
@@ -659,7 +659,6 @@ def settings_from_args(args: argparse.Namespace) -> RunSettings:
             ),
         ),
         engine=engine_settings_from_args(args),
-        client=replace(ClientSettings(), field_manager=args.field_manager),
         log_format=args.log_format,
         log_level=args.log_level,
     )

@@ -13,7 +13,6 @@ import signal
 import socket
 import sys
 from collections.abc import AsyncIterator, Callable
-from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -24,7 +23,7 @@ from prometheus_client import CollectorRegistry
 from hvpa.cli import build_parser
 from hvpa.commands.run import run_controller
 from hvpa.engine.settings import Settings as EngineSettings
-from hvpa.kube.settings import ClientSettings, LeaderElectionSettings
+from hvpa.kube.settings import LeaderElectionSettings
 from hvpa.settings import (
     DEFAULT_CONCURRENCY,
     DEFAULT_SYNC_PERIOD_SECONDS,
@@ -325,9 +324,9 @@ async def test_hvpa_run_in_a_subprocess() -> None:
 
 
 def test_one_field_manager_for_the_engine_and_the_client() -> None:
-    """rewrites.py tells hvpa's writes from others' by the name the client writes under."""
-    with pytest.raises(ValueError, match="field manager"):
-        RunSettings(
-            engine=EngineSettings(field_manager="hvpa"),
-            client=replace(ClientSettings(), field_manager="other"),
-        )
+    """rewrites.py tells hvpa's writes from others' by the name the client writes under:
+    the client's is the engine's, whichever way the settings are made."""
+    settings = RunSettings(engine=EngineSettings(field_manager="gitops-hvpa"))
+    assert settings.client.field_manager == "gitops-hvpa"
+    from_flags = parse("--field-manager", "x")
+    assert from_flags.engine.field_manager == from_flags.client.field_manager == "x"
