@@ -25,7 +25,6 @@ from typing import Final, Generic, Protocol, TypeVar
 from hvpa.controller.resources import HpaRecord, HvpaRecord, VpaObject
 from hvpa.kube.resources import TARGETS
 from hvpa.kube.store import (
-    BY_NAMESPACE,
     BY_SELECTOR,
     IndexFunc,
     Store,
@@ -41,6 +40,7 @@ __all__ = [
     "BY_CLUSTER_PROPORTIONAL",
     "BY_CONFIG_MAP",
     "BY_OWNER",
+    "BY_READER_NAMESPACE",
     "BY_TARGET",
     "TARGET_KINDS",
     "Cache",
@@ -60,12 +60,18 @@ BY_TARGET: Final = "target"
 BY_CONFIG_MAP: Final = "config-map"
 BY_CLUSTER_PROPORTIONAL: Final = "cluster-proportional"
 BY_OWNER: Final = "owner"
+# The namespace of each Hvpa that reads metrics: a valid one not being deleted.
+BY_READER_NAMESPACE: Final = "reader-namespace"
 
 # The kinds an Hvpa may target; each has its own informer and store.
 TARGET_KINDS: Final = tuple(TARGETS)
 
 
-def _hvpa_namespace(record: HvpaRecord) -> tuple[str]:
+def _reader_namespace(record: HvpaRecord) -> tuple[str, ...]:
+    """Its namespace for an Hvpa whose reconcile reads metrics; none for one that does not
+    (invalid: it stops at InvalidSpec; deleting: the reconciler leaves it)."""
+    if record.hvpa is None or record.deleting:
+        return ()
     return (record.namespace,)
 
 
@@ -85,7 +91,7 @@ def _hvpa_proportional(record: HvpaRecord) -> tuple[bool, ...]:
 
 def hvpa_indexers() -> Mapping[str, IndexFunc[HvpaRecord]]:
     return {
-        BY_NAMESPACE: _hvpa_namespace,
+        BY_READER_NAMESPACE: _reader_namespace,
         BY_TARGET: _hvpa_target,
         BY_CONFIG_MAP: _hvpa_config_map,
         BY_CLUSTER_PROPORTIONAL: _hvpa_proportional,
@@ -331,6 +337,9 @@ class Cache:
     def hvpa_keys(self) -> list[str]:
         return sorted(self.hvpas)
 
-    def hvpa_count_in(self, namespace: str) -> int:
-        """How many Hvpas `namespace` holds (valid or not)."""
-        return self.hvpas.count(BY_NAMESPACE, namespace)
+    def metrics_readers_in(self, namespace: str) -> int:
+        """How many Hvpas of `namespace` read metrics (valid, not being deleted): whether one
+        namespace-wide PodMetrics read would serve more than one reader
+        (controller/shared_pod_metrics.py). An invalid or deleting Hvpa reads nothing, so it
+        must not make a single reader's namespace read whole."""
+        return self.hvpas.count(BY_READER_NAMESPACE, namespace)

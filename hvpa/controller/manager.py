@@ -225,7 +225,7 @@ class Manager:
                 share_pod_metrics_seconds=(
                     settings.sync_period_seconds if settings.share_pod_metrics else 0.0
                 ),
-                hvpas_in=self.cache.hvpa_count_in,
+                hvpas_in=self.cache.metrics_readers_in,
             ),
             applier=self.applier,
             observations=self.observations,

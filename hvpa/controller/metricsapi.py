@@ -270,8 +270,8 @@ class MetricsReader:
         """An answer longer than `max_response_bytes` is a failed reading, not read further.
 
         `share_pod_metrics_seconds` above 0: PodMetrics answers are kept that long and
-        shared between queries, one namespace-wide read where the namespace holds several
-        Hvpas (`hvpas_in`), as `hvpa.controller.shared_pod_metrics` describes; 0 reads
+        shared between queries, one namespace-wide read where several Hvpas of the namespace
+        read metrics (`hvpas_in`), as `hvpa.controller.shared_pod_metrics` describes; 0 reads
         every query afresh (`hvpa explain` decides once)."""
         self._client = client
         self._timeout = timeout_seconds

@@ -3,10 +3,10 @@
 The HPA controller reads metrics.k8s.io once per HPA per sync, by the HPA's
 label selector; 10,000 Hvpas doing the same would make some 670 requests a
 second to metrics-server. A namespace's PodMetrics answer every selector in
-it, so when a namespace holds several Hvpas this module reads the whole
-namespace once, keeps the answer for at most `max_age_seconds` (the sync
-period: an answer older than that is never used), and gives each query the
-items its selector selects. Requests to metrics-server fall to at most one
+it, so when several Hvpas of a namespace read metrics (valid ones, not being
+deleted) this module reads the whole namespace once, keeps the answer for at
+most `max_age_seconds` (the sync period: an answer older than that is never
+used), and gives each query the items its selector selects. Requests to metrics-server fall to at most one
 per namespace per period.
 
 The decision must not change, so the selection has to be the one the server
@@ -155,7 +155,8 @@ class SharedPodMetrics:
         max_age_seconds: float,
         hvpas_in: Callable[[str], int],
     ) -> None:
-        """`fetch` reads one namespace; `hvpas_in` says how many Hvpas a namespace holds.
+        """`fetch` reads one namespace; `hvpas_in` says how many Hvpas of a namespace read
+        metrics (an invalid or deleting one reads none).
         `max_age_seconds`: how long an answer serves (at most the sync period)."""
         self._fetch = fetch
         self._max_age = max_age_seconds

@@ -125,3 +125,24 @@ async def test_shared_reads_decide_the_same_with_a_request_per_period() -> None:
     # One read per decision, as the HPA's: every Hvpa at least once a period.
     assert alone.metric_requests >= len(LOADS) * PERIODS
     assert shared.metric_requests <= PERIODS + 1  # one namespace-wide read per period
+
+
+async def test_a_broken_hvpa_beside_one_reader_leaves_its_reads_by_selector(
+    apiserver: ApiServer, cluster: MiniCluster, start_controller: Any
+) -> None:
+    """A namespace with one Hvpa that reads metrics and one invalid Hvpa (which reads none):
+    a namespace-wide read would serve a single reader and pay for every other pod, so the
+    reader's PodMetrics are read by its selector, as with no other Hvpa at all."""
+    cluster.deployment("web", replicas=1, requests={"cpu": "100m"}, load=Load(cpu_millicores=100))
+    apiserver.objects.create("hvpas", hvpa_manifest("web", target="web"))
+    # The CRD's rules refuse it: stored as an Hvpa written before them would be.
+    broken = hvpa_manifest("broken", target="api", min_replicas=5, max_replicas=3)
+    apiserver.objects.create("hvpas", broken, validate=False)
+    await start_controller(
+        settings=ControllerSettings(sync_period_seconds=PERIOD, share_pod_metrics=True)
+    )
+    await asyncio.sleep(PERIODS * PERIOD)
+
+    reads = [r for r in apiserver.requests if r.api_group == "metrics.k8s.io"]
+    assert reads, "the reader read its metrics"
+    assert [r.query.get("labelSelector") for r in reads] == ["app=web"] * len(reads)
