@@ -35,7 +35,12 @@ from urllib.parse import quote
 
 import msgspec
 
-from hvpa.controller.shared_pod_metrics import Fetched, SharedPodMetrics, Unshareable
+from hvpa.controller.shared_pod_metrics import (
+    Fetched,
+    SharedPodMetrics,
+    Unshareable,
+    read_by_selector,
+)
 from hvpa.engine.metrics import (
     ExternalMetricQuery,
     ExternalMetricValue,
@@ -46,7 +51,6 @@ from hvpa.engine.metrics import (
     MetricValue,
     MetricValueList,
     ObjectMetricQuery,
-    PodMetricsList,
     PodsMetricQuery,
     ResourceMetricsQuery,
 )
@@ -59,7 +63,6 @@ from hvpa.records import (
     PodMetricsWire,
     RecordError,
     parse_time,
-    pod_metrics_from_wire,
     quantity_milli,
 )
 from hvpa.settings import DEFAULT_METRICS_MAX_RESPONSE_BYTES
@@ -71,7 +74,6 @@ __all__ = [
     "object_metric_path",
     "path_segment",
     "pods_metric_path",
-    "resource_metrics_path",
 ]
 
 _logger = logging.getLogger(__name__)
@@ -203,11 +205,6 @@ def _api_path(api: tuple[str, str], namespace: str, *segments: _Segment) -> str:
     return path
 
 
-def resource_metrics_path(query: ResourceMetricsQuery) -> str:
-    """metrics.k8s.io's PodMetrics of one namespace."""
-    return _api_path(RESOURCE_METRICS, query.namespace, "pods")
-
-
 def pods_metric_path(query: PodsMetricQuery) -> str:
     """custom.metrics.k8s.io's `metric` of every pod the label selector selects (`pods/*`)."""
     return _api_path(
@@ -293,8 +290,8 @@ class MetricsReader:
     async def _read_one(self, query: MetricQuery) -> MetricReading:
         try:
             async with asyncio.timeout(self._timeout):
-                if isinstance(query, ResourceMetricsQuery) and self.shared is not None:
-                    return await self.shared.read(query.namespace, query.selector)
+                if isinstance(query, ResourceMetricsQuery):
+                    return await self._read_pod_metrics(query)
                 return await self._fetch(query)
         except (RefusedQuery, TimeoutError, KubeError, *DECODING_ERRORS) as error:
             return MetricReadError(self._failure(error, query))
@@ -315,14 +312,22 @@ class MetricsReader:
         _logger.debug("metric read failed", extra=fields(query=what, error=message))
         return message
 
+    async def _read_pod_metrics(self, query: ResourceMetricsQuery) -> MetricReading:
+        """PodMetrics come by one path, shared or not: `_fetch_pod_metrics` makes the
+        request, shared_pod_metrics turns its answer into the query's reading."""
+        if self.shared is not None:
+            return await self.shared.read(query.namespace, query.selector)
+        return await read_by_selector(self._fetch_pod_metrics, query.namespace, query.selector)
+
     async def _fetch_pod_metrics(
         self, namespace: str, selector: LabelSelector | None
     ) -> Fetched | Unshareable:
-        """One namespace's PodMetrics, all (selector None) or by selector, for SharedPodMetrics:
-        a failure is its message, as a read of one query would have reported it."""
+        """One namespace's PodMetrics, all (selector None) or by selector: a failure is its
+        message, as a read of one query would have reported it."""
         params: dict[str, str] = {} if selector is None else {"labelSelector": str(selector)}
         try:
             async with asyncio.timeout(self._timeout):
+                # metrics.k8s.io's PodMetrics of one namespace.
                 path = _api_path(RESOURCE_METRICS, namespace, "pods")
                 body = await self._get(path, params)
             return Fetched(
@@ -344,13 +349,9 @@ class MetricsReader:
             "GET", path, params=params, max_response_bytes=self._max_response_bytes
         )
 
-    async def _fetch(self, query: MetricQuery) -> MetricReading:
-        if isinstance(query, ResourceMetricsQuery):
-            body = await self._get(
-                resource_metrics_path(query), {"labelSelector": str(query.selector)}
-            )
-            pods = _checked_list(body, _decode_pod_metrics, "PodMetricsList", RESOURCE_METRICS)
-            return PodMetricsList(tuple(pod_metrics_from_wire(item) for item in pods))
+    async def _fetch(
+        self, query: PodsMetricQuery | ObjectMetricQuery | ExternalMetricQuery
+    ) -> MetricReading:
         if isinstance(query, PodsMetricQuery):
             params: dict[str, str] = {"labelSelector": str(query.selector)}
             if query.metric_selector is not None:

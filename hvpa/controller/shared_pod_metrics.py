@@ -56,7 +56,7 @@ from hvpa.records import (
     pod_metrics_from_wire,
 )
 
-__all__ = ["Fetch", "Fetched", "SharedPodMetrics", "Unshareable"]
+__all__ = ["Fetch", "Fetched", "SharedPodMetrics", "Unshareable", "read_by_selector"]
 
 # What a query gets: the items it selects, or the failure a read by selector would have met.
 PodMetricsReading = PodMetricsList | MetricReadError
@@ -141,6 +141,22 @@ def _select(items: Sequence[_Item], selector: LabelSelector | None) -> PodMetric
     return PodMetricsList(tuple(selected))
 
 
+def _reading(answer: _Answer | str) -> PodMetricsReading:
+    """A read by selector's answer as its query's reading: all its items, or its failure."""
+    if isinstance(answer, str):
+        return MetricReadError(answer)
+    return _select(answer.items, None)
+
+
+async def read_by_selector(
+    fetch: Fetch, namespace: str, selector: LabelSelector
+) -> PodMetricsReading:
+    """One read of `selector`'s PodMetrics, kept nowhere: where nothing is shared (`hvpa
+    explain` decides once), the same reading a shared read by selector gives."""
+    loop = asyncio.get_running_loop()
+    return _reading(_answer(loop.time(), await fetch(namespace, selector), filtered=False))
+
+
 # How many Hvpas a namespace needs before one read of all its pods is worth it.
 SHARE_FROM_HVPAS: Final = 2
 
@@ -178,10 +194,7 @@ class SharedPodMetrics:
                 return MetricReadError(answer)
             if answer.unshareable is None:
                 return _select(answer.items, selector)
-        answer = await self._answer((namespace, str(selector)), selector)
-        if isinstance(answer, str):
-            return MetricReadError(answer)
-        return _select(answer.items, None)
+        return _reading(await self._answer((namespace, str(selector)), selector))
 
     async def _answer(self, key: _Key, selector: LabelSelector | None) -> _Answer | str:
         """A kept answer of this period, or a new one (a failure's message is not kept)."""
