@@ -81,6 +81,7 @@ from hvpa.sim.apiserver import AlreadyExists, ApiServer
 from hvpa.sim.baselines.vpa_updater import VpaUpdater
 from hvpa.sim.clock import SimClock, SimEventLoop
 from hvpa.sim.cluster import Cluster, ClusterSettings
+from hvpa.sim.kinds import RESOURCE_OF_KIND
 from hvpa.sim.load import WorkloadLoad
 from hvpa.sim.observer import Observer
 from hvpa.sim.pods import ContainerSize, container_sizes
@@ -97,11 +98,6 @@ TICK_OFFSET_SECONDS: Final = 0.25
 # The Kubernetes the simulated cluster plays: in-place resize GA, memory limits lowered in place.
 SIM_KUBERNETES_VERSION: Final = "v1.35.0"
 WEBHOOK_NAMESPACE: Final = "hvpa-system"
-_PLURALS: Final = {
-    "Deployment": "deployments",
-    "StatefulSet": "statefulsets",
-    "VerticalPodAutoscaler": "verticalpodautoscalers",
-}
 _DAY_SECONDS: Final = 86400
 # The Lease a kept-running controller holds; its uid is named here, not drawn (see above).
 LEASE: Final = LeaderElectionSettings(lease_name="hvpa", lease_namespace="kube-system")
@@ -244,7 +240,7 @@ async def _simulate(
         cluster.loads[target] = WorkloadLoad(options.trace, scenario.loads)
         with contextlib.suppress(AlreadyExists):
             server.objects.create("namespaces", {"metadata": {"name": scenario.namespace}})
-        server.objects.create(_PLURALS[target[0]], dict(scenario.workload))
+        server.objects.create(RESOURCE_OF_KIND[target[0]], dict(scenario.workload))
         server.objects.create("hvpas", dict(scenario.hvpa))
         _install_webhook_objects(server)
         baseline = _install_baseline(scenario, server, cluster, clock)
@@ -329,7 +325,7 @@ def _install_baseline(
     """The objects a baseline adds (its VPA), and its VPA updater and admission controller,
     hooked into the model's pod creation; None for hvpa's own strategies."""
     for obj in scenario.extra_objects:
-        server.objects.create(_PLURALS[str(obj["kind"])], dict(obj))
+        server.objects.create(RESOURCE_OF_KIND[str(obj["kind"])], dict(obj))
     if scenario.baseline is None:
         return None
     updater = VpaUpdater(server.objects, cluster.pods, clock=clock, resizes=server.resizes)

@@ -73,6 +73,7 @@ from hvpa.sim.baselines.vpa_updater_rules import (
     update_priority,
     wants_update,
 )
+from hvpa.sim.kinds import RESOURCE_OF_KIND
 from hvpa.sim.pods import Pods, SimPod, WorkloadKey
 from hvpa.sim.recommender import policy_for
 
@@ -80,7 +81,6 @@ __all__ = ["Admitted", "Eviction", "InPlaceResize", "VpaUpdater"]
 
 _EVICTING_MODES: Final = ("Auto", "Recreate", "InPlaceOrRecreate")
 _SIZING_MODES: Final = (*_EVICTING_MODES, "Initial")
-_PLURALS: Final = {"Deployment": "deployments", "StatefulSet": "statefulsets"}
 
 
 @dataclass(frozen=True, slots=True)
@@ -426,7 +426,7 @@ class VpaUpdater:
     def _configured(self, workload: WorkloadKey, live: int) -> int:
         """The group's spec.replicas (the workload's: one ReplicaSet, see the module doc)."""
         kind, namespace, name = workload
-        plural = _PLURALS.get(kind)
+        plural = RESOURCE_OF_KIND.get(kind)
         if plural is None:
             return live
         try:
