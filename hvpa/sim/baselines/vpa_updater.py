@@ -39,6 +39,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Final
 
+from hvpa.engine.vertical.recommendation import container_policy
 from hvpa.quantity import (
     QuantityError,
     ceil_div,
@@ -47,7 +48,13 @@ from hvpa.quantity import (
     parse_bytes,
     parse_cpu_millis,
 )
-from hvpa.records import RecordError, parse_time
+from hvpa.records import (
+    RecordError,
+    Resources,
+    VpaContainerPolicy,
+    decode_vpa,
+    parse_time,
+)
 from hvpa.sim.apiserver import NotFound, Objects
 from hvpa.sim.apiserver.errors import ApiError
 from hvpa.sim.apiserver.patching import PatchType
@@ -75,7 +82,6 @@ from hvpa.sim.baselines.vpa_updater_rules import (
 )
 from hvpa.sim.kinds import RESOURCE_OF_KIND
 from hvpa.sim.pods import Pods, SimPod, WorkloadKey
-from hvpa.sim.recommender import policy_for
 
 __all__ = ["Admitted", "Eviction", "InPlaceResize", "VpaUpdater"]
 
@@ -112,23 +118,38 @@ class Admitted:
 class _Vpa:
     workload: WorkloadKey
     mode: str
-    policies: tuple[Mapping[str, Any], ...]
+    policies: tuple[VpaContainerPolicy, ...]
     recommendations: Mapping[str, ContainerRecommendation]
 
     def policy(self, container: str) -> ContainerPolicy:
-        raw = policy_for(self.policies, container)
+        """The container's policy as the controller's VPA reader finds it (its own name wins
+        over `*`); none found is the API's defaults."""
+        found = container_policy(container, self.policies) or VpaContainerPolicy(container)
         return ContainerPolicy(
-            mode=str(raw.get("mode") or "Auto"),
-            min_allowed=_amounts(raw.get("minAllowed")),
-            max_allowed=_amounts(raw.get("maxAllowed")),
-            controlled_resources=tuple(raw.get("controlledResources") or (CPU, MEMORY)),
-            controlled_values=str(raw.get("controlledValues") or "RequestsAndLimits"),
+            mode=found.mode,
+            min_allowed=_counted(found.min_allowed),
+            max_allowed=_counted(found.max_allowed),
+            controlled_resources=found.controlled_resources,
+            controlled_values=found.controlled_values,
         )
 
 
-def _amounts(raw: Any) -> dict[str, int]:
-    """A ResourceList as millicores and bytes; what cannot be read is left out (a VPA the
-    API server stored is valid, so that is only ever a resource this model does not know)."""
+def _counted(resources: Resources) -> dict[str, int]:
+    """A record's amounts as the updater's rules count them: the records keep milli-units of
+    both, the rules millicores and bytes, so memory is divided by 1000 here, once, rounded
+    up as a quantity's bytes are (parse_bytes). An amount the record could not read (None)
+    is left out, as a resource the VPA does not name."""
+    result: dict[str, int] = {}
+    if resources.cpu is not None:
+        result[CPU] = resources.cpu
+    if resources.memory is not None:
+        result[MEMORY] = ceil_div(resources.memory, 1000)
+    return result
+
+
+def _resource_list(raw: Any) -> dict[str, int]:
+    """A pod manifest's ResourceList as millicores and bytes; what cannot be read is left out
+    (a resource this model does not know)."""
     result: dict[str, int] = {}
     for resource, parse in ((CPU, parse_cpu_millis), (MEMORY, parse_bytes)):
         value = (raw or {}).get(resource)
@@ -140,27 +161,20 @@ def _amounts(raw: Any) -> dict[str, int]:
 
 
 def _vpa(obj: Mapping[str, Any]) -> _Vpa:
-    spec = obj.get("spec") or {}
-    ref = spec.get("targetRef") or {}
-    workload: WorkloadKey = (
-        str(ref.get("kind", "")),
-        str(obj["metadata"]["namespace"]),
-        str(ref.get("name", "")),
-    )
-    mode = str((spec.get("updatePolicy") or {}).get("updateMode") or "Auto")
-    policies = tuple((spec.get("resourcePolicy") or {}).get("containerPolicies") or ())
+    """The VPA as the controller's informer decodes it (records.decode_vpa); a VPA the API
+    server stored has passed its schema, so `strict=False` only keeps an amount too large
+    to read as unread rather than failing the whole pass."""
+    record = decode_vpa(obj, strict=False)
     recommendations = {
-        str(item.get("containerName")): ContainerRecommendation(
-            target=_amounts(item.get("target")),
-            lower_bound=_amounts(item.get("lowerBound")),
-            upper_bound=_amounts(item.get("upperBound")),
+        item.container_name: ContainerRecommendation(
+            target=_counted(item.target),
+            lower_bound=_counted(item.lower_bound),
+            upper_bound=_counted(item.upper_bound),
         )
-        for item in ((obj.get("status") or {}).get("recommendation") or {}).get(
-            "containerRecommendations"
-        )
-        or ()
+        for item in record.recommendations or ()
     }
-    return _Vpa(workload, mode, policies, recommendations)
+    workload: WorkloadKey = (record.target_kind, record.namespace, record.target_name)
+    return _Vpa(workload, record.update_mode, record.container_policies, recommendations)
 
 
 def _resources(pod: SimPod) -> list[ContainerResources]:
@@ -298,8 +312,8 @@ class VpaUpdater:
             resources = container.setdefault("resources", {})
             current = ContainerResources(
                 name=str(container["name"]),
-                requests=_amounts(resources.get("requests")),
-                limits=_amounts(resources.get("limits")),
+                requests=_resource_list(resources.get("requests")),
+                limits=_resource_list(resources.get("limits")),
             )
             found = _sized(vpa, current, resources)
             if found is None:
