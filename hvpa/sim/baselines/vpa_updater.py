@@ -83,7 +83,7 @@ from hvpa.sim.baselines.vpa_updater_rules import (
 from hvpa.sim.kinds import RESOURCE_OF_KIND
 from hvpa.sim.pods import Pods, SimPod, WorkloadKey
 
-__all__ = ["Admitted", "Eviction", "InPlaceResize", "VpaUpdater"]
+__all__ = ["Admitted", "Eviction", "VpaUpdater"]
 
 _EVICTING_MODES: Final = ("Auto", "Recreate", "InPlaceOrRecreate")
 _SIZING_MODES: Final = (*_EVICTING_MODES, "Initial")
@@ -91,15 +91,6 @@ _SIZING_MODES: Final = (*_EVICTING_MODES, "Initial")
 
 @dataclass(frozen=True, slots=True)
 class Eviction:
-    time: float
-    workload: WorkloadKey
-    pod: str
-
-
-@dataclass(frozen=True, slots=True)
-class InPlaceResize:
-    """A resize the updater asked for through pods/resize (InPlaceOrRecreate)."""
-
     time: float
     workload: WorkloadKey
     pod: str
@@ -285,7 +276,6 @@ class VpaUpdater:
         # When the updater asked for each pod's resize under way, or first saw it under way
         # (upstream's lastInPlaceAttemptTimeMap): the fallbacks' timeouts run from there.
         self._resize_seen: dict[str, float] = {}
-        self.resized: list[InPlaceResize] = []
         self._clock = clock
         self.settings = settings or UpdaterSettings()
         self._limiter = RateLimiter(
@@ -409,7 +399,6 @@ class VpaUpdater:
                 if self._resize(vpa, pod):
                     self._resize_seen[pod.name] = now
                     budget.record_resize()
-                    self.resized.append(InPlaceResize(now, vpa.workload, pod.name))
                 else:
                     evict.append(pod)
         return evict
