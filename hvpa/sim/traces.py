@@ -110,12 +110,13 @@ def _time(text: str, duration: float) -> float:
         raise TraceError(f"{text!r} is not a time (e.g. 2h, 90s or 25%)") from None
 
 
-def _quantity(text: str, *, milli: bool) -> float:
-    """CPU as millicores or memory as bytes, from 0 to the largest demand a trace may have."""
+def _quantity(text: str, *, milli: bool, what: str = "quantity") -> float:
+    """CPU as millicores or memory as bytes, from 0 to the largest demand a trace may have;
+    `what` names the value where it is not a quantity at all."""
     try:
         value = parse(text)
     except (QuantityError, InvalidOperation):
-        raise TraceError(f"{text!r} is not a quantity") from None
+        raise TraceError(f"{text!r} is not a {what}") from None
     too_large = TraceError(f"{text!r} is not a quantity from 0 to {_MAX_SPELLING[milli]}")
     try:
         millis = value.milli()  # past 1e38 hvpa holds no quantity as a number
@@ -319,15 +320,10 @@ def _named(key: str, parse_one: Callable[[str], float], text: str) -> float:
 
 def _csv_value(text: str, *, cpu: bool, where: str) -> float:
     """Cores or a CPU quantity as millicores; bytes or a memory quantity as bytes."""
-    text = text.strip()
+    what = "CPU quantity" if cpu else "memory quantity"
     try:
-        parse(text)
-    except (QuantityError, InvalidOperation):
-        raise TraceError(
-            f"{where}: {text!r} is not a {'CPU' if cpu else 'memory'} quantity"
-        ) from None
-    try:
-        return _quantity(text, milli=cpu)  # in range: not negative, not past the largest demand
+        # In range: not negative, not past the largest demand.
+        return _quantity(text.strip(), milli=cpu, what=what)
     except TraceError as error:
         raise TraceError(f"{where}: {error}") from None
 
