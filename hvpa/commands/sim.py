@@ -35,6 +35,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final, TextIO
 
 from hvpa.commands import BAD_INPUT, FAILED, OK
+from hvpa.commands.log_progress import LogProgress
 
 if TYPE_CHECKING:
     from hvpa.sim.runner import Endpoints, RunOptions
@@ -189,34 +190,30 @@ class _ProgressBar:
 
 class _ProgressLines:
     """Progress for a log, not a terminal: `hvpa sim: Weighted 40%: 2h24m of 6h00m simulated
-    in 3.1 s`, a line every tenth of the run. A run done within QUIET_SECONDS of wall time
-    prints none: the lines are for runs long enough to wonder whether they still move."""
+    in 3.1 s`, a line every tenth of the run, once the run has taken log_progress's quiet
+    seconds of wall time (a quick run prints none)."""
 
-    QUIET_SECONDS: Final = 2.0
     EVERY_PERCENT: Final = 10
 
     def __init__(
         self, stream: TextIO, label: str, *, wall: Callable[[], float] = time.monotonic
     ) -> None:
-        self._stream = stream
+        self._log = LogProgress(stream, wall=wall)
         self._label = label
-        self._wall = wall
-        self._started = wall()
         self._next_percent = 0
 
     def __call__(self, elapsed: float, duration: float) -> None:
         percent = int(100 * elapsed / duration) if duration > 0 else 100
         if percent < self._next_percent:
             return
-        spent = self._wall() - self._started
-        if spent < self.QUIET_SECONDS:
+        spent = self._log.spent()
+        if spent is None:
             return
         self._next_percent = (percent // self.EVERY_PERCENT + 1) * self.EVERY_PERCENT
-        self._stream.write(
+        self._log.write(
             f"hvpa sim: {self._label} {percent}%: {_clock(elapsed)} of {_clock(duration)} "
-            f"simulated in {spent:.1f} s\n"
+            f"simulated in {spent:.1f} s"
         )
-        self._stream.flush()
 
 
 def _clock(seconds: float) -> str:

@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import Any, Final, TextIO
 
 from hvpa.commands import write_document
+from hvpa.commands.log_progress import LogProgress
 
 HELP = "check Hvpa manifests (YAML or JSON) and print every problem with its path"
 
@@ -34,9 +35,8 @@ OUTPUTS: Final = ("text", "json", "yaml")
 # Progress is drawn on a terminal's stderr once this many documents were checked.
 PROGRESS_EVERY: Final = 100
 # Without a terminal (a CI log) a line every this many documents, once the check has taken
-# LOG_QUIET_SECONDS: a quick check prints nothing, a long one shows it still moves.
+# log_progress's quiet seconds: a quick check prints nothing, a long one shows it still moves.
 LOG_EVERY: Final = 1000
-LOG_QUIET_SECONDS: Final = 2.0
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
@@ -114,10 +114,10 @@ class _Progress:
     wall: Callable[[], float] = time.monotonic
     checked: int = 0
     shown: bool = False
-    started: float = field(init=False)
+    log: LogProgress = field(init=False)
 
     def __post_init__(self) -> None:
-        self.started = self.wall()
+        self.log = LogProgress(self.stream, wall=self.wall)
 
     def step(self) -> None:
         self.checked += 1
@@ -127,12 +127,9 @@ class _Progress:
                 self.stream.flush()
                 self.shown = True
         elif self.checked % LOG_EVERY == 0:
-            spent = self.wall() - self.started
-            if spent >= LOG_QUIET_SECONDS:
-                self.stream.write(
-                    f"hvpa validate: checked {self.checked} documents in {spent:.1f} s\n"
-                )
-                self.stream.flush()
+            spent = self.log.spent()
+            if spent is not None:
+                self.log.write(f"hvpa validate: checked {self.checked} documents in {spent:.1f} s")
 
     def done(self) -> None:
         if self.shown:

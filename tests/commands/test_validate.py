@@ -379,7 +379,7 @@ def test_progress_only_on_a_terminal(
 
 
 def test_progress_lines_in_a_log_once_the_check_is_slow() -> None:
-    """Without a terminal: nothing for the first LOG_QUIET_SECONDS, then a line every
+    """Without a terminal: nothing for the first QUIET_SECONDS (log_progress), then a line every
     LOG_EVERY documents with the wall time spent."""
     from hvpa.commands.validate import LOG_EVERY, _Progress
 
