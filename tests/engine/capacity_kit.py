@@ -19,6 +19,8 @@ from hvpa.api.base import plain
 from hvpa.engine.decision import Decision
 from hvpa.quantity import format_milli
 
+MB = 10**9  # milli-units of one MB
+
 FLAT_CURVE = [
     {"replicas": 1, "cpu": "1", "memory": "2G"},
     {"replicas": 10, "cpu": "1", "memory": "2G"},
@@ -48,6 +50,13 @@ def capacity_hvpa(
     hvpa = hvpa_object(strategy="Capacity", status=status or {}, **options)
     hvpa["spec"]["capacity"] = capacity
     return hvpa
+
+
+def shape(decision: Decision) -> tuple[int, int | None, int | None]:
+    """Replicas, CPU millicores and memory MB of the first container."""
+    requests = decision.containers[0].requests
+    memory = requests.memory
+    return decision.desired_replicas, requests.cpu, None if memory is None else memory // MB
 
 
 def time_at(seconds: float) -> str:

@@ -12,22 +12,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from capacity_kit import RISING_CURVE, Workload, capacity_hvpa, time_at
+from capacity_kit import MB, RISING_CURVE, Workload, capacity_hvpa, shape, time_at
 from decide_kit import NOW_SECONDS, at, blocked_of, condition, run
 
 from hvpa.api.base import plain
 from hvpa.cli import main
-from hvpa.engine.decision import Decision
-
-MB = 10**9  # milli-units of one MB
-
-
-def shape(decision: Decision) -> tuple[int, int | None, int | None]:
-    """Replicas, CPU millicores and memory MB of the first container."""
-    requests = decision.containers[0].requests
-    memory = requests.memory
-    return decision.desired_replicas, requests.cpu, None if memory is None else memory // MB
-
 
 SETTLED = Workload(memory=632_500_000_000)  # 575M x 1.1: memory carries the band's slack
 # The flat curve from minReplicas 2, so a resize can keep the count.

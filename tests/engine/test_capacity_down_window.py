@@ -11,14 +11,12 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from capacity_kit import Workload, capacity_hvpa
+from capacity_kit import Workload, capacity_hvpa, shape
 from decide_kit import at
 
 from hvpa.api import parse_hvpa
 from hvpa.engine.capacity_inputs import scale_down_window
-from hvpa.engine.decision import Decision
 
-MB = 10**9  # milli-units of one MB
 HPA_WINDOW = "the HPA template's behavior.scaleDown.stabilizationWindowSeconds"
 OWN_WINDOW = "spec.capacity.scaleDownStabilizationSeconds"
 
@@ -45,12 +43,6 @@ def test_which_window_applies(own: int | None, hpa: int | None, expected: tuple[
     if hpa is not None:
         hvpa = with_hpa_window(hvpa, hpa)
     assert scale_down_window(parse_hvpa(hvpa).spec) == expected
-
-
-def shape(decision: Decision) -> tuple[int, int | None, int | None]:
-    requests = decision.containers[0].requests
-    memory = requests.memory
-    return decision.desired_replicas, requests.cpu, None if memory is None else memory // MB
 
 
 # As test_capacity_decide's down-window cases: 2 pods of 500m and 632.5M using 100m each, and

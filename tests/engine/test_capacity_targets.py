@@ -18,8 +18,6 @@ from hvpa.api import parse_hvpa
 from hvpa.engine.capacity_inputs import targeted
 from hvpa.engine.decision import Decision
 
-MB = 10**9  # milli-units of one MB
-
 
 def metric(resource: str, target: dict[str, Any]) -> dict[str, Any]:
     return {"type": "Resource", "resource": {"name": resource, "target": target}}
