@@ -15,13 +15,13 @@ import json
 import logging
 import random
 import threading
-from collections.abc import Mapping
 from typing import Any
 
 import pytest
 from e2e_cluster import Cluster
 from e2e_objects import deployment, statefulset, workload_path
 from prometheus_client import CollectorRegistry
+from reflector_sink import RecordingSink
 
 from hvpa.kube.client import client_from_kubeconfig
 from hvpa.kube.metrics import KubeMetrics
@@ -58,20 +58,6 @@ def test_a_real_bookmark_carries_a_zero_value_object(cluster: Cluster, namespace
     assert bookmark["metadata"]["resourceVersion"]
     assert bookmark["metadata"]["annotations"] == {"k8s.io/initial-events-end": "true"}
     assert bookmark["spec"]["template"]["spec"]["containers"] is None
-
-
-class _Sink:
-    def __init__(self) -> None:
-        self.objects: dict[str, Any] = {}
-
-    def replace(self, items: Mapping[str, Any]) -> None:
-        self.objects = dict(items)
-
-    def upsert(self, key: str, record: Any) -> None:
-        self.objects[key] = record
-
-    def delete(self, key: str) -> None:
-        self.objects.pop(key, None)
 
 
 class _CountingReflector(Reflector[Any, Any]):
@@ -130,7 +116,7 @@ async def test_reflector_takes_bookmarks_without_skipping(
     client = await client_from_kubeconfig(
         metrics=KubeMetrics(CollectorRegistry()), path=str(cluster.control_plane.admin_kubeconfig)
     )
-    sink = _Sink()
+    sink = RecordingSink()
     reflector = _CountingReflector(
         client=client,
         resource=resource,

@@ -8,12 +8,12 @@ from __future__ import annotations
 import asyncio
 import logging
 import random
-from collections.abc import Mapping
 from typing import Any
 
 import pytest
 from e2e_cluster import Cluster
 from prometheus_client import CollectorRegistry
+from reflector_sink import RecordingSink
 
 from hvpa.kube.client import client_from_kubeconfig
 from hvpa.kube.metrics import KubeMetrics
@@ -23,22 +23,6 @@ from hvpa.kube.resources import PODS
 pytestmark = pytest.mark.e2e
 
 PODS_MADE = 3
-
-
-class _Sink:
-    def __init__(self) -> None:
-        self.objects: dict[str, Any] = {}
-        self.replaced = 0
-
-    def replace(self, items: Mapping[str, Any]) -> None:
-        self.objects = dict(items)
-        self.replaced += 1
-
-    def upsert(self, key: str, record: Any) -> None:
-        self.objects[key] = record
-
-    def delete(self, key: str) -> None:
-        self.objects.pop(key, None)
 
 
 async def test_the_real_server_streams_the_initial_state(
@@ -56,7 +40,7 @@ async def test_the_real_server_streams_the_initial_state(
     client = await client_from_kubeconfig(
         metrics=KubeMetrics(CollectorRegistry()), path=str(cluster.control_plane.admin_kubeconfig)
     )
-    sink = _Sink()
+    sink = RecordingSink()
     reflector: Reflector[Any, Any] = Reflector(
         client=client, resource=PODS, sink=sink, namespace=namespace, rng=random.Random(1)
     )

@@ -10,7 +10,7 @@ kube-apiserver v1.37.2 sent (tests/e2e/test_e2e_bookmarks.py watches them arrive
 import asyncio
 import logging
 import random
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import AsyncIterator
 from typing import Any
 
 import orjson
@@ -18,6 +18,7 @@ import pytest
 from aiohttp import web
 from aiohttp.test_utils import TestServer
 from prometheus_client import CollectorRegistry
+from reflector_sink import RecordingSink
 
 from hvpa.kube.client import KubeClient
 from hvpa.kube.metrics import KubeMetrics
@@ -65,20 +66,6 @@ BOOKMARKS: dict[str, dict[str, Any]] = {
         "status": {"replicas": 0},
     },
 }
-
-
-class _Sink:
-    def __init__(self) -> None:
-        self.objects: dict[str, Any] = {}
-
-    def replace(self, items: Mapping[str, Any]) -> None:
-        self.objects = dict(items)
-
-    def upsert(self, key: str, record: Any) -> None:
-        self.objects[key] = record
-
-    def delete(self, key: str) -> None:
-        self.objects.pop(key, None)
 
 
 class _Config:
@@ -140,7 +127,7 @@ async def test_a_real_servers_bookmark_advances_the_resource_version_silently(
     reflector = Reflector(
         client=client,
         resource=resource,
-        sink=_Sink(),
+        sink=RecordingSink(),
         settings=WatchSettings(watch_list=False),  # lists, then watches: the scripted server
         rng=random.Random(1),
     )
