@@ -3,16 +3,24 @@
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable
+import contextlib
+import random
+from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass
 from typing import Any
 
 import pytest
 from hvpa_objects import hvpa_body, recommendation_status
+from integration_cluster import MiniCluster
 from prometheus_client import CollectorRegistry
 
+from hvpa.aio import Tasks
 from hvpa.controller.manager import Manager
-from hvpa.kube.client import KubeClient
+from hvpa.engine.settings import Settings as EngineSettings
+from hvpa.kube.client import KubeClient, client_from_kubeconfig
+from hvpa.kube.metrics import KubeMetrics
+from hvpa.kube.settings import LeaderElectionSettings
+from hvpa.settings import ControllerSettings
 from hvpa.sim.apiserver import ApiServer, RequestRecord
 
 # Virtual time in steps of 1/1024 s: every loop time is then a binary fraction, exactly
@@ -33,6 +41,64 @@ class Running:
     def sample(self, name: str, labels: dict[str, str] | None = None) -> float | None:
         value: float | None = self.registry.get_sample_value(name, labels or {})
         return value
+
+
+# The fixtures' pieces (conftest.py), for a test that needs more than one cluster in a test:
+# each piece is what the fixture of that name gives.
+
+
+@contextlib.asynccontextmanager
+async def api_server(clock: Callable[[], float]) -> AsyncIterator[ApiServer]:
+    """The in-repo API server on `clock`, with a short bookmark interval."""
+    async with ApiServer(seed=1, clock=clock, bookmark_interval_seconds=30.0) as server:
+        yield server
+
+
+@contextlib.asynccontextmanager
+async def mini_cluster(server: ApiServer, clock: Callable[[], float]) -> AsyncIterator[MiniCluster]:
+    """The workload stand-in on `server`; its tasks end with the block."""
+    async with Tasks(name="mini-cluster") as tasks:
+        yield MiniCluster(server, clock, tasks)
+
+
+async def start_manager(
+    server: ApiServer,
+    clock: Callable[[], float],
+    *,
+    settings: ControllerSettings | None = None,
+    engine: EngineSettings | None = None,
+    leader_election: LeaderElectionSettings | None = None,
+    identity: str = "controller-a",
+    wait: bool = True,
+) -> Running:
+    """A controller (a Manager in a task) against `server` over HTTP; `wait`: until synced
+    and ready. stop_manager ends it."""
+    registry = CollectorRegistry()
+    kube_metrics = KubeMetrics(registry)
+    client = await client_from_kubeconfig(metrics=kube_metrics, path=str(server.kubeconfig_path))
+    manager = Manager(
+        client=client,
+        kube_metrics=kube_metrics,
+        settings=settings or ControllerSettings(),
+        engine=engine,
+        leader_election=leader_election,
+        identity=identity,
+        clock=clock,
+        rng=random.Random(identity),
+    )
+    running = Running(manager, asyncio.create_task(manager.run(), name=identity), registry, client)
+    if wait:
+        await eventually(lambda: manager.synced and manager.ready(), within=30)
+    return running
+
+
+async def stop_manager(running: Running) -> None:
+    """Stop a controller start_manager started, and close its client."""
+    running.manager.stop()
+    # A test may have cancelled it (a killed instance) or it may have lost its lease.
+    with contextlib.suppress(Exception, asyncio.CancelledError):
+        await running.task
+    await running.client.close()
 
 
 async def eventually(predicate: Callable[[], bool], *, within: float, step: float = 0.5) -> float:

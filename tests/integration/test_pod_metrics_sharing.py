@@ -7,18 +7,20 @@ one per period."""
 from __future__ import annotations
 
 import asyncio
-import random
 from dataclasses import dataclass
 from typing import Any, Final
 
 from integration_cluster import Load, MiniCluster
-from integration_helpers import VIRTUAL_TIME, eventually, hvpa_manifest
+from integration_helpers import (
+    VIRTUAL_TIME,
+    api_server,
+    hvpa_manifest,
+    mini_cluster,
+    start_manager,
+    stop_manager,
+)
 from prometheus_client import CollectorRegistry
 
-from hvpa.aio import Tasks
-from hvpa.controller.manager import Manager
-from hvpa.kube.client import client_from_kubeconfig
-from hvpa.kube.metrics import KubeMetrics
 from hvpa.settings import ControllerSettings
 from hvpa.sim.apiserver import ApiServer
 
@@ -65,50 +67,37 @@ def _reconciles(registry: CollectorRegistry) -> float:
 
 
 async def _run(*, share: bool) -> Run:
-    began = asyncio.get_running_loop().time()
+    """One cluster and controller, from the integration fixtures' pieces (two runs in a test
+    need two of each), on a clock of their own from EPOCH, so the two runs stamp the same
+    times."""
+    loop = asyncio.get_running_loop()
+    began = loop.time()
 
     def clock() -> float:
-        """Each run's own clock from EPOCH, so the two runs stamp the same times."""
-        return EPOCH + asyncio.get_running_loop().time() - began
+        return EPOCH + loop.time() - began
 
-    async with (
-        ApiServer(seed=1, clock=clock, bookmark_interval_seconds=30.0) as server,
-        Tasks(name="mini-cluster") as tasks,
-    ):
-        cluster = MiniCluster(server, clock, tasks)
+    async with api_server(clock) as server, mini_cluster(server, clock) as cluster:
         for name, cpu in LOADS.items():
             cluster.deployment(
                 name, replicas=1, requests={"cpu": "100m"}, load=Load(cpu_millicores=cpu)
             )
             server.objects.create("hvpas", hvpa_manifest(name, target=name))
-        registry = CollectorRegistry()
-        kube_metrics = KubeMetrics(registry)
-        client = await client_from_kubeconfig(
-            metrics=kube_metrics, path=str(server.kubeconfig_path)
-        )
-        manager = Manager(
-            client=client,
-            kube_metrics=kube_metrics,
+        running = await start_manager(
+            server,
+            clock,
             settings=ControllerSettings(sync_period_seconds=PERIOD, share_pod_metrics=share),
-            identity="controller-a",
-            clock=clock,
-            rng=random.Random(1),
         )
-        task = asyncio.create_task(manager.run())
         try:
-            await eventually(lambda: manager.synced and manager.ready(), within=30)
             await asyncio.sleep(PERIODS * PERIOD)
             requests = sum(1 for r in server.requests if r.api_group == "metrics.k8s.io")
         finally:
-            manager.stop()
-            await task
-            await client.close()
-        observations = manager.observations
+            await stop_manager(running)
+        observations = running.manager.observations
         return Run(
             decisions={n: _decided(observations.get(f"default/{n}").decision) for n in LOADS},
             statuses={n: server.objects.get("hvpas", n)["status"] for n in LOADS},
             replicas={name: cluster.replicas(name) for name in LOADS},
-            reconciles=int(_reconciles(registry)),
+            reconciles=int(_reconciles(running.registry)),
             metric_requests=requests,
         )
 
