@@ -228,7 +228,7 @@ def plan(
     overhead: dict[str, int] | None = None,
     policy: ContainerTarget = POLICY,
     fixed: frozenset[str] = frozenset(),
-    fixed_replicas: bool = False,
+    held_count: bool = False,
     high: int = 10,
     spare: frozenset[str] = frozenset(),
     limits: MoveLimits = NO_LIMITS,
@@ -236,14 +236,15 @@ def plan(
 ) -> tuple[int, dict[str, int]]:
     container = ContainerSpec("app", Resources(cpu=cpu, memory=memory), NO_RESOURCES)
     params = CapacityParams(curve, overhead or {}, Fraction(10), Fraction(30))
+    # A held count is an Hvpa whose horizontal axis is off (hpa.deploy false), as decide
+    # passes it.
     reading = read_curve(
-        HorizontalInput(replicas, 1, high),
+        HorizontalInput(replicas, 1, high, enabled=not held_count),
         (container,),
         (policy,),
         demand,
         params,
         fixed=fixed,
-        fixed_replicas=fixed_replicas,
         spare=spare,
     )
     result = plan_capacity(reading, Situation(**options), limits).plan
@@ -521,12 +522,12 @@ def plan(
             id="pods-held-count-covers-the-demand",
         ),
         pytest.param(
-            {"demand": {"cpu": 5000}, "fixed_replicas": True},
+            {"demand": {"cpu": 5000}, "held_count": True},
             (1, {"cpu": 1000, "memory": GI}),
             id="count-held-pods-stay-within-the-curve-at-that-count",
         ),
         pytest.param(
-            {"demand": {"cpu": 5000}, "fixed_replicas": True, "replicas": 4, "cpu": 500},
+            {"demand": {"cpu": 5000}, "held_count": True, "replicas": 4, "cpu": 500},
             (4, {"cpu": 1250, "memory": GI}),
             id="count-held-pods-take-the-demand",
         ),
