@@ -181,7 +181,6 @@ def read_curve(
     *,
     shares: Mapping[str, Mapping[str, int]] | None = None,
     fixed: frozenset[str] = frozenset(),
-    fixed_replicas: bool = False,
     spare: frozenset[str] = frozenset(),
 ) -> CurveReading:
     """The curve's point for `demand`, and what the plan reads beside it.
@@ -189,9 +188,9 @@ def read_curve(
     `policies` are the containers Capacity sizes, with their policy bounds
     and controlled resources; `shares` how a pod's size splits between them
     per resource (by default evenly). `fixed` resources keep their per-pod
-    size and `fixed_replicas` keeps the count (an axis that is off, or that
-    another writer or a missing demand holds). `spare` names the resources
-    without a utilization target (capacity_curve.Room).
+    size (an axis that is off, or that another writer or a missing demand
+    holds); a horizontal axis that is off keeps the count. `spare` names the
+    resources without a utilization target (capacity_curve.Room).
     """
     current_replicas = horizontal.current
     lines = [
@@ -209,7 +208,7 @@ def read_curve(
     room = _room(params, policies, sized, current, fixed, spare)
     wanted = {r: demand[r] for r in sized}
     low, high = horizontal.min_replicas, horizontal.max_replicas
-    if fixed_replicas or not horizontal.enabled:
+    if not horizontal.enabled:
         low = high = current_replicas
         lines.append(f"capacity: the replica count stays at {current_replicas} (held)")
     idle = ""
