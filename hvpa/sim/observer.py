@@ -15,6 +15,8 @@ Definitions (report fields, docs/simulator.md):
   modes); pod restarts: containers restarted to apply one (their
   resizePolicy says RestartContainer), counted apart from rollouts, which
   replace pods;
+- pod size over time: the main container's requests as its kubelet admitted
+  them, read from every pod each tick (oscillations.py, `PodSizes`);
 - utilization = demand / allocated and over-provisioning = allocated / demand,
   both as ratios of time integrals over the run.
 """
@@ -25,6 +27,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from hvpa.sim.cluster import OomKill, Tick
+from hvpa.sim.oscillations import PodSizes, Size
 from hvpa.sim.pods import ContainerSize, SimPod, WorkloadKey, container_sizes
 from hvpa.sim.workloads import template_hash
 
@@ -71,6 +74,7 @@ class Observer:
         self.rows: list[dict[str, Any]] = []
         self._next_row = 0.0
         self._terminating: set[str] = set()
+        self.pod_sizes = PodSizes()
 
     def observe(
         self,
@@ -136,6 +140,14 @@ class Observer:
             totals.oom_kills.append((kill, size))
 
         self._count_replaced(workload.pods, spec)
+        self.pod_sizes.observe(
+            tick.elapsed_seconds,
+            {
+                p.name: _main_requests(p, self.main_container)
+                for p in workload.pods
+                if not p.deleting
+            },
+        )
 
         if tick.elapsed_seconds + 1e-9 < self._next_row:
             return
@@ -186,3 +198,14 @@ class Observer:
         self.totals.replaced_pods += sum(
             1 for p in pods if p.name in started and not p.revision.endswith(current)
         )
+
+
+def _main_requests(pod: SimPod, container: str) -> Size:
+    """The container's requests as the pod's kubelet admitted them (a resize it has not
+    admitted has not reached the pod); {} if the pod has no such container."""
+    state = next((c for c in pod.containers if c.size.name == container), None)
+    if state is None:
+        return {}
+    admitted = state.admitted
+    amounts = {"cpu": admitted.request_cpu, "memory": admitted.request_memory}
+    return {resource: amount for resource, amount in amounts.items() if amount is not None}

@@ -6,9 +6,13 @@ minutes) of it: replicas up then down (or down then up), a pod's CPU request
 up then down, its memory request likewise. Each is a change an autoscaler
 made and then undid, paying its cost twice (a pod started for nothing, a
 pod restarted twice). The horizontal axis is the workload's spec.replicas;
-the vertical axis is the size new pods of the main container get: the
-template's for hvpa, the admission controller's for a VPA baseline (its
-pods differ from the template).
+the vertical axis is the workload's pod size over time (`PodSizes`): the
+main container's requests as they last reached one of its pods, whichever
+way they got there. Every strategy and baseline is measured the same way:
+a rollout's new pods, a pod an admission webhook or a VPA's admission
+controller sized, and a running pod resized in place are all the size
+reaching a pod, so a VPA that resizes in place oscillates as visibly as
+one that evicts.
 """
 
 from __future__ import annotations
@@ -17,12 +21,52 @@ import itertools
 from collections.abc import Mapping, Sequence
 from typing import Final
 
-__all__ = ["OSCILLATION_WINDOW_SECONDS", "direction_changes", "replica_moves", "size_moves"]
+__all__ = [
+    "OSCILLATION_WINDOW_SECONDS",
+    "PodSizes",
+    "Size",
+    "direction_changes",
+    "replica_moves",
+    "size_moves",
+]
 
 OSCILLATION_WINDOW_SECONDS: Final = 600.0
 
 # (time in seconds, +1 for up or -1 for down)
 Move = tuple[float, int]
+# A container's requests: {resource: amount}, in millicores and bytes.
+Size = Mapping[str, int]
+
+
+class PodSizes:
+    """The workload's pod size over time, as its pods show it.
+
+    The size steps when one of the pods shows requests other than the last
+    size reached: a pod created with them (a rollout's, or one a webhook or
+    a VPA's admission controller sized), or a running pod its kubelet
+    resized in place. A pod created at the size the others were resized to
+    is no move;
+    a pod created at the template's size and resized to another in place is
+    two. Reading the pods rather than the controllers' intents (the
+    template, an Hvpa's status, a recommendation) is what makes one
+    definition serve every strategy: only a size a pod got counts, however
+    it got there.
+    """
+
+    def __init__(self) -> None:
+        self.sizes: list[tuple[float, Size]] = []
+        self._pods: dict[str, Size] = {}
+
+    def observe(self, time: float, pods: Mapping[str, Size]) -> None:
+        """Record what the workload's pods (by name, in creation order) show at `time`."""
+        for name, size in pods.items():
+            if self._pods.get(name) == size:
+                continue
+            self._pods[name] = size
+            if not self.sizes or self.sizes[-1][1] != size:
+                self.sizes.append((time, dict(size)))
+        for gone in self._pods.keys() - pods.keys():
+            del self._pods[gone]
 
 
 def direction_changes(

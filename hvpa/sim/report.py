@@ -30,7 +30,7 @@ Every number is rounded so that equal runs print equal reports.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, Final
 
@@ -83,35 +83,14 @@ def _answered(observer: Observer, changes: Sequence[WorkloadChange]) -> int:
     return count
 
 
-def _main_size(template: Mapping[str, Any], container: str) -> dict[str, int]:
-    size = next(
-        (c for c in container_sizes(template.get("spec") or {}) if c.name == container), None
-    )
-    if size is None:
-        return {}
-    amounts = {"cpu": size.request_cpu, "memory": size.request_memory}
-    return {k: v for k, v in amounts.items() if v is not None}
-
-
-def _oscillations(
-    changes: Sequence[WorkloadChange],
-    container: str,
-    initial_template: Mapping[str, Any],
-    admitted: Sequence[tuple[float, Mapping[str, int]]],
-) -> dict[str, int]:
-    """Direction changes within ten minutes: of spec.replicas, and of the size new pods of
-    `container` get (the template's, then each admitted size of a VPA baseline)."""
+def _oscillations(changes: Sequence[WorkloadChange], observer: Observer) -> dict[str, int]:
+    """Direction changes within ten minutes: of spec.replicas, and of the workload's pod size
+    over time (its main container's requests as they reached its pods: oscillations.py)."""
     horizontal = direction_changes(
         replica_moves([(c.time, *c.replicas) for c in changes if c.replicas is not None])
     )
-    sizes: list[tuple[float, Mapping[str, int]]] = [
-        (float("-inf"), _main_size(initial_template, container))
-    ]
-    sizes += [
-        (c.time, _main_size(c.template[1], container)) for c in changes if c.template is not None
-    ]
-    sizes += sorted(admitted, key=lambda item: item[0])
-    vertical = sum(direction_changes(moves) for moves in size_moves(sizes).values())
+    moves = size_moves(observer.pod_sizes.sizes)
+    vertical = sum(direction_changes(resource_moves) for resource_moves in moves.values())
     return {"horizontal": horizontal, "vertical": vertical, "total": horizontal + vertical}
 
 
@@ -119,13 +98,10 @@ def summarize(
     observer: Observer,
     changes: Sequence[WorkloadChange],
     *,
-    initial_template: Mapping[str, Any] | None = None,
     evictions: int = 0,
-    admitted: Sequence[tuple[float, Mapping[str, int]]] = (),
 ) -> dict[str, Any]:
-    """The summary of a run; `changes` are its target's, `initial_template` its pod template
-    at the start, `evictions` and `admitted` (time, main container's requests) what a VPA
-    baseline's updater and admission controller did."""
+    """The summary of a run; `changes` are its target's, `evictions` the pods a VPA
+    baseline's updater evicted."""
     totals = observer.totals
     seconds = totals.seconds or 1.0
     rows = observer.rows
@@ -170,9 +146,7 @@ def summarize(
         "podRestarts": totals.pod_restarts,
         "evictions": evictions,
         "podsReplaced": totals.replaced_pods + evictions,
-        "oscillations": _oscillations(
-            changes, observer.main_container, initial_template or {}, admitted
-        ),
+        "oscillations": _oscillations(changes, observer),
         "replicas": {"min": min(replicas), "max": max(replicas), "final": replicas[-1]},
         "podRequests": {
             "container": observer.main_container,

@@ -502,13 +502,7 @@ def _report(
         "summary": summarize(
             observer,
             changes,
-            initial_template=scenario.workload["spec"].get("template") or {},
             evictions=len(baseline.evictions) if baseline is not None else 0,
-            admitted=[
-                (a.time, a.requests[scenario.main_container])
-                for a in (baseline.admitted if baseline is not None else ())
-                if a.workload == scenario.target and scenario.main_container in a.requests
-            ],
         ),
         "hvpaStatus": {
             "conditions": status.get("conditions") or [],

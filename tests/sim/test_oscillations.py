@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from hvpa.sim.oscillations import direction_changes, replica_moves, size_moves
+from hvpa.sim.oscillations import PodSizes, direction_changes, replica_moves, size_moves
 
 MINUTE = 60.0
 
@@ -41,3 +41,17 @@ def test_size_moves_per_resource_from_where_it_starts() -> None:
         "cpu": [(MINUTE, 1), (2 * MINUTE, -1)],
         "memory": [(3 * MINUTE, -1)],
     }
+
+
+def test_pod_sizes_step_when_a_pod_shows_a_size_other_than_the_last_reached() -> None:
+    """A new pod, or a pod resized in place, at a size other than the last one reached is a
+    step; pods at the size already reached, and pods going away, are none."""
+    small, large = {"cpu": 250}, {"cpu": 500}
+    sizes = PodSizes()
+    sizes.observe(0.0, {"a": small, "b": small})
+    sizes.observe(5.0, {"a": large, "b": small})  # a resized in place
+    sizes.observe(10.0, {"a": large, "b": large})  # b too: the size was reached already
+    sizes.observe(15.0, {"a": large, "b": large, "c": large})  # a new pod at that size
+    sizes.observe(20.0, {"b": large, "c": large})  # a gone
+    sizes.observe(25.0, {"b": large, "c": large, "a": small})  # a new pod named as the gone one
+    assert sizes.sizes == [(0.0, small), (5.0, large), (25.0, small)]

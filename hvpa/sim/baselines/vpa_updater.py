@@ -83,7 +83,7 @@ from hvpa.sim.baselines.vpa_updater_rules import (
 from hvpa.sim.kinds import RESOURCE_OF_KIND
 from hvpa.sim.pods import Pods, SimPod, WorkloadKey
 
-__all__ = ["Admitted", "Eviction", "VpaUpdater"]
+__all__ = ["Eviction", "VpaUpdater"]
 
 _EVICTING_MODES: Final = ("Auto", "Recreate", "InPlaceOrRecreate")
 _SIZING_MODES: Final = (*_EVICTING_MODES, "Initial")
@@ -94,15 +94,6 @@ class Eviction:
     time: float
     workload: WorkloadKey
     pod: str
-
-
-@dataclass(frozen=True, slots=True)
-class Admitted:
-    """A pod the admission controller sized: its containers' new (cpu, memory) requests."""
-
-    time: float
-    workload: WorkloadKey
-    requests: Mapping[str, Mapping[str, int]]
 
 
 @dataclass(frozen=True, slots=True)
@@ -205,9 +196,8 @@ def _capped(
 
 def _sized(
     vpa: _Vpa, current: ContainerResources, resources: Mapping[str, Any]
-) -> tuple[dict[str, Any], Mapping[str, int]] | None:
-    """A container's `resources` with its VPA's capped target as requests, and that target
-    (None: no target).
+) -> dict[str, Any] | None:
+    """A container's `resources` with its VPA's capped target as requests (None: no target).
 
     With `controlledValues: RequestsAndLimits` a limit keeps its ratio to the
     request; with `RequestsOnly` it stays (the target is capped under it)."""
@@ -229,7 +219,7 @@ def _sized(
     sized: dict[str, Any] = {"requests": requests}
     if limits:
         sized["limits"] = limits
-    return sized, recommendation.target
+    return sized
 
 
 def _resize_conditions(pod: SimPod) -> ResizeConditions:
@@ -283,7 +273,6 @@ class VpaUpdater:
         )
         self._next_pass = clock() + self.settings.interval_seconds
         self.evictions: list[Eviction] = []
-        self.admitted: list[Admitted] = []
 
     def _vpas(self, modes: Sequence[str]) -> list[_Vpa]:
         found = [_vpa(obj) for obj in self._objects.list("verticalpodautoscalers")]
@@ -297,7 +286,6 @@ class VpaUpdater:
         if vpa is None or not vpa.recommendations:
             return manifest
         sized = copy.deepcopy(manifest)
-        requests_set: dict[str, dict[str, int]] = {}
         for container in sized.get("spec", {}).get("containers") or ():
             resources = container.setdefault("resources", {})
             current = ContainerResources(
@@ -308,10 +296,7 @@ class VpaUpdater:
             found = _sized(vpa, current, resources)
             if found is None:
                 continue
-            resources.update(found[0])
-            requests_set[current.name] = dict(found[1])
-        if requests_set:
-            self.admitted.append(Admitted(self._clock(), workload, requests_set))
+            resources.update(found)
         return sized
 
     # ------------------------------------------------------------------ updater
@@ -416,7 +401,7 @@ class VpaUpdater:
             }
             sized = _sized(vpa, container, resources)
             if sized is not None:
-                containers.append({"name": container.name, "resources": sized[0]})
+                containers.append({"name": container.name, "resources": sized})
         if not containers:
             return False
         body = {"spec": {"containers": containers}}
