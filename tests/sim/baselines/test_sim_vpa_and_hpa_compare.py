@@ -8,10 +8,14 @@ report every time) and says where the goal is not met and why. This test
 pins the verdicts that page states, measure by measure and trace by trace
 (its own copy of them, EXPECTED below): a change that makes Capacity better
 or worse anywhere fails here until the verdicts, and the page, are updated.
-The table's figures themselves are not read from the page.
+The table's rows for the two it runs, Capacity and VPAAndHPA, are read from
+the page (between its `<!-- vpa-and-hpa-table -->` markers) and compared
+with what the simulator gives, as the other comparisons' tests do, so the
+page's figures cannot drift either; Weighted's and HpaPreferred's rows are
+left to the page (four more runs a trace).
 
-The same verdicts in place (Capacity InPlaceOrRollout, the pair InPlaceOrRecreate) are
-pinned beside them.
+The same verdicts and rows in place (Capacity InPlaceOrRollout, the pair
+InPlaceOrRecreate; `<!-- vpa-and-hpa-inplace-table -->`) are pinned beside them.
 
 Margins for what is noise rather than a difference: one point of
 utilization, one 5-second tick of under-provisioning; counts are exact.
@@ -19,14 +23,33 @@ utilization, one 5-second tick of under-provisioning; counts are exact.
 
 from __future__ import annotations
 
-from typing import Any
+import re
+from pathlib import Path
+from typing import Any, Final
 
 import pytest
 from sim_kit import six_hour_summary
 
+from hvpa.sim.report import Column, compare_markdown
+
 UTILIZATION_MARGIN = 0.01
 UNDER_PROVISIONED_MARGIN_MINUTES = 5 / 60
 TRACES = ("steady", "step", "ramp", "diurnal", "spike", "noisy")
+DOCS: Final = Path(__file__).parents[3] / "docs" / "strategies.md"
+TABLE: Final = re.compile(
+    r"<!-- vpa-and-hpa-table -->\n(.*?)<!-- /vpa-and-hpa-table -->", re.DOTALL
+)
+IN_PLACE_TABLE: Final = re.compile(
+    r"<!-- vpa-and-hpa-inplace-table -->\n(.*?)<!-- /vpa-and-hpa-inplace-table -->", re.DOTALL
+)
+# The rows the page's tables name, in their order; the tests run the first two.
+STRATEGIES: Final = ("Capacity", "VPAAndHPA", "Weighted", "HpaPreferred")
+RUN: Final = STRATEGIES[:2]
+# In place the page names each with the resize mode it runs.
+IN_PLACE_ROWS: Final = {
+    "Capacity": "Capacity+InPlaceOrRollout",
+    "VPAAndHPA": "VPAAndHPA+InPlaceOrRecreate",
+}
 
 # Per trace, Capacity against VPAAndHPA: better, equal (within the margins) or worse.
 # Rollouts are left out: the pair resizes by eviction, never by a rollout; pod restarts
@@ -152,6 +175,51 @@ def restarts(summary: dict[str, Any]) -> int:
     return int(summary["podsReplaced"] + summary["podRestarts"] + summary["oomKills"])
 
 
+def _percent(value: float) -> str:
+    return f"{value * 100:.0f}%"
+
+
+def _oscillations(summary: dict[str, Any]) -> str:
+    oscillations = summary["oscillations"]
+    return f"{oscillations['horizontal']} + {oscillations['vertical']}"
+
+
+# The page's columns (docs/strategies.md, "Capacity against VPAAndHPA"): utilization,
+# under-provisioning, then what the two pay for it, pod restarts as restarts() counts them.
+COLUMNS: Final = (
+    Column("util CPU", lambda s: _percent(s["utilization"]["cpu"])),
+    Column("util memory", lambda s: _percent(s["utilization"]["memory"])),
+    Column("under-prov. min", lambda s: f"{s['underProvisionedMinutes']['total']:g}"),
+    Column("pod restarts", lambda s: str(restarts(s))),
+    Column("evictions", lambda s: str(s["evictions"])),
+    Column("rollouts", lambda s: str(s["rollouts"])),
+    Column("replica changes", lambda s: str(s["replicaChanges"])),
+    Column("oscillations (h + v)", _oscillations),
+)
+# In place, the resizes each made beside the restarts they cost (none here).
+IN_PLACE_COLUMNS: Final = (
+    *COLUMNS[:4],
+    Column("in-place resizes", lambda s: str(s["inPlaceResizes"])),
+    *COLUMNS[4:],
+)
+
+
+def page_table(table: re.Pattern[str]) -> list[str]:
+    """The lines of one of the page's tables, its bold (the better of the two) taken off."""
+    found = table.search(DOCS.read_text())
+    assert found is not None, f"docs/strategies.md lost the markers of {table.pattern}"
+    return found.group(1).replace("**", "").splitlines()
+
+
+def page_rows(table: re.Pattern[str], trace: str, strategies: tuple[str, ...]) -> list[str]:
+    """The page's rows for `trace` and those strategies, in the page's order."""
+    return [
+        line
+        for line in page_table(table)
+        if line.split(" | ")[:2] in ([f"| {trace}", strategy] for strategy in strategies)
+    ]
+
+
 def _higher_is_better(ours: float, theirs: float, margin: float) -> str:
     if ours > theirs + margin:
         return "better"
@@ -228,3 +296,45 @@ def test_in_place_the_baseline_resizes_in_place_only(trace: str) -> None:
     baseline = summary("VPAAndHPA", trace, IN_PLACE)
     assert baseline["inPlaceResizes"] > 0
     assert baseline["evictions"] == 0 and restarts(baseline) == 0
+
+
+@pytest.mark.parametrize(
+    ("table", "columns", "names"),
+    [
+        pytest.param(TABLE, COLUMNS, STRATEGIES, id="Rollout"),
+        pytest.param(
+            IN_PLACE_TABLE, IN_PLACE_COLUMNS, tuple(IN_PLACE_ROWS.values()), id="in place"
+        ),
+    ],
+)
+def test_the_page_has_the_tables_columns_and_one_row_per_trace_and_strategy(
+    table: re.Pattern[str], columns: tuple[Column, ...], names: tuple[str, ...]
+) -> None:
+    lines = page_table(table)
+    assert lines[:2] == compare_markdown([], columns).splitlines()
+    assert [line.split(" | ")[:2] for line in lines[2:]] == [
+        [f"| {trace}", name] for trace in TRACES for name in names
+    ]
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(1800)
+@pytest.mark.parametrize("trace", TRACES)
+def test_the_page_shows_the_rows_the_simulator_gives(trace: str) -> None:
+    fresh = compare_markdown([(trace, s, summary(s, trace)) for s in RUN], COLUMNS)
+    assert page_rows(TABLE, trace, RUN) == fresh.splitlines()[2:], (
+        f"docs/strategies.md's VPAAndHPA rows for {trace} are stale; now:\n{fresh}"
+    )
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(1800)
+@pytest.mark.parametrize("trace", TRACES)
+def test_in_place_the_page_shows_the_rows_the_simulator_gives(trace: str) -> None:
+    fresh = compare_markdown(
+        [(trace, IN_PLACE_ROWS[s], summary(s, trace, IN_PLACE)) for s in RUN], IN_PLACE_COLUMNS
+    )
+    names = tuple(IN_PLACE_ROWS[s] for s in RUN)
+    assert page_rows(IN_PLACE_TABLE, trace, names) == fresh.splitlines()[2:], (
+        f"docs/strategies.md's in-place VPAAndHPA rows for {trace} are stale; now:\n{fresh}"
+    )
