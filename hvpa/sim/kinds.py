@@ -16,8 +16,11 @@ from hvpa.kube.resources import TARGETS, VPAS
 
 __all__ = ["RESOURCE_OF_KIND"]
 
-# Deployment, StatefulSet, ReplicaSet (what an Hvpa may target) and VerticalPodAutoscaler.
+# Deployment, StatefulSet, ReplicaSet (what an Hvpa may target) and VerticalPodAutoscaler;
+# and PodDisruptionBudget, which the controller never reads: a scenario's, for the VPA
+# baseline's evictions (baselines/disruption_budgets.py).
 RESOURCE_OF_KIND: Final[Mapping[str, str]] = {
     **{kind: resource.plural for kind, resource in TARGETS.items()},
     VPAS.kind: VPAS.plural,
+    "PodDisruptionBudget": "poddisruptionbudgets",
 }

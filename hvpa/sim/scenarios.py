@@ -183,7 +183,8 @@ class Scenario:
                 as_hpa, vpa = vpa_and_hpa_objects(self.hvpa)
             except ValueError as error:
                 raise ScenarioError(f"{self.name}: {error}") from None
-            return dataclasses.replace(self, hvpa=as_hpa, baseline=strategy, extra_objects=(vpa,))
+            extra = (*self.extra_objects, vpa)
+            return dataclasses.replace(self, hvpa=as_hpa, baseline=strategy, extra_objects=extra)
         hvpa = copy.deepcopy(dict(self.hvpa))
         hvpa["spec"]["strategy"] = strategy
         if strategy == "Mixed" and "mixed" not in hvpa["spec"]:
@@ -409,13 +410,28 @@ def _gardener_kube_apiserver() -> Scenario:
     The load: 20 CPU and 40Gi at the trace's peak, so that two pods at the VPA's
     maxAllowed (7 CPU) cannot carry it and the HPA's 6-CPU average brings in a
     third and a fourth (20 / 6 rounds up to 4); a base of 100m / 300Mi per pod.
-    Eight nodes of 16 CPU / 64Gi hold six pods at maxAllowed with room to roll."""
+    Eight nodes of 16 CPU / 64Gi hold six pods at maxAllowed with room to roll.
+
+    Gardener guards the kube-apiserver with a PodDisruptionBudget (maxUnavailable 1,
+    unhealthy pods always evictable): the VPA baseline's evictions honour it, hvpa's
+    rollouts and in-place resizes are not evictions."""
     hvpa = _example("gardener-kube-apiserver-vpa-and-hpa.yaml")
     namespace = str(hvpa["metadata"]["namespace"])
+    labels = {"app": "kubernetes", "role": "apiserver"}
+    budget = {
+        "apiVersion": "policy/v1",
+        "kind": "PodDisruptionBudget",
+        "metadata": {"name": "kube-apiserver", "namespace": namespace, "labels": dict(labels)},
+        "spec": {
+            "maxUnavailable": 1,
+            "selector": {"matchLabels": dict(labels)},
+            "unhealthyPodEvictionPolicy": "AlwaysAllow",
+        },
+    }
     workload = _deployment(
         namespace,
         "kube-apiserver",
-        {"app": "kubernetes", "role": "apiserver"},
+        labels,
         [
             {
                 "name": "kube-apiserver",
@@ -436,6 +452,7 @@ def _gardener_kube_apiserver() -> Scenario:
         nodes=8,
         node_cpu_millicores=16000,
         node_memory_bytes=64 * GIB,
+        extra_objects=(budget,),
     )
 
 

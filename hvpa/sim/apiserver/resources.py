@@ -255,6 +255,18 @@ RESOURCES: Final[tuple[ResourceType, ...]] = (
         create_on_update=True,
         unconditional_update=False,
     ),
+    # Stored and served only: what honours them is the VPA baseline's updater, which
+    # evicts (hvpa/sim/baselines/disruption_budgets.py); no disruption controller writes status.
+    ResourceType(
+        "policy",
+        "v1",
+        "poddisruptionbudgets",
+        "poddisruptionbudget",
+        "PodDisruptionBudget",
+        short_names=("pdb",),
+        status=True,
+        generation=True,
+    ),
     ResourceType(
         "admissionregistration.k8s.io",
         "v1",

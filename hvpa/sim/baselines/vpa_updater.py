@@ -27,8 +27,11 @@ API server's VPA and workload objects, and write only through the model's
 pod writes, so the hvpa controller watching the same cluster sees the pods
 come and go as it would from the real VPA. The replica group is the
 workload: this baseline never changes the pod template, so a Deployment has
-one ReplicaSet and its spec.replicas is the group's. PodDisruptionBudgets
-are not modelled (docs/simulator.md), so an eviction is never refused.
+one ReplicaSet and its spec.replicas is the group's. An eviction honours the
+PodDisruptionBudgets in the API server as the Eviction API does
+(disruption_budgets.py): a refused one is recorded in `refusals`, costs the
+rate limiter's token it took, and the updater goes on to its next pod, as
+upstream's does.
 """
 
 from __future__ import annotations
@@ -59,6 +62,7 @@ from hvpa.sim.apiserver import NotFound, Objects
 from hvpa.sim.apiserver.errors import ApiError
 from hvpa.sim.apiserver.patching import PatchType
 from hvpa.sim.apiserver.resizing import PodResizes
+from hvpa.sim.baselines.disruption_budgets import BudgetPod, eviction_refusal, parse_budget
 from hvpa.sim.baselines.vpa_updater_rules import (
     APPROVED,
     CPU,
@@ -83,7 +87,7 @@ from hvpa.sim.baselines.vpa_updater_rules import (
 from hvpa.sim.kinds import RESOURCE_OF_KIND
 from hvpa.sim.pods import Pods, SimPod, WorkloadKey
 
-__all__ = ["Eviction", "VpaUpdater"]
+__all__ = ["Eviction", "EvictionRefused", "VpaUpdater"]
 
 _EVICTING_MODES: Final = ("Auto", "Recreate", "InPlaceOrRecreate")
 _SIZING_MODES: Final = (*_EVICTING_MODES, "Initial")
@@ -94,6 +98,16 @@ class Eviction:
     time: float
     workload: WorkloadKey
     pod: str
+
+
+@dataclass(frozen=True, slots=True)
+class EvictionRefused:
+    """An eviction the API server refused for a PodDisruptionBudget, and its message."""
+
+    time: float
+    workload: WorkloadKey
+    pod: str
+    reason: str
 
 
 @dataclass(frozen=True, slots=True)
@@ -273,6 +287,7 @@ class VpaUpdater:
         )
         self._next_pass = clock() + self.settings.interval_seconds
         self.evictions: list[Eviction] = []
+        self.refusals: list[EvictionRefused] = []
 
     def _vpas(self, modes: Sequence[str]) -> list[_Vpa]:
         found = [_vpa(obj) for obj in self._objects.list("verticalpodautoscalers")]
@@ -351,6 +366,10 @@ class VpaUpdater:
                 continue
             if not self._limiter.allow(now):
                 return
+            refusal = self._eviction_refusal(pod)
+            if refusal is not None:
+                self.refusals.append(EvictionRefused(now, vpa.workload, pod.name, refusal))
+                continue
             self._pods.delete(pod)
             budget.record(pending=pending)
             self.evictions.append(Eviction(now, vpa.workload, pod.name))
@@ -411,17 +430,51 @@ class VpaUpdater:
             return False
         return True
 
-    def _configured(self, workload: WorkloadKey, live: int) -> int:
-        """The group's spec.replicas (the workload's: one ReplicaSet, see the module doc)."""
+    def _eviction_refusal(self, pod: SimPod) -> str | None:
+        """What pods/eviction answers for `pod` under the namespace's PodDisruptionBudgets
+        (None: the pod is evicted)."""
+        budgets = [
+            parse_budget(obj)
+            for obj in self._objects.list("poddisruptionbudgets", namespace=pod.namespace)
+        ]
+        if not budgets:
+            return None
+        pods = [self._budget_pod(p) for p in self._pods if p.namespace == pod.namespace]
+        return eviction_refusal(self._budget_pod(pod), budgets, pods)
+
+    def _budget_pod(self, pod: SimPod) -> BudgetPod:
+        """The pod as a budget reads it: its labels from the API server, the rest from the model."""
+        try:
+            metadata = self._objects.get("pods", pod.name, namespace=pod.namespace)["metadata"]
+        except NotFound:
+            metadata = {}
+        kind, _, name = pod.workload
+        scale = self._scale(pod.workload)
+        return BudgetPod(
+            namespace=pod.namespace,
+            labels={str(k): str(v) for k, v in (metadata.get("labels") or {}).items()},
+            phase=pod.phase,
+            ready=pod.ready,
+            deleting=pod.deleting,
+            owner_scale=None if scale is None else (f"{kind}/{name}", scale),
+        )
+
+    def _scale(self, workload: WorkloadKey) -> int | None:
+        """The workload's spec.replicas, None if it is not there."""
         kind, namespace, name = workload
         plural = RESOURCE_OF_KIND.get(kind)
         if plural is None:
-            return live
+            return None
         try:
             obj = self._objects.get(plural, name, namespace=namespace)
         except NotFound:
-            return live
+            return None
         return int((obj.get("spec") or {}).get("replicas", 1))
+
+    def _configured(self, workload: WorkloadKey, live: int) -> int:
+        """The group's spec.replicas (the workload's: one ReplicaSet, see the module doc)."""
+        scale = self._scale(workload)
+        return live if scale is None else scale
 
 
 def _format(resource: str, amount: int) -> str:

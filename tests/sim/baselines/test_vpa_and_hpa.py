@@ -29,7 +29,11 @@ def test_the_hvpa_keeps_its_horizontal_spec_and_the_vpa_gets_its_policies() -> N
 def test_the_scenario_names_the_baseline() -> None:
     scenario = builtin_scenario("gardener-kube-apiserver").with_strategy("VPAAndHPA")
     assert scenario.strategy == "VPAAndHPA"
-    assert [o["kind"] for o in scenario.extra_objects] == ["VerticalPodAutoscaler"]
+    # Gardener's PodDisruptionBudget is the scenario's, whatever the strategy; the VPA the pair's.
+    assert [o["kind"] for o in scenario.extra_objects] == [
+        "PodDisruptionBudget",
+        "VerticalPodAutoscaler",
+    ]
 
 
 @functools.cache
@@ -68,10 +72,10 @@ def test_in_place_the_vpa_resizes_in_place_and_the_hpa_leaves_pod_sizes_alone() 
         scenario.with_strategy("VPAAndHPA").with_resize_mode("InPlaceOrRollout"),
         scenario.with_resize_mode("InPlace").with_strategy("VPAAndHPA"),
     ):
-        (vpa,) = built.extra_objects
+        (vpa,) = [o for o in built.extra_objects if o["kind"] == "VerticalPodAutoscaler"]
         assert vpa["spec"]["updatePolicy"] == {"updateMode": "InPlaceOrRecreate"}
         assert "resizeMode" not in built.hvpa["spec"]["vpa"]
         assert built.label == "VPAAndHPA+InPlaceOrRecreate"
     rollout = scenario.with_strategy("VPAAndHPA").with_resize_mode("Rollout")
-    assert rollout.extra_objects[0]["spec"]["updatePolicy"] == {"updateMode": "Auto"}
+    assert rollout.extra_objects[-1]["spec"]["updatePolicy"] == {"updateMode": "Auto"}
     assert rollout.label == "VPAAndHPA"

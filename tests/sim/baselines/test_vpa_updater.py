@@ -142,3 +142,29 @@ def test_step_runs_a_pass_a_minute() -> None:
     m.clock.now += 30
     updater.step()
     assert len(updater.evictions) == 2
+
+
+def test_a_disruption_budget_holds_evictions_to_what_it_allows() -> None:
+    """The same 4 pods as above, guarded by a PodDisruptionBudget of maxUnavailable 1
+    (Gardener's for its kube-apiserver): the updater's own budget would take 2 down, the
+    Eviction API refuses the next (3 healthy of 3 desired) and the updater goes on. Once
+    the replacement is ready, the next pass evicts one more."""
+    m, updater = cluster_with("Auto")
+    m.server.objects.create(
+        "poddisruptionbudgets",
+        {
+            "metadata": {"name": "web", "namespace": "default"},
+            "spec": {"maxUnavailable": 1, "selector": {"matchLabels": {"app": "web"}}},
+        },
+    )
+    recommend(m, target="2", lower="600m", upper="3")
+    updater.run_once()
+    assert len(updater.evictions) == 1
+    # The other three are tried in turn, as upstream's loop does, and each is refused.
+    assert len(updater.refusals) == 3
+    assert all(
+        r.reason.endswith("needs 3 healthy pods and has 3 currently") for r in updater.refusals
+    )
+    m.run(30)
+    updater.run_once()
+    assert len(updater.evictions) == 2
