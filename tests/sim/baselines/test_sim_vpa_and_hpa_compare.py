@@ -88,10 +88,10 @@ EXPECTED: dict[str, dict[str, str]] = {
         "oscillations": "worse",
     },
     "spike": {
-        "utilization cpu": "better",
+        "utilization cpu": "worse",
         "utilization memory": "worse",
         "under-provisioned minutes": "better",
-        "pod restarts": "better",
+        "pod restarts": "equal",
         "replica changes": "worse",
         "oscillations": "equal",
     },
