@@ -325,6 +325,10 @@ class CapacitySpec(Model, frozen=True, kw_only=True):
     """Percent a pod's size may differ from the curve's size for the demand before the pods are
     resized (a rolling update) rather than counted; default 30.
     """
+    headroom: Annotated[float, msgspec.Meta(ge=0, le=100)] | None = None
+    """Percent over the load a resource the HPA template has no target for (memory, usually) is
+    sized with, and a pod out is carried with; default 25.
+    """
     # At most upstream HPA's longest stabilization window.
     scale_down_stabilization_seconds: Annotated[int, msgspec.Meta(ge=0, le=3600)] | None = None
     """A scale-down uses the largest demand seen within this many seconds; default: the HPA

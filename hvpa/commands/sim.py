@@ -126,7 +126,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
         default=[],
         metavar="KNOB=VALUE",
         help="change one setting of the run: sync-period, vpa-margin, vpa-half-life, hpa-target, "
-        "max-replicas, tolerance, resize-tolerance (repeatable; see docs/simulator.md; default: "
+        "max-replicas, tolerance, resize-tolerance, headroom (repeatable; see docs/simulator.md; default: "
         "none, each knob as the scenario has it)",
     )
     parser.add_argument(

@@ -16,6 +16,7 @@ from hvpa.api.autoscaling import MetricTarget
 from hvpa.api.defaults import (
     CAPACITY_DEMAND_PERCENTILE,
     CAPACITY_DEMAND_WINDOW_SECONDS,
+    CAPACITY_HEADROOM_PERCENT,
     CAPACITY_RESIZE_TOLERANCE_PERCENT,
     CAPACITY_SCALE_DOWN_STABILIZATION_SECONDS,
     CAPACITY_TOLERANCE_PERCENT,
@@ -90,6 +91,9 @@ def capacity_params(spec: CapacitySpec) -> CapacityParams:
                 if spec.resize_tolerance is not None
                 else CAPACITY_RESIZE_TOLERANCE_PERCENT
             )
+        ),
+        headroom=Fraction(
+            str(spec.headroom if spec.headroom is not None else CAPACITY_HEADROOM_PERCENT)
         ),
     )
 
@@ -301,6 +305,7 @@ def capacity_input(
         down_window_seconds=down_window,
         down_window_source=down_window_source,
         utilization=utilization,
+        headroom=params.headroom,
         floors=_floors(horizontal),
         vpa_targets=targets,
     )

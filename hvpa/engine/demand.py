@@ -52,6 +52,7 @@ from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import Final
 
+from hvpa.api.defaults import CAPACITY_HEADROOM_PERCENT
 from hvpa.engine.explain import counted
 from hvpa.engine.vertical import describe, round_request
 from hvpa.engine.vertical.recommendation import RESOURCES
@@ -59,7 +60,6 @@ from hvpa.quantity import ceil_div, format_human_resource
 from hvpa.records import CPU, MEMORY, PodMetricsRecord, Resources, format_time
 
 __all__ = [
-    "DEFAULT_HEADROOM_PERCENT",
     "Demand",
     "DemandHistory",
     "DemandInput",
@@ -70,10 +70,6 @@ __all__ = [
     "percentile",
     "total_load",
 ]
-
-# Without an HPA utilization target for a resource, demand keeps usage at 1 / (1 + 15%).
-DEFAULT_HEADROOM_PERCENT: Final = 15
-
 
 @dataclass(frozen=True, slots=True)
 class Sample:
@@ -118,7 +114,8 @@ class DemandInput:
     per-pod `baseResourcesPerReplica`. `utilization` is the HPA Resource
     metric's averageUtilization per resource, where there is one.
     `vpa_targets` is the VPA's per-container target when it can be trusted,
-    for the fallback of a new Hvpa.
+    for the fallback of a new Hvpa. `headroom` is the percent over the load
+    a resource without such a target is sized with (`spec.capacity.headroom`).
     """
 
     now: float
@@ -130,6 +127,7 @@ class DemandInput:
     window_seconds: float
     down_window_seconds: float
     utilization: Mapping[str, int]
+    headroom: Fraction = Fraction(CAPACITY_HEADROOM_PERCENT)
     floors: tuple[ReplicaFloor, ...] = ()
     vpa_targets: Mapping[str, Resources] | None = None
     # Which setting gave down_window_seconds, for the explanation ('' to leave it unsaid).
@@ -215,14 +213,14 @@ def describe_amounts(amounts: Mapping[str, int]) -> str:
 
 
 def _over_target(given: DemandInput, resource: str, load: int) -> tuple[int, str]:
-    """A load as demand: over the target utilization, or with the default headroom; whole bytes."""
+    """A load as demand: over the target utilization, or with Capacity's headroom; whole bytes."""
     target = given.utilization.get(resource)
     if target:
         return round_request(resource, ceil_div(load * 100, target)), (
             f"/ target utilization {target}%"
         )
-    demand = round_request(resource, ceil_div(load * (100 + DEFAULT_HEADROOM_PERCENT), 100))
-    return demand, f"x (1 + {DEFAULT_HEADROOM_PERCENT}% headroom)"
+    demand = round_request(resource, math.ceil(load * (100 + given.headroom) / 100))
+    return demand, f"x (1 + {float(given.headroom):g}% headroom)"
 
 
 def _from_usage(

@@ -12,9 +12,11 @@ KNOB=V1,V2,...` runs the comparison once per value:
                        strategy is pinned there above its own target)
     tolerance          Capacity's joint tolerance, percent (10)
     resize-tolerance   Capacity's resize band while the demand moves, percent (30)
+    headroom           Capacity's headroom over the load of a resource without an HPA
+                       target (memory here), percent (25)
 
 The first three are the cluster's and the controller's, the next two the
-Hvpa's (every strategy reads them), the last two Capacity's own (other
+Hvpa's (every strategy reads them), the last three Capacity's own (other
 strategies ignore them). What can go wrong: an unknown knob or a value that
 does not parse raises KnobError naming it.
 """
@@ -142,6 +144,7 @@ _KNOBS: Final[dict[str, Callable[[RunOptions, str], RunOptions]]] = {
     "max-replicas": _max_replicas,
     "tolerance": _capacity_field("tolerance"),
     "resize-tolerance": _capacity_field("resizeTolerance"),
+    "headroom": _capacity_field("headroom"),
 }
 KNOB_NAMES: Final = tuple(_KNOBS)
 

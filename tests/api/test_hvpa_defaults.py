@@ -146,13 +146,14 @@ CPU_80 = MetricSpec(
             lambda h: (
                 h.spec.capacity.tolerance,
                 h.spec.capacity.resize_tolerance,
+                h.spec.capacity.headroom,
                 h.spec.capacity.scale_down_stabilization_seconds,
                 h.spec.capacity.demand_percentile,
                 h.spec.capacity.demand_window_seconds,
             ),
             # The scale-down window stays unset: the engine reads the HPA template's then
             # (tests/engine/test_capacity_down_window.py).
-            (5, 30, None, 90, 600),
+            (5, 30, 25, None, 90, 600),
             id="capacity",
         ),
         pytest.param({}, lambda h: h.spec.vpa.resize_mode, "Rollout", id="resize-mode"),

@@ -555,6 +555,16 @@ ROWS = [
         ["spec.capacity.resizeTolerance: must be <= 100 (got 101)"],
         id="capacity-resize-tolerance-a-percent",
     ),
+    pytest.param(
+        {**CAP, "spec.capacity.headroom": -1},
+        ["spec.capacity.headroom: must be >= 0 (got -1)"],
+        id="capacity-headroom-not-negative",
+    ),
+    pytest.param(
+        {**CAP, "spec.capacity.headroom": 101},
+        ["spec.capacity.headroom: must be <= 100 (got 101)"],
+        id="capacity-headroom-a-percent",
+    ),
     # cluster-proportional: CPA's rules, reported at the parameter
     pytest.param(
         {"spec.clusterProportional": {"linear": {"coresPerReplica": 16, "min": -1}}},

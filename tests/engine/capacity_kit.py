@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime
-from typing import Any
+from typing import Any, Final
 
 from decide_kit import NOW_SECONDS, hvpa_object, run, scenario
 
@@ -31,11 +31,18 @@ RISING_CURVE = [
 ]
 
 
+# The cases of the Capacity tests were worked out with a 15% headroom (the default until the
+# headroom became spec.capacity.headroom): they test other rules and keep it; headroom=None tests
+# the default.
+CASES_HEADROOM: Final = 15
+
+
 def capacity_hvpa(
     curve: list[dict[str, Any]] | None = None,
     *,
     base: dict[str, str] | None = None,
     tolerance: float | None = None,
+    headroom: float | None = CASES_HEADROOM,
     down_seconds: int | None = None,
     status: dict[str, Any] | None = None,
     **options: Any,
@@ -45,6 +52,8 @@ def capacity_hvpa(
         capacity["baseResourcesPerReplica"] = base
     if tolerance is not None:
         capacity["tolerance"] = tolerance
+    if headroom is not None:
+        capacity["headroom"] = headroom
     if down_seconds is not None:
         capacity["scaleDownStabilizationSeconds"] = down_seconds
     hvpa = hvpa_object(strategy="Capacity", status=status or {}, **options)

@@ -12,6 +12,9 @@ from fractions import Fraction
 from typing import Any
 
 import pytest
+from capacity_kit import CASES_HEADROOM
+
+from hvpa.api.defaults import CAPACITY_HEADROOM_PERCENT
 
 from hvpa.engine.demand import (
     DemandHistory,
@@ -112,6 +115,7 @@ def given(**changes: object) -> DemandInput:
         "window_seconds": 600,
         "down_window_seconds": 300,
         "utilization": {"cpu": 50},
+        "headroom": Fraction(CASES_HEADROOM),
     }
     base.update(changes)
     return DemandInput(**base)  # type: ignore[arg-type]
@@ -132,6 +136,16 @@ def usage(time: float, cpu: int, memory: int = 0) -> Sample:
             {"cpu": 1600, "memory": 115 * 10**9 * 1000},
             {"cpu": 1600, "memory": 115 * 10**9 * 1000},
             id="load-over-target-utilization-or-headroom",
+        ),
+        pytest.param(
+            given(headroom=Fraction(CAPACITY_HEADROOM_PERCENT)),
+            DemandHistory(),
+            usage(NOW, 800, 100 * 10**9 * 1000),
+            # 100G of memory x (1 + the default 25%).
+            {"cpu": 1600, "memory": 125 * 10**9 * 1000},
+            {"cpu": 1600, "memory": 125 * 10**9 * 1000},
+            {"cpu": 1600, "memory": 125 * 10**9 * 1000},
+            id="the-default-headroom-is-25-percent",
         ),
         pytest.param(
             given(),
@@ -235,7 +249,7 @@ def plan(
     **options: Any,
 ) -> tuple[int, dict[str, int]]:
     container = ContainerSpec("app", Resources(cpu=cpu, memory=memory), NO_RESOURCES)
-    params = CapacityParams(curve, overhead or {}, Fraction(10), Fraction(30))
+    params = CapacityParams(curve, overhead or {}, Fraction(10), Fraction(30), Fraction(CASES_HEADROOM))
     # A held count is an Hvpa whose horizontal axis is off (hpa.deploy false), as decide
     # passes it.
     reading = read_curve(
@@ -602,7 +616,9 @@ def test_a_count_short_only_with_one_pod_out_says_so() -> None:
     # 4 x 1 CPU covers 3.9 CPU, but without a utilization target one pod out leaves
     # 3 x 1 CPU, which with the default 15% headroom carries 3.45 < 3.9: 5 replicas.
     container = ContainerSpec("app", Resources(cpu=1000, memory=GI), NO_RESOURCES)
-    params = CapacityParams((point(1, 1000), point(10, 1000)), {}, Fraction(10), Fraction(30))
+    params = CapacityParams(
+        (point(1, 1000), point(10, 1000)), {}, Fraction(10), Fraction(30), Fraction(CASES_HEADROOM)
+    )
     reading = read_curve(
         HorizontalInput(4, 1, 10),
         (container,),

@@ -13,7 +13,7 @@ cores at 50/50; here at 3 x 1667m).
 
 Two rules widen a pod's share (`Room.share`), each for a resource without an
 HPA target (neither Utilization nor AverageValue: memory, usually), which
-has only the default 15% headroom: beside a resource that has one it carries
+has only Capacity's `headroom` (25% unset): beside a resource that has one it carries
 the joint band's slack
 (the count may sit `tolerance` short of the CPU demand, and the same pods
 must hold all the memory), and alone, from four replicas, it carries its
@@ -30,7 +30,8 @@ from dataclasses import dataclass, replace
 from fractions import Fraction
 from typing import Final
 
-from hvpa.engine.demand import DEFAULT_HEADROOM_PERCENT, describe_amounts
+from hvpa.api.defaults import CAPACITY_HEADROOM_PERCENT
+from hvpa.engine.demand import describe_amounts
 from hvpa.engine.explain import counted
 from hvpa.engine.vertical import round_request
 from hvpa.quantity import ceil_div, format_human_resource
@@ -67,12 +68,13 @@ class CurvePoint:
 
 @dataclass(frozen=True, slots=True)
 class CapacityParams:
-    """`spec.capacity` in the units the engine computes with; both tolerances are percents."""
+    """`spec.capacity` in the units the engine computes with; tolerances and headroom are percents."""
 
     curve: tuple[CurvePoint, ...]
     overhead: Mapping[str, int]
     tolerance: Fraction
     resize_tolerance: Fraction
+    headroom: Fraction = Fraction(CAPACITY_HEADROOM_PERCENT)
 
 
 @dataclass(frozen=True, slots=True)
@@ -114,7 +116,7 @@ def held_shortfall(tolerance: Fraction, headroom_only: bool) -> Fraction:
 
     A resource with a utilization target (CPU, compressible) keeps most of
     that target's margin while it runs up to `tolerance` over it, as an HPA
-    does (70% held up to 77%). One with only the default 15% headroom
+    does (70% held up to 77%). One with only Capacity's `headroom`
     (memory, usually) holds no shortfall: memory is not compressible, and a
     pod using more than it requests is among the first the kubelet evicts
     under memory pressure, so its requests follow every rise (a pod added
@@ -200,7 +202,7 @@ class Room:
             return ALL_PODS
         if (
             self.spares(resource, replicas)
-            and (replicas - 1) * room * (100 + DEFAULT_HEADROOM_PERCENT) < needed * 100
+            and (replicas - 1) * room * (100 + self.params.headroom) < needed * 100
         ):
             return ONE_OUT
         return ""
@@ -208,10 +210,11 @@ class Room:
     def spares(self, resource: str, replicas: int) -> bool:
         """Whether `replicas` pods must carry the load of `resource` with one of them out.
 
-        A resource without an HPA target (memory, usually) has only the
-        default 15% headroom, less than a pod's share below eight pods:
-        while one pod is starting, restarting or being replaced in a rolling
-        update, the others carry its share, and with 15% they run out
+        A resource without an HPA target (memory, usually) has only
+        Capacity's `headroom`, less than a pod's share below 1 + 100 /
+        headroom pods (five at the default 25%, eight at 15%): while one pod
+        is starting, restarting or being replaced in a rolling update, the
+        others carry its share, and with too little headroom they run out
         (of memory: OOMKills). So there the count must carry the load
         itself with one pod out, as well as the demand with all of them.
         One pod alone has no other to carry it. A resource with a target
@@ -219,8 +222,9 @@ class Room:
         as its owner said a pod may be, as an HPA would carry it.
 
         Not where the band's slack applies (`slacks`: memory beside a CPU
-        target): that share already holds 1.15 x 1.1 = 26.5% over the load,
-        which carries a pod out from 5 replicas; measured with the slack,
+        target): that share already holds (1 + headroom) x 1.1 over the
+        load (26.5% at a 15% headroom), which carries a pod out from 5
+        replicas; measured with the slack (and a 15% headroom),
         this rule on top added nothing to the under-provisioned minutes of
         any `hvpa sim` trace and cost 1 to 2 points of CPU utilization (it
         added a pod for a 1% memory shortfall with one pod out).
@@ -251,7 +255,7 @@ class Room:
         if self.slacks(resource):
             share = round_request(resource, math.ceil(share * (100 + self.slack) / 100))
         if self.spares(resource, replicas):
-            load = ceil_div(needed * 100, 100 + DEFAULT_HEADROOM_PERCENT)
+            load = math.ceil(needed * 100 / (100 + self.params.headroom))
             share = max(share, _share(resource, load, replicas - 1))
         return share
 
@@ -316,7 +320,7 @@ def _too_few(demand: Mapping[str, int], room: Room, fewer: int) -> str:
             which, count, factor = (
                 " (one pod out)",
                 fewer - 1,
-                f" x {100 + DEFAULT_HEADROOM_PERCENT}%",
+                f" x {float(100 + room.params.headroom):g}%",
             )
         reasons.append(
             f"{r}{which}: {count} x ({format_human_resource(r, top)} - "
