@@ -11,14 +11,14 @@ module pins three traces, one run per trace and strategy (shared, sim_kit.six_ho
   keep their size within the band;
 - spike: a burst shorter than the demand window.
 Steady (where Capacity is behind Weighted on CPU, the page says why),
-diurnal (the ramp's shape, slower) and noisy (the most costly run, and
-one tick behind on under-provisioning) are left to the page.
+diurnal (the ramp's shape, slower) and noisy (the most costly run) are
+left to the page.
 
 What is pinned, on those three: the page's rows are what the simulator
 gives, and the verdicts the page states of them, as relations: Capacity's
 CPU and memory utilization at least either baseline's, its
-under-provisioned minutes at most either's plus one tick of the
-simulation, and no rollout and no pod restart at all.
+under-provisioned minutes at most either's, and no rollout and no pod
+restart at all.
 """
 
 from __future__ import annotations
@@ -55,8 +55,6 @@ COLUMN_TITLES: Final = (
 COLUMNS: Final = tuple(c for c in COMPARE_COLUMNS if c.title in COLUMN_TITLES)
 DOCS: Final = Path(__file__).parents[2] / "docs" / "strategies.md"
 TABLE: Final = re.compile(r"<!-- inplace-table -->\n(.*?)<!-- /inplace-table -->", re.DOTALL)
-# The simulator's tick is 5 s: one tick of under-provisioning more is 5/60 of a minute.
-UNDER_PROVISIONED_TICK_MINUTES: Final = 5 / 60
 
 
 def summary(strategy: str, trace: str) -> dict[str, Any]:
@@ -96,12 +94,9 @@ def test_utilization_is_no_worse(trace: str, baseline: str, resource: str) -> No
 @pytest.mark.slow
 @pytest.mark.parametrize("trace", TRACES)
 @pytest.mark.parametrize("baseline", BASELINES)
-def test_under_provisioning_is_no_worse_but_for_a_tick(trace: str, baseline: str) -> None:
+def test_under_provisioning_is_no_worse(trace: str, baseline: str) -> None:
     ours, theirs = summary("Capacity", trace), summary(baseline, trace)
-    assert (
-        ours["underProvisionedMinutes"]["total"]
-        <= theirs["underProvisionedMinutes"]["total"] + UNDER_PROVISIONED_TICK_MINUTES
-    )
+    assert ours["underProvisionedMinutes"]["total"] <= theirs["underProvisionedMinutes"]["total"]
 
 
 @pytest.mark.slow
