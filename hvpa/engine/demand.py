@@ -50,7 +50,6 @@ import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from fractions import Fraction
-from typing import Final
 
 from hvpa.api.defaults import CAPACITY_HEADROOM_PERCENT
 from hvpa.engine.explain import counted
@@ -70,6 +69,7 @@ __all__ = [
     "percentile",
     "total_load",
 ]
+
 
 @dataclass(frozen=True, slots=True)
 class Sample:

@@ -15,7 +15,6 @@ import pytest
 from capacity_kit import CASES_HEADROOM
 
 from hvpa.api.defaults import CAPACITY_HEADROOM_PERCENT
-
 from hvpa.engine.demand import (
     DemandHistory,
     DemandInput,
@@ -249,7 +248,9 @@ def plan(
     **options: Any,
 ) -> tuple[int, dict[str, int]]:
     container = ContainerSpec("app", Resources(cpu=cpu, memory=memory), NO_RESOURCES)
-    params = CapacityParams(curve, overhead or {}, Fraction(10), Fraction(30), Fraction(CASES_HEADROOM))
+    params = CapacityParams(
+        curve, overhead or {}, Fraction(10), Fraction(30), Fraction(CASES_HEADROOM)
+    )
     # A held count is an Hvpa whose horizontal axis is off (hpa.deploy false), as decide
     # passes it.
     reading = read_curve(
