@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import time
+from typing import Any
 
 from hvpa.sim.clock import SimClock, SimEventLoop
 
@@ -35,3 +36,38 @@ def test_virtual_time_jumps_and_real_time_continues_from_it() -> None:
     # fires as many real seconds later as it was due.
     assert 4600.0 <= switched < 4600.1
     assert 4600.2 <= fired < 4601.0
+
+
+def test_a_jump_to_the_next_timer_takes_no_idle_iterations() -> None:
+    """A jump comes after one iteration that finds nothing to run, not after 42 (looptime's
+    default no-op cycles, which were most of a six-hour run's loop iterations)."""
+    sleeps = 100
+
+    async def scenario() -> int:
+        loop = asyncio.get_running_loop()
+        assert isinstance(loop, SimEventLoop)
+        loop.start_virtual_time()
+        # Every loop iteration polls the selector once (BaseEventLoop._run_once); looptime
+        # has put its own select there, which this counts calls of.
+        selector: Any = loop._selector  # type: ignore[attr-defined]
+        select = selector.select
+        polls = 0
+
+        def counted(timeout: float | None = None) -> Any:
+            nonlocal polls
+            polls += 1
+            return select(timeout)
+
+        selector.select = counted
+        try:
+            for _ in range(sleeps):
+                await asyncio.sleep(5.0)
+        finally:
+            selector.select = select
+        return polls
+
+    with asyncio.Runner(loop_factory=SimEventLoop) as runner:
+        polls = runner.run(scenario())
+    # Per sleep: the iteration that finds no callback ready (the jump), the one that runs
+    # the timer's callback. 42 idle iterations a jump would make it 44.
+    assert polls <= 3 * sleeps
