@@ -39,7 +39,7 @@ import binascii
 import copy
 import math
 import re
-from collections.abc import Iterator, Mapping
+from collections.abc import Hashable, Iterator, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, Final
@@ -84,6 +84,10 @@ _UUID_RE: Final = re.compile(
     r"^[0-9a-f]{8}-?[0-9a-f]{4}-?[0-9a-f]{4}-?[0-9a-f]{4}-?[0-9a-f]{12}$", re.IGNORECASE
 )
 _DATE_RE: Final = re.compile(r"^\d{4}-\d{2}-\d{2}$")
+# How many valid list items a schema node remembers (Schema.valid_items) before it starts
+# over: more than a status history holds (hvpa.api.status.MAX_HISTORY is 10,000 entries,
+# but a history's items are small and repeat write after write).
+_VALID_ITEMS_KEPT: Final = 20_000
 
 
 class _Missing:
@@ -148,6 +152,11 @@ class Schema:
     has_list_types: bool = False
     has_embedded: bool = False
     raw: Mapping[str, Any] = field(default_factory=dict)
+    # Items already found valid under this node (as `items`), by `value_key`: an atomic list
+    # has no old item to ratchet against, so every write of it validated every item again,
+    # and a status write resends its whole history. Whether a value is valid depends on the
+    # value alone (paths only name the errors), so a remembered one needs no second look.
+    valid_items: set[Hashable] = field(default_factory=set, repr=False)
 
     # ------------------------------------------------------------------ the tree
 
@@ -405,7 +414,22 @@ class Schema:
             return
         olds = self._correlated_items(value, old)
         for index, item in enumerate(value):
-            self.items._validate(item, olds[index], f"{path}[{index}]", out)
+            if olds[index] is MISSING:
+                self.items._validate_item(item, f"{path}[{index}]", out)
+            else:
+                self.items._validate(item, olds[index], f"{path}[{index}]", out)
+
+    def _validate_item(self, item: Any, path: str, out: list[_Error]) -> None:
+        """`_validate` of a list item with nothing to ratchet against, remembering the valid."""
+        key = value_key(item)
+        if key in self.valid_items:
+            return
+        found = len(out)
+        self._validate(item, MISSING, path, out)
+        if len(out) == found:
+            if len(self.valid_items) >= _VALID_ITEMS_KEPT:
+                self.valid_items.clear()
+            self.valid_items.add(key)
 
     def _correlated_items(self, value: list[Any], old: Any) -> list[Any]:
         """The old item each new one is compared with: by key in a map list, by value in a set."""
@@ -600,6 +624,16 @@ def _format_ok(fmt: str, value: str) -> bool:
     if fmt == "uuid":
         return bool(_UUID_RE.match(value))
     return True
+
+
+def value_key(value: Any) -> Hashable:
+    """A decoded JSON value as a hashable key, equal only for values validation cannot tell
+    apart: the Python type goes with every scalar (1, 1.0 and True are three values)."""
+    if isinstance(value, dict):
+        return ("{", tuple([(key, value_key(item)) for key, item in value.items()]))
+    if isinstance(value, list):
+        return ("[", tuple([value_key(item) for item in value]))
+    return (type(value), value)
 
 
 def json_type(value: Any) -> str:
