@@ -39,6 +39,7 @@ from __future__ import annotations
 import contextlib
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
+from functools import lru_cache
 from typing import Any, Final, Protocol
 
 from hvpa.quantity import format_bytes, format_cpu, parse_bytes, parse_cpu_millis
@@ -302,7 +303,7 @@ class SimPod:
                     {"type": "Ready", "status": ready},
                 ]
             )
-            status["startTime"] = format_time(self.started_at)
+            status["startTime"] = _time_text(self.started_at)
             status["hostIP"] = "10.0.0.1"
             status["containerStatuses"] = [self._container_status(c) for c in self.containers]
         status["conditions"] = conditions
@@ -311,7 +312,7 @@ class SimPod:
     def _container_status(self, container: ContainerState) -> dict[str, Any]:
         state: dict[str, Any]
         if container.started_at is not None:
-            state = {"running": {"startedAt": format_time(container.started_at)}}
+            state = {"running": {"startedAt": _time_text(container.started_at)}}
         else:
             state = {"waiting": {"reason": "CrashLoopBackOff"}}
         status: dict[str, Any] = {
@@ -358,13 +359,27 @@ class SimPod:
 
 
 def _amounts(size: ContainerSize, part: str) -> dict[str, str]:
+    return dict(_formatted_amounts(size, part))
+
+
+@lru_cache(maxsize=4096)
+def _formatted_amounts(size: ContainerSize, part: str) -> tuple[tuple[str, str], ...]:
+    """A size's requests or limits as the API writes them, formatted once per size: every
+    pod's status is rebuilt at every tick to see whether it changed, and formatting the
+    quantities was most of that."""
     cpu, memory = getattr(size, f"{part}_cpu"), getattr(size, f"{part}_memory")
-    out = {}
+    out = []
     if cpu is not None:
-        out["cpu"] = format_cpu(cpu)
+        out.append(("cpu", format_cpu(cpu)))
     if memory is not None:
-        out["memory"] = format_bytes(memory)
-    return out
+        out.append(("memory", format_bytes(memory)))
+    return tuple(out)
+
+
+@lru_cache(maxsize=4096)
+def _time_text(seconds: float) -> str:
+    """format_time, once per start time: a pod's status at every tick repeats its own."""
+    return format_time(seconds)
 
 
 class Admission(Protocol):
