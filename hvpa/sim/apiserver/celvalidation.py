@@ -20,9 +20,12 @@ cel-python here (`string_format`), for the verbs those messages use.
 
 from __future__ import annotations
 
+import functools
 import logging
+import os
 import re
 from functools import lru_cache
+from pathlib import Path
 from typing import Any, Final
 
 from hvpa.sim.apiserver.errors import OMIT, FieldError
@@ -39,6 +42,9 @@ _REASONS: Final = frozenset(
 
 
 _FORMAT_VERB: Final = re.compile(r"%[ds]")
+# Where lark keeps cel-python's analysed grammar between processes (_build_parser): the
+# user's cache directory, not a shared temporary one, since lark loads the file with pickle.
+PARSER_CACHE_DIR: Final = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "hvpa"
 
 
 def string_format(template: Any, values: Any) -> Any:
@@ -67,7 +73,39 @@ def _celpy() -> Any:
         import celpy
     except ImportError:
         return None
+    _build_parser(celpy)
     return celpy
+
+
+def _build_parser(celpy: Any) -> None:
+    """cel-python's parser, built with lark's cache in PARSER_CACHE_DIR.
+
+    cel-python builds one lark LALR parser per process, on the first compile: about a
+    second of grammar analysis, paid again by every test worker and every `hvpa sim` and
+    `hvpa run` process. lark can keep that analysis in a file (`cache=`), which cel-python
+    does not ask for; building the parser here with cel-python's own call and options, plus
+    the cache, makes later processes load it in a tenth of the time. lark stores a hash of
+    the grammar, its options and its own version in the file and rebuilds on a mismatch or
+    a file it cannot read, so a cache never changes what is parsed. Anything unexpected
+    (another cel-python layout, an unwritable directory) leaves cel-python to build its
+    parser itself, as before.
+    """
+    celparser: Any = getattr(celpy, "celparser", None)
+    parser_class = getattr(celparser, "CELParser", None)
+    lark = getattr(celparser, "Lark", None)
+    if parser_class is None or lark is None or getattr(parser_class, "CEL_PARSER", 0) is not None:
+        return
+    try:
+        PARSER_CACHE_DIR.mkdir(parents=True, exist_ok=True)
+    except OSError:
+        return
+    celparser.Lark = functools.partial(lark, cache=str(PARSER_CACHE_DIR / "cel-parser.lark"))
+    try:
+        parser_class()
+    except Exception as error:  # cel-python builds it itself on first use, as without this
+        logger.debug("CEL parser not built", extra={"fields": {"error": str(error)}})
+    finally:
+        celparser.Lark = lark
 
 
 def cel_available() -> bool:
