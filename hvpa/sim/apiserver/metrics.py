@@ -21,6 +21,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from decimal import InvalidOperation
+from functools import lru_cache
 from typing import Any
 
 from hvpa.durations import format_duration
@@ -37,7 +38,10 @@ __all__ = ["Metrics"]
 Value = str | int | float
 
 
+@lru_cache(maxsize=8192, typed=True)
 def _quantity(value: Value) -> str:
+    """The canonical spelling of a usage. Cached: the simulated metrics server publishes
+    every pod's and node's usage each period, and the same few hundred values recur."""
     try:
         return str(parse(value))
     except (QuantityError, InvalidOperation) as error:
