@@ -158,13 +158,14 @@ def targeted(spec: HvpaSpec) -> frozenset[str]:
     (70%: 43%). An AverageValue target T is a usage per pod whatever the
     request (upstream's HPA asks ceil(usage / T) replicas, within its
     tolerance); the curve whose ceiling is T (Gardener's kube-apiserver:
-    6 CPU) already sizes the count for the demand, usage x 1.15, so each pod
-    carries at most T / 1.15 of load, 15% under what its owner accepts, and
-    one pod out moves the others no further past T than the owner's own HPA
-    would go. (A curve whose ceiling is above T says pods may carry more
-    than the HPA's target; the curve is the policy Capacity follows.) Only a
-    resource with no target at all has just the default 15% and nothing
-    that says a pod may carry more.
+    6 CPU) already sizes the count for the demand, usage x 1.15 (the margin
+    a VPA beside that HPA sizes its pods with: demand.AVERAGE_VALUE_MARGIN_PERCENT),
+    so each pod carries at most T / 1.15 of load, 15% under what its owner
+    accepts, and one pod out moves the others no further past T than the
+    owner's own HPA would go. (A curve whose ceiling is above T says pods
+    may carry more than the HPA's target; the curve is the policy Capacity
+    follows.) Only a resource with no target at all has just Capacity's
+    `headroom` and nothing that says a pod may carry more.
     """
     return frozenset(
         name
@@ -293,6 +294,7 @@ def capacity_input(
     requests = {c.name: c.requests for c in containers}
     targets = _vpa_targets(vpa, recommendation)
     utilization = _utilization(spec)
+    targets_given = targeted(spec)
     down_window, down_window_source = scale_down_window(spec)
     given = DemandInput(
         now=now,
@@ -305,6 +307,7 @@ def capacity_input(
         down_window_seconds=down_window,
         down_window_source=down_window_source,
         utilization=utilization,
+        average_value=targets_given - set(utilization),
         headroom=params.headroom,
         floors=_floors(horizontal),
         vpa_targets=targets,
@@ -318,7 +321,7 @@ def capacity_input(
         level=demand.level,
         level_low=demand.low,
         shares=_shares(sized_containers, containers, targets),
-        spare=frozenset(r for r in RESOURCES if sized[r]) - targeted(spec),
+        spare=frozenset(r for r in RESOURCES if sized[r]) - targets_given,
         serving=any(pod.ready == "True" and not pod.deleting for pod in pods),
         falling=demand.effective != demand.measured,
         capped=_at_cpu_limit(serving, pods, sized[CPU]),

@@ -147,6 +147,17 @@ def usage(time: float, cpu: int, memory: int = 0) -> Sample:
             id="the-default-headroom-is-25-percent",
         ),
         pytest.param(
+            given(average_value=frozenset({"memory"}), headroom=Fraction(40)),
+            DemandHistory(),
+            usage(NOW, 800, 100 * 10**9 * 1000),
+            # An averageValue target bounds what a pod carries: the VPA's 15% margin, not the
+            # headroom of a resource without a target (100G x 1.15).
+            {"cpu": 1600, "memory": 115 * 10**9 * 1000},
+            {"cpu": 1600, "memory": 115 * 10**9 * 1000},
+            {"cpu": 1600, "memory": 115 * 10**9 * 1000},
+            id="beside-an-average-value-target-the-vpa-margin",
+        ),
+        pytest.param(
             given(),
             DemandHistory(usage=(usage(NOW - 60, 900), usage(NOW - 700, 5000))),
             usage(NOW, 800),
