@@ -60,9 +60,9 @@ from hvpa.quantity import ceil_div, format_human_resource
 from hvpa.records import CPU, MEMORY, PodMetricsRecord, Resources, format_time
 
 __all__ = [
+    "AVERAGE_VALUE_MARGIN_PERCENT",
     "Demand",
     "DemandHistory",
-    "AVERAGE_VALUE_MARGIN_PERCENT",
     "DemandInput",
     "ReplicaFloor",
     "Sample",
