@@ -42,9 +42,20 @@ _REASONS: Final = frozenset(
 
 
 _FORMAT_VERB: Final = re.compile(r"%[ds]")
-# Where lark keeps cel-python's analysed grammar between processes (_build_parser): the
-# user's cache directory, not a shared temporary one, since lark loads the file with pickle.
-PARSER_CACHE_DIR: Final = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "hvpa"
+
+
+def parser_cache_dir() -> Path | None:
+    """Where lark keeps cel-python's analysed grammar between processes (_build_parser):
+    the user's cache directory, not a shared temporary one, since lark loads the file with
+    pickle. None where there is no home to put it in (a container without HOME or a passwd
+    entry): the parser is then built as without a cache, and nothing fails for it."""
+    configured = os.environ.get("XDG_CACHE_HOME")
+    if configured:
+        return Path(configured) / "hvpa"
+    try:
+        return Path.home() / ".cache" / "hvpa"
+    except (RuntimeError, KeyError, OSError):
+        return None
 
 
 def string_format(template: Any, values: Any) -> Any:
@@ -78,7 +89,7 @@ def _celpy() -> Any:
 
 
 def _build_parser(celpy: Any) -> None:
-    """cel-python's parser, built with lark's cache in PARSER_CACHE_DIR.
+    """cel-python's parser, built with lark's cache in parser_cache_dir().
 
     cel-python builds one lark LALR parser per process, on the first compile: about a
     second of grammar analysis, paid again by every test worker and every `hvpa sim` and
@@ -95,11 +106,14 @@ def _build_parser(celpy: Any) -> None:
     lark = getattr(celparser, "Lark", None)
     if parser_class is None or lark is None or getattr(parser_class, "CEL_PARSER", 0) is not None:
         return
+    directory = parser_cache_dir()
+    if directory is None:
+        return
     try:
-        PARSER_CACHE_DIR.mkdir(parents=True, exist_ok=True)
+        directory.mkdir(parents=True, exist_ok=True)
     except OSError:
         return
-    celparser.Lark = functools.partial(lark, cache=str(PARSER_CACHE_DIR / "cel-parser.lark"))
+    celparser.Lark = functools.partial(lark, cache=str(directory / "cel-parser.lark"))
     try:
         parser_class()
     except Exception as error:  # cel-python builds it itself on first use, as without this
