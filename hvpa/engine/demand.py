@@ -52,7 +52,6 @@ from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import Final
 
-from hvpa.api.defaults import CAPACITY_HEADROOM_PERCENT
 from hvpa.engine.explain import counted
 from hvpa.engine.vertical import describe, round_request
 from hvpa.engine.vertical.recommendation import RESOURCES
@@ -138,8 +137,8 @@ class DemandInput:
     window_seconds: float
     down_window_seconds: float
     utilization: Mapping[str, int]
+    headroom: Fraction
     average_value: frozenset[str] = frozenset()
-    headroom: Fraction = Fraction(CAPACITY_HEADROOM_PERCENT)
     floors: tuple[ReplicaFloor, ...] = ()
     vpa_targets: Mapping[str, Resources] | None = None
     # Which setting gave down_window_seconds, for the explanation ('' to leave it unsaid).
