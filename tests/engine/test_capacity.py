@@ -612,7 +612,9 @@ def test_the_gates_limits_hold_one_axis_and_the_other_follows(
 ) -> None:
     """The multiplicative example (1 x 1 core, 5 cores of demand: 3 x 1667m) under held axes."""
     container = ContainerSpec("app", Resources(cpu=1000, memory=GI), NO_RESOURCES)
-    params = CapacityParams(LINEAR, {"memory": GI}, Fraction(10), Fraction(30))
+    params = CapacityParams(
+        LINEAR, {"memory": GI}, Fraction(10), Fraction(30), Fraction(CAPACITY_HEADROOM_PERCENT)
+    )
     reading = read_curve(
         HorizontalInput(1, 1, 10), (container,), (POLICY,), {"cpu": 5000, "memory": 0}, params
     )

@@ -28,6 +28,7 @@ from fractions import Fraction
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
+from hvpa.api.defaults import CAPACITY_HEADROOM_PERCENT
 from hvpa.engine.strategies import HorizontalInput
 from hvpa.engine.strategies.capacity import (
     CapacityParams,
@@ -81,7 +82,13 @@ def read(curve: Curve, demand: int, shape: Shape, *, serving: bool = False) -> C
         (ContainerSpec("app", Resources(cpu=shape.sizes["cpu"]), NO_RESOURCES),),
         (ContainerTarget("app", NO_RESOURCES, controlled=("cpu",)),),
         {"cpu": demand},
-        CapacityParams(points, {"cpu": overhead}, TOLERANCE, RESIZE_TOLERANCE),
+        CapacityParams(
+            points,
+            {"cpu": overhead},
+            TOLERANCE,
+            RESIZE_TOLERANCE,
+            Fraction(CAPACITY_HEADROOM_PERCENT),
+        ),
     )
     return plan_capacity(reading, Situation(serving=serving), MoveLimits())
 

@@ -30,7 +30,6 @@ from dataclasses import dataclass, replace
 from fractions import Fraction
 from typing import Final
 
-from hvpa.api.defaults import CAPACITY_HEADROOM_PERCENT
 from hvpa.engine.demand import describe_amounts
 from hvpa.engine.explain import counted
 from hvpa.engine.vertical import round_request
@@ -74,7 +73,7 @@ class CapacityParams:
     overhead: Mapping[str, int]
     tolerance: Fraction
     resize_tolerance: Fraction
-    headroom: Fraction = Fraction(CAPACITY_HEADROOM_PERCENT)
+    headroom: Fraction
 
 
 @dataclass(frozen=True, slots=True)
