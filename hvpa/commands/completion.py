@@ -120,15 +120,14 @@ def _first_clause(text: str) -> str:
 
 
 def _known_names() -> dict[str, tuple[str, ...]]:
-    from hvpa.sim.scenarios import BASELINES, SCENARIO_NAMES, STRATEGIES
+    from hvpa.sim.scenarios import RUNNABLE, SCENARIO_NAMES
     from hvpa.sim.traces import TRACE_NAMES
 
-    runnable = (*STRATEGIES, *BASELINES)  # what --strategy and --compare accept
     return {
         "sim --hvpa": tuple(SCENARIO_NAMES),
         "sim --trace": tuple(TRACE_NAMES),
-        "sim --strategy": runnable,
-        "sim --compare": runnable,
+        "sim --strategy": RUNNABLE,
+        "sim --compare": RUNNABLE,
     }
 
 

@@ -315,14 +315,13 @@ def _run_options(
     import dataclasses
 
     from hvpa.sim.knobs import apply_knobs
-    from hvpa.sim.scenarios import BASELINES, STRATEGIES
+    from hvpa.sim.scenarios import RUNNABLE
 
     scenario = base.scenario
     if strategy is not None:
-        if strategy not in STRATEGIES + BASELINES:
+        if strategy not in RUNNABLE:
             raise ValueError(
-                f"unknown strategy {strategy!r}: expected one of "
-                f"{', '.join(STRATEGIES + BASELINES)}"
+                f"unknown strategy {strategy!r}: expected one of {', '.join(RUNNABLE)}"
             )
         scenario = scenario.with_strategy(strategy)
     if mode is not None:

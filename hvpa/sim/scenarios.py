@@ -58,6 +58,7 @@ from hvpa.sim.traces import Demand
 
 __all__ = [
     "BASELINES",
+    "RUNNABLE",
     "SCENARIO_NAMES",
     "STRATEGIES",
     "Scenario",
@@ -77,6 +78,8 @@ STRATEGIES: Final = ("Weighted", "HpaPreferred", "HpaBiased", "VpaBiased", "Mixe
 # What `--strategy` and `--compare` also take: other autoscalers on the Hvpa's policy
 # (baselines/), named beside the strategies but never written into an Hvpa.
 BASELINES: Final = (VPA_AND_HPA,)
+# Everything `--strategy` and `--compare` accept.
+RUNNABLE: Final = STRATEGIES + BASELINES
 # What `--strategy Weighted` adds to an Hvpa with no weights at all: Gardener's 50/50.
 DEFAULT_INTERVALS: Final = ({"vpaWeight": 50},)
 _WEIGHT_FIELDS: Final = (
