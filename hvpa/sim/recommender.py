@@ -50,7 +50,7 @@ from hvpa.sim.apiserver import NotFound, Objects
 from hvpa.sim.metricsserver import MetricsServer
 from hvpa.sim.pods import Pods, WorkloadKey
 
-__all__ = ["DecayingHistogram", "Recommender", "RecommenderSettings", "policy_for"]
+__all__ = ["DecayingHistogram", "Recommender", "RecommenderSettings"]
 
 MIB: Final = 2**20
 # The exponent at which decayed weights are renormalised, long before a float overflows.
@@ -131,7 +131,7 @@ class _Histograms:
     memory: DecayingHistogram
 
 
-def policy_for(policies: Sequence[Mapping[str, Any]], container: str) -> Mapping[str, Any]:
+def _policy_for(policies: Sequence[Mapping[str, Any]], container: str) -> Mapping[str, Any]:
     """The container's policy in a VPA's containerPolicies: its own name wins over `*`."""
     exact = next((p for p in policies if p.get("containerName") == container), None)
     return exact or next((p for p in policies if p.get("containerName") == "*"), {})
@@ -210,14 +210,14 @@ class Recommender:
         wanted = [
             name
             for name in containers
-            if policy_for(policies, name).get("mode", "Auto") != "Off"
+            if _policy_for(policies, name).get("mode", "Auto") != "Off"
             and (workload, name) in self._histograms
             and not self._histograms[(workload, name)].cpu.empty
         ]
         if not wanted:
             return
         recommendations = [
-            self._recommend(name, workload, policy_for(policies, name), len(wanted))
+            self._recommend(name, workload, _policy_for(policies, name), len(wanted))
             for name in wanted
         ]
         status = vpa.get("status") or {}
