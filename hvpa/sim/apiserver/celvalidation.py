@@ -20,11 +20,10 @@ cel-python here (`string_format`), for the verbs those messages use.
 
 from __future__ import annotations
 
-import functools
 import logging
 import os
 import re
-from functools import lru_cache
+from functools import lru_cache, partial
 from pathlib import Path
 from typing import Any, Final
 
@@ -44,7 +43,7 @@ _REASONS: Final = frozenset(
 _FORMAT_VERB: Final = re.compile(r"%[ds]")
 
 
-def parser_cache_dir() -> Path | None:
+def _parser_cache_dir() -> Path | None:
     """Where lark keeps cel-python's analysed grammar between processes (_build_parser):
     the user's cache directory, not a shared temporary one, since lark loads the file with
     pickle. None where there is no home to put it in (a container without HOME or a passwd
@@ -89,7 +88,7 @@ def _celpy() -> Any:
 
 
 def _build_parser(celpy: Any) -> None:
-    """cel-python's parser, built with lark's cache in parser_cache_dir().
+    """cel-python's parser, built with lark's cache in _parser_cache_dir().
 
     cel-python builds one lark LALR parser per process, on the first compile: about a
     second of grammar analysis, paid again by every test worker and every `hvpa sim` and
@@ -106,14 +105,14 @@ def _build_parser(celpy: Any) -> None:
     lark = getattr(celparser, "Lark", None)
     if parser_class is None or lark is None or getattr(parser_class, "CEL_PARSER", 0) is not None:
         return
-    directory = parser_cache_dir()
+    directory = _parser_cache_dir()
     if directory is None:
         return
     try:
         directory.mkdir(parents=True, exist_ok=True)
     except OSError:
         return
-    celparser.Lark = functools.partial(lark, cache=str(directory / "cel-parser.lark"))
+    celparser.Lark = partial(lark, cache=str(directory / "cel-parser.lark"))
     try:
         parser_class()
     except Exception as error:  # cel-python builds it itself on first use, as without this

@@ -1,6 +1,6 @@
 """cel-python's parser, built once per machine rather than once per process (lark's cache).
 
-The grammar analysis (about a second) is kept in parser_cache_dir() by the
+The grammar analysis (about a second) is kept in _parser_cache_dir() by the
 first process; later ones load it. What is checked here, in fresh processes
 (the parser is built once per process): the file is written, a later process
 parses and evaluates as before with it, and a damaged file is rebuilt rather
@@ -20,10 +20,10 @@ pytest.importorskip("celpy")
 
 # One rule of hvpa's CRD shape and a message expression that uses `format`.
 PROBE = """
-from hvpa.sim.apiserver.celvalidation import _celpy, _evaluate, parser_cache_dir
+from hvpa.sim.apiserver.celvalidation import _celpy, _evaluate, _parser_cache_dir
 celpy = _celpy()
 self = celpy.json_to_cel({"name": "a/b", "replicas": 3})
-print(parser_cache_dir())
+print(_parser_cache_dir())
 print(_evaluate("!self.name.contains('/')", {"self": self}))
 print(_evaluate("'too many (%d)'.format([self.replicas])", {"self": self}))
 """
@@ -63,7 +63,8 @@ def test_a_damaged_cache_is_rebuilt(tmp_path: Path) -> None:
 
 def test_no_home_means_no_cache_not_a_failure(monkeypatch: pytest.MonkeyPatch) -> None:
     """Path.home() raises where HOME is unset and the user has no passwd entry (a container
-    run as an arbitrary uid): importing the API server must not, the cache is just skipped."""
+    run as an arbitrary uid): the cache directory is then none (and the parser is built
+    without a cache), not an exception."""
     from hvpa.sim.apiserver import celvalidation
 
     def no_home() -> Path:
@@ -71,4 +72,4 @@ def test_no_home_means_no_cache_not_a_failure(monkeypatch: pytest.MonkeyPatch) -
 
     monkeypatch.delenv("XDG_CACHE_HOME", raising=False)
     monkeypatch.setattr(Path, "home", staticmethod(no_home))
-    assert celvalidation.parser_cache_dir() is None
+    assert celvalidation._parser_cache_dir() is None
