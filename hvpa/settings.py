@@ -684,7 +684,7 @@ def describe(settings: RunSettings) -> dict[str, object]:
         "debug_state": settings.server.debug_state,
         "metrics_secure": settings.server.metrics_secure,
         "metrics_cert_path": settings.server.metrics_cert_path or "(self-signed)",
-        "field_manager": settings.client.field_manager,
+        "field_manager": settings.engine.field_manager,
         "webhook_bind_address": settings.server.webhook.bind_address,
         "webhook_cert_path": settings.server.webhook.cert_path or "(made by hvpa)",
     }
