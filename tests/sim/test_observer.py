@@ -82,10 +82,11 @@ def test_a_rollout_up_and_back_is_a_vertical_oscillation() -> None:
     assert vertical_oscillations(m, observer) == 1
 
 
-def test_a_scale_up_at_the_size_the_pods_were_resized_to_is_no_move() -> None:
-    """Pods resized in place to 700m and a third pod created at 700m (as a webhook or a VPA's
-    admission controller sizes it) are one move up; the pod started at 500m and then resized
-    is a move down and up again, two more, one of them a reversal."""
+def test_in_place_resizes_count_as_pod_size_moves() -> None:
+    """Pods resized in place from the template's 500m to 700m are a move up; a third pod,
+    created at the template's 500m and then resized to 700m, moves the size down and up
+    again: two oscillations in all. (A pod created at the resized size is no move: the
+    PodSizes unit tests in test_oscillations.py.)"""
     m = model(kubernetes_version="v1.35.0", nodes=2, resize_seconds=10.0)
     m.cluster.loads[DEPLOYMENT] = WorkloadLoad(Trace("flat", lambda _: Demand(100.0, 0.0)))
     m.server.objects.create("deployments", workload("Deployment", replicas=2))
