@@ -207,10 +207,14 @@ def test_conflicting_writers_get_409s_and_hvpa_converges(
     fighter = threading.Thread(target=fight, daemon=True)
     fighter.start()
     try:
+        # A 409 needs the other writer's patch to land between hvpa's read and its write. Its
+        # status writes met one within seconds in every run; its /scale writes did in some runs
+        # and in others not within 180 s (the other writer's patches can hold hvpa's scaling
+        # back instead), so one conflict of either kind is what shows the preconditions.
         wait_until(
-            lambda: {("deployments", "scale"), ("hvpas", "status")} <= conflicts(),
-            timeout_seconds=60,
-            what="hvpa's /scale and /status writes met conflicts",
+            lambda: bool(conflicts()),
+            timeout_seconds=120,
+            what="a write of hvpa's met a conflict",
         )
     finally:
         stop.set()
