@@ -218,6 +218,36 @@ def _record(samples: Sequence[Sample], sample: Sample) -> tuple[Sample, ...]:
     return (*kept, sample)
 
 
+def _record_for_the_largest(demands: Sequence[Sample], demand: Sample) -> tuple[Sample, ...]:
+    """The demands with `demand` added, less those it makes redundant.
+
+    The down window only ever asks for the largest demand in it, per resource
+    (`_held_down`). An earlier demand no larger than this one in any resource
+    can never be that largest again: every later window that holds it holds
+    this one too. Dropping such demands keeps the same answer for every
+    window (the history is a run of falling demands, not one per decision),
+    and it is what keeps a 30-minute window from writing 120 samples into
+    every status write, and from their being validated and decoded again on
+    every watch event of the Hvpa.
+    """
+    kept = tuple(
+        s for s in demands if s.time != demand.time and not _no_larger(s.amounts, demand.amounts)
+    )
+    return (*kept, demand)
+
+
+def _no_larger(earlier: Resources, later: Resources) -> bool:
+    """No resource of `earlier` is above `later`'s (a resource `later` lacks counts as larger)."""
+    for resource in RESOURCES:
+        amount = earlier.get(resource)
+        if amount is None:
+            continue
+        other = later.get(resource)
+        if other is None or amount > other:
+            return False
+    return True
+
+
 def describe_amounts(amounts: Mapping[str, int]) -> str:
     """`cpu 5, memory 1Gi` for explanation lines, as the vertical axis writes resources."""
     return describe(Resources(cpu=amounts.get(CPU), memory=amounts.get(MEMORY)))
@@ -382,5 +412,5 @@ def measure_demand(given: DemandInput, history: DemandHistory, usage: Sample | N
         math.floor(given.now), Resources(cpu=measured.get(CPU), memory=measured.get(MEMORY))
     )
     since = history.since if history.since is not None else now.time
-    kept = DemandHistory(samples, _record(earlier, now), since)
+    kept = DemandHistory(samples, _record_for_the_largest(earlier, now), since)
     return Demand(measured, effective, level, source, kept, tuple(lines), low=low)

@@ -13,6 +13,9 @@ from typing import Any
 
 import pytest
 from capacity_kit import CASES_HEADROOM
+from hypothesis import given as hypothesis_given
+from hypothesis import settings as hypothesis_settings
+from hypothesis import strategies as st
 
 from hvpa.api.defaults import CAPACITY_HEADROOM_PERCENT
 from hvpa.engine.demand import (
@@ -229,13 +232,41 @@ def test_load_is_usage_less_the_overhead_of_every_pod_measured() -> None:
 
 
 def test_demand_history_keeps_one_sample_per_reading_within_its_window() -> None:
+    """The earlier demand in the window is larger than this one (6m CPU: 3m at 50%), so it stays."""
     history = DemandHistory(
         usage=(usage(NOW - 700, 1), usage(NOW - 30, 2), usage(NOW, 3)),
-        demands=(usage(NOW - 400, 1), usage(NOW - 10, 2)),
+        demands=(usage(NOW - 400, 1), usage(NOW - 10, 20)),
     )
     kept = measure_demand(given(), history, usage(NOW, 3)).history
     assert [s.time for s in kept.usage] == [NOW - 30, NOW]
     assert [s.time for s in kept.demands] == [NOW - 10, NOW]
+
+
+@pytest.mark.parametrize(
+    ("earlier", "kept_times"),
+    [
+        pytest.param((usage(NOW - 60, 5, 0),), [NOW], id="smaller-dropped"),
+        pytest.param((usage(NOW - 60, 5, 1),), [NOW - 60, NOW], id="larger-memory-kept"),
+        pytest.param((usage(NOW - 60, 6, 0),), [NOW], id="equal-dropped"),
+        pytest.param((usage(NOW - 60, 7, 0),), [NOW - 60, NOW], id="larger-cpu-kept"),
+        pytest.param(
+            (Sample(NOW - 60, Resources(cpu=1)),), [NOW], id="a-missing-resource-is-no-larger"
+        ),
+        pytest.param(
+            (usage(NOW - 90, 9), usage(NOW - 60, 7), usage(NOW - 30, 5)),
+            [NOW - 90, NOW - 60, NOW],
+            id="a-falling-run-kept-down-to-this-demand",
+        ),
+    ],
+)
+def test_the_down_window_keeps_only_demands_that_can_still_be_its_largest(
+    earlier: tuple[Sample, ...], kept_times: list[float]
+) -> None:
+    """This decision's demand is cpu 6m (3m at the 50% target) and memory 0 (no memory usage):
+    an earlier demand no larger in any resource can never again be the window's largest."""
+    demand = measure_demand(given(), DemandHistory(demands=earlier), usage(NOW, 3))
+    assert demand.effective["cpu"] == max([6, *(s.amounts.cpu or 0 for s in earlier)])
+    assert [s.time for s in demand.history.demands] == kept_times
 
 
 POLICY = ContainerTarget("app", NO_RESOURCES)
@@ -645,3 +676,26 @@ def test_a_count_short_only_with_one_pod_out_says_so() -> None:
     assert planned.replicas == 5
     text = "\n".join(planned.explanation)
     assert "curve: 4 replicas are too few: cpu (one pod out): 3 x (1 - 0) x 115% < 3.9" in text
+
+
+@hypothesis_settings(max_examples=60, deadline=None)
+@hypothesis_given(st.lists(st.tuples(st.integers(0, 40), st.integers(0, 40)), max_size=40))
+def test_a_pruned_down_window_holds_what_every_demand_would(
+    readings: list[tuple[int, int]],
+) -> None:
+    """Decisions 60 s apart over a 300 s window: the held demand after each is the largest of
+    every demand of the window, as if the history kept them all."""
+    history = DemandHistory()
+    every: list[Sample] = []
+    for step, (cpu, memory) in enumerate(readings):
+        now = NOW + 60 * step
+        demand = measure_demand(given(now=now), history, usage(now, cpu, memory))
+        every.append(
+            Sample(now, Resources(cpu=demand.measured["cpu"], memory=demand.measured["memory"]))
+        )
+        window = [s for s in every if now - s.time < 300]
+        assert demand.effective == {
+            "cpu": max(s.amounts.cpu or 0 for s in window),
+            "memory": max(s.amounts.memory or 0 for s in window),
+        }
+        history = demand.history
