@@ -11,6 +11,9 @@ name is not upstream's is hvpa's own.
 from __future__ import annotations
 
 import pytest
+from hypothesis import given as hypothesis_given
+from hypothesis import settings as hypothesis_settings
+from hypothesis import strategies as st
 
 from hvpa.api.autoscaling import HPAScalingPolicy, HPAScalingRules
 from hvpa.engine.conditions import Conditions
@@ -1012,6 +1015,50 @@ def test_pruning_keeps_what_a_window_can_count() -> None:
     kept = prune_recommendations(recs((1, 301), (2, 300), (3, 10)), NOW, 300)
     assert [r.replicas for r in kept] == [2, 3]
     assert [e.replica_change for e in prune_scale_events(events((1, 61), (2, 60)), NOW, 60)] == [2]
+
+
+@pytest.mark.parametrize(
+    ("kept", "expected"),
+    [
+        pytest.param(recs((4, 45), (4, 30), (4, 15), (4, 0)), [4], id="a-steady-count-keeps-one"),
+        pytest.param(recs((5, 30), (3, 15), (4, 0)), [5, 3, 4], id="highest-and-lowest-kept"),
+        pytest.param(recs((4, 30), (5, 15), (3, 0)), [5, 3], id="between-later-ones-dropped"),
+        pytest.param(recs((3, 0), (6, 20), (5, 10)), [3, 6, 5], id="slots-keep-their-order"),
+    ],
+)
+def test_pruning_drops_what_later_recommendations_answer_for(
+    kept: list[Recommendation], expected: list[int]
+) -> None:
+    """A recommendation with a later one at least as high and a later one at least as low is
+    never a window's highest or lowest again (every window ends now)."""
+    assert [r.replicas for r in prune_recommendations(kept, NOW, 300)] == expected
+
+
+@hypothesis_settings(max_examples=80, deadline=None)
+@hypothesis_given(
+    st.lists(st.integers(1, 8), max_size=40),
+    st.sampled_from([0, 15, 60, 300]),
+    st.sampled_from([0, 60, 300]),
+)
+def test_pruned_recommendations_stabilize_as_all_of_them_would(
+    desired: list[int], up_window: int, down_window: int
+) -> None:
+    """Decisions 15 s apart: the stabilized count from the pruned list is the one from every
+    recommendation kept (upstream's memory), for both windows."""
+    pruned: list[Recommendation] = []
+    every: list[Recommendation] = []
+    current = 4
+    for step, wish in enumerate(desired):
+        now = NOW + 15 * step
+        from_pruned = stabilize_recommendation_with_behaviors(
+            pruned, current, wish, up_window, down_window, now
+        )
+        from_every = stabilize_recommendation_with_behaviors(
+            every, current, wish, up_window, down_window, now
+        )
+        assert from_pruned == from_every
+        pruned = list(prune_recommendations(pruned, now, max(up_window, down_window)))
+        current = from_pruned[0]
 
 
 # ---------------------------------------------------------------------------

@@ -13,7 +13,13 @@ Recommendations and scale events are lists kept in the Hvpa status instead
 of the controller's memory. An entry is replaced in place when it is
 outdated, exactly as upstream reuses its slots; `prune_*` then drops entries
 no window in use can count any more, which changes nothing a later
-decision can see but keeps the status small.
+decision can see but keeps the status small. Windows only ever ask for the
+lowest (scale-up) and the highest (scale-down) recommendation in them, and
+both end now, so a recommendation with a later one at least as high and a
+later one at least as low is never the answer again: those are dropped
+too. A steady count keeps one entry where upstream's memory keeps one per
+sync of its longest window (120 for a 30-minute scale-down window), each
+written and read back with every status.
 """
 
 from __future__ import annotations
@@ -223,9 +229,24 @@ def _record(
 def prune_recommendations(
     recommendations: Sequence[Recommendation], now: float, window_seconds: float
 ) -> tuple[Recommendation, ...]:
-    """Drop recommendations older than the longest window in use: no window can count them."""
+    """Drop recommendations no window can answer with: older than the longest window in use,
+    or neither above every later one nor below every later one. The rest keep their slots."""
     cutoff = now - window_seconds
-    return tuple(r for r in recommendations if not r.time < cutoff)
+    in_window = [r for r in recommendations if not r.time < cutoff]
+    needed: set[int] = set()
+    highest_later: int | None = None
+    lowest_later: int | None = None
+    for index in sorted(range(len(in_window)), key=lambda i: in_window[i].time, reverse=True):
+        replicas = in_window[index].replicas
+        if highest_later is None or lowest_later is None:
+            highest_later = lowest_later = replicas
+        elif highest_later < replicas or replicas < lowest_later:
+            highest_later = max(highest_later, replicas)
+            lowest_later = min(lowest_later, replicas)
+        else:
+            continue
+        needed.add(index)
+    return tuple(r for index, r in enumerate(in_window) if index in needed)
 
 
 # ---------------------------------------------------------------------------
