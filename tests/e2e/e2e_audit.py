@@ -1,6 +1,7 @@
 """The API server's audit log, read by the suite: who was refused (403), who met a conflict (409).
 
-The log is one JSON event per line at Metadata level (user, verb, resource, response code);
+The log is one JSON event per line at Metadata level (user, verb, resource, response code;
+the request's body too for writes of /scale, whose resourceVersion precondition is read);
 the suite reads it from a byte offset taken when a test started, so each test sees only the
 requests made while it ran.
 """
@@ -37,6 +38,8 @@ class AuditEvent:
     message: str
     received: float  # seconds since the epoch
     user_agent: str = ""
+    # The resourceVersion the request's body carried (a precondition), where the body is logged.
+    request_version: str = ""
 
     @classmethod
     def parse(cls, entry: dict[str, Any]) -> AuditEvent:
@@ -55,6 +58,11 @@ class AuditEvent:
             message=str(status.get("message", "")),
             received=datetime.fromisoformat(received).timestamp(),
             user_agent=str(entry.get("userAgent", "")),
+            request_version=str(
+                ((entry.get("requestObject") or {}).get("metadata") or {}).get(
+                    "resourceVersion", ""
+                )
+            ),
         )
 
     def __str__(self) -> str:

@@ -47,7 +47,16 @@ AUDIT_POLICY = {
     "apiVersion": "audit.k8s.io/v1",
     "kind": "Policy",
     "omitStages": ["RequestReceived"],
-    "rules": [{"level": "Metadata"}],
+    "rules": [
+        # The bodies of /scale writes: the resilience suite checks that hvpa's carry the
+        # resourceVersion precondition (test_e2e_resilience.py).
+        {
+            "level": "Request",
+            "verbs": ["update"],
+            "resources": [{"group": "apps", "resources": ["deployments/scale"]}],
+        },
+        {"level": "Metadata"},
+    ],
 }
 HARDENING_ADMISSION_PLUGINS = (
     "NodeRestriction",

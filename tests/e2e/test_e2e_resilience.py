@@ -11,7 +11,7 @@ import time
 from collections.abc import Iterator
 
 import pytest
-from e2e_audit import AuditLog
+from e2e_audit import AuditEvent, AuditLog
 from e2e_cluster import HVPA_USER, Cluster
 from e2e_hvpa import LEASE_NAME, LEASE_NAMESPACE, HvpaController
 from e2e_objects import deployment, hvpa_path, workload_path
@@ -191,32 +191,40 @@ def test_conflicting_writers_get_409s_and_hvpa_converges(
         round_ = 0
         while not stop.is_set():
             round_ += 1
+            touch = {"metadata": {"annotations": {"e2e/round": str(round_)}}}
             api.patch(scale, {"spec": {"replicas": 1}})
-            api.patch(
-                hvpa_path(namespace, "web"),
-                {"metadata": {"annotations": {"e2e/round": str(round_)}}},
-            )
+            api.patch(workload_path(namespace, "Deployment", "web"), touch)
+            api.patch(hvpa_path(namespace, "web"), touch)
 
-    def conflicts() -> set[tuple[str, str]]:
-        return {
-            (e.resource, e.subresource)
-            for e in audit.events(since)
-            if e.user == HVPA_USER and e.code == 409 and e.namespace == namespace
-        }
+    def hvpas_writes() -> list[AuditEvent]:
+        return [e for e in audit.events(since) if e.user == HVPA_USER and e.namespace == namespace]
+
+    def scale_writes() -> list[AuditEvent]:
+        return [e for e in hvpas_writes() if e.subresource == "scale" and e.verb == "update"]
+
+    def status_conflicts() -> list[AuditEvent]:
+        return [
+            e
+            for e in hvpas_writes()
+            if (e.resource, e.subresource, e.code) == ("hvpas", "status", 409)
+        ]
 
     fighter = threading.Thread(target=fight, daemon=True)
     fighter.start()
     try:
-        # A 409 needs the other writer's patch to land between hvpa's read and its write. Its
-        # status writes met one within seconds in every run; its /scale writes did in some runs
-        # and in others not within 180 s (the other writer's patches can hold hvpa's scaling
-        # back instead), so one conflict of either kind is what shows the preconditions.
+        # A /scale write meets a 409 only if the other writer's change lands between hvpa's
+        # read and its write, and the rewrite guard soon holds the axis (a write every 20, 40,
+        # 80 s), so whether one of the few writes meets a conflict is luck. What makes the
+        # conflict possible is the precondition each write carries: that is checked, from the
+        # logged bodies, on every one; the status writes, many and quick, meet 409s every run.
         wait_until(
-            lambda: bool(conflicts()),
-            timeout_seconds=120,
-            what="a write of hvpa's met a conflict",
+            lambda: len(scale_writes()) >= 2 and bool(status_conflicts()),
+            timeout_seconds=90,
+            what="two /scale writes of hvpa's and a 409 on its status write",
         )
     finally:
         stop.set()
         fighter.join(timeout=10)
+    unconditional = [str(e) for e in scale_writes() if not e.request_version]
+    assert not unconditional, f"/scale writes without a resourceVersion: {unconditional}"
     _scaled_to(cluster, namespace, 2)
