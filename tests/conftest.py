@@ -76,3 +76,21 @@ def pytest_xdist_make_scheduler(config: pytest.Config, log: object) -> object | 
     from trace_scheduling import TraceScheduling
 
     return TraceScheduling(config, log, SPLIT_BY_TRACE)
+
+
+@pytest.hookimpl(trylast=True)
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """The simulation comparisons first, then the other slow tests, then the rest, each group
+    keeping its order.
+
+    Workers take the scopes (files, or a split module's traces) in collection order, and the
+    longest are in tests/sim, collected last: the suite ended on one worker running a
+    minute-long comparison while the other had nothing left. Started first, the long scopes
+    run beside each other and the many short ones fill the gaps.
+    """
+    items.sort(key=_longest_first)
+
+
+def _longest_first(item: pytest.Item) -> tuple[bool, bool]:
+    comparison = item.nodeid.split("::", 1)[0] in SPLIT_BY_TRACE
+    return (not comparison, item.get_closest_marker("slow") is None)
