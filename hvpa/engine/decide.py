@@ -294,6 +294,13 @@ def _set_capacity_scaling_active(
     from the VPA target then. What moves a Capacity Hvpa's count is the
     demand, so the condition says whether there is one and where it comes
     from.
+
+    The message names the source, not the amounts: usage moves at every
+    reading, and a condition that changed with it would make every decision
+    a status write (kept back otherwise until the history is worth writing,
+    reconciler._defer_history), and every status write a watch event to
+    each client of the Hvpa. The amounts are in the explanation (`hvpa
+    explain`, /debug/state) and in `status.history.demands`.
     """
     if demand.known:
         reason = DEMAND_MEASURED if demand.source == "usage" else DEMAND_FROM_VPA_TARGET
@@ -302,15 +309,16 @@ def _set_capacity_scaling_active(
             if demand.source == "usage"
             else "the VPA target (no usage samples yet)"
         )
-        message = (
-            f"the replica count follows spec.capacity.curve for the demand from {source}: "
+        message = f"the replica count follows spec.capacity.curve for the demand from {source}"
+        conditions.set(SCALING_ACTIVE, True, reason, message)
+        explain.add(
+            f"condition {SCALING_ACTIVE}=True ({reason}): {message}: "
             f"{describe_amounts(demand.effective)}"
         )
-        conditions.set(SCALING_ACTIVE, True, reason, message)
     else:
         reason, message = NO_DEMAND, demand.unknown
         conditions.set(SCALING_ACTIVE, False, reason, message)
-    explain.add(f"condition {SCALING_ACTIVE}={demand.known} ({reason}): {message}")
+        explain.add(f"condition {SCALING_ACTIVE}=False ({reason}): {message}")
 
 
 def decide(

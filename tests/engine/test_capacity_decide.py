@@ -160,6 +160,21 @@ def test_scaling_active_says_whether_capacity_has_a_demand(
     assert condition(decision, "ScalingActive") == expected
 
 
+def test_the_scaling_active_condition_does_not_move_with_the_usage() -> None:
+    """Usage moves at every reading; a condition carrying it would make every decision a
+    status write. The amounts are in the explanation."""
+    decisions = [
+        run(replace(SETTLED, cpu_usage=usage).raw(capacity_hvpa())) for usage in (400, 410)
+    ]
+    first, second = (next(c for c in d.conditions if c.type == "ScalingActive") for d in decisions)
+    assert (first.status, first.reason, first.message) == (
+        second.status,
+        second.reason,
+        second.message,
+    )
+    assert any("DemandMeasured" in line and "cpu 1.6" in line for line in decisions[0].explanation)
+
+
 @pytest.mark.parametrize(
     ("usage", "capped"),
     [
