@@ -219,19 +219,24 @@ def _record(samples: Sequence[Sample], sample: Sample) -> tuple[Sample, ...]:
 
 
 def _record_for_the_largest(demands: Sequence[Sample], demand: Sample) -> tuple[Sample, ...]:
-    """The demands with `demand` added, less those it makes redundant.
+    """The demands with `demand` added, less those no window can need any more.
 
     The down window only ever asks for the largest demand in it, per resource
-    (`_held_down`). An earlier demand no larger than this one in any resource
-    can never be that largest again: every later window that holds it holds
-    this one too. Dropping such demands keeps the same answer for every
-    window (the history is a run of falling demands, not one per decision),
-    and it is what keeps a 30-minute window from writing 120 samples into
-    every status write, and from their being validated and decoded again on
-    every watch event of the Hvpa.
+    (`_held_down`). An earlier demand no larger in any resource than a later
+    one can never be that largest again: every later window that holds it
+    holds the later one too. The newest demand does not count as such a
+    later one: a decision within the same second replaces it (`_record`),
+    possibly with a smaller one. So the history is the falling run of the
+    demands before this one, then this one (not one sample per decision),
+    with the same answer for every window as keeping them all, and a
+    30-minute window no longer writes 120 samples into every status write
+    (to be validated and decoded again at every watch event of the Hvpa).
     """
+    earlier = [s for s in demands if s.time != demand.time]
     kept = tuple(
-        s for s in demands if s.time != demand.time and not _no_larger(s.amounts, demand.amounts)
+        s
+        for s in earlier
+        if not any(t.time > s.time and _no_larger(s.amounts, t.amounts) for t in earlier)
     )
     return (*kept, demand)
 

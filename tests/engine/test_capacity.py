@@ -245,25 +245,46 @@ def test_demand_history_keeps_one_sample_per_reading_within_its_window() -> None
 @pytest.mark.parametrize(
     ("earlier", "kept_times"),
     [
-        pytest.param((usage(NOW - 60, 5, 0),), [NOW], id="smaller-dropped"),
-        pytest.param((usage(NOW - 60, 5, 1),), [NOW - 60, NOW], id="larger-memory-kept"),
-        pytest.param((usage(NOW - 60, 6, 0),), [NOW], id="equal-dropped"),
-        pytest.param((usage(NOW - 60, 7, 0),), [NOW - 60, NOW], id="larger-cpu-kept"),
         pytest.param(
-            (Sample(NOW - 60, Resources(cpu=1)),), [NOW], id="a-missing-resource-is-no-larger"
+            (usage(NOW - 60, 5, 0), usage(NOW - 30, 6, 0)), [NOW - 30, NOW], id="smaller-dropped"
         ),
         pytest.param(
-            (usage(NOW - 90, 9), usage(NOW - 60, 7), usage(NOW - 30, 5)),
-            [NOW - 90, NOW - 60, NOW],
-            id="a-falling-run-kept-down-to-this-demand",
+            (usage(NOW - 60, 6, 0), usage(NOW - 30, 6, 0)), [NOW - 30, NOW], id="equal-dropped"
+        ),
+        pytest.param(
+            (usage(NOW - 60, 7, 0), usage(NOW - 30, 6, 0)),
+            [NOW - 60, NOW - 30, NOW],
+            id="larger-cpu-kept",
+        ),
+        pytest.param(
+            (usage(NOW - 60, 5, 1), usage(NOW - 30, 6, 0)),
+            [NOW - 60, NOW - 30, NOW],
+            id="larger-memory-kept",
+        ),
+        pytest.param(
+            (Sample(NOW - 60, Resources(cpu=1)), usage(NOW - 30, 6, 0)),
+            [NOW - 30, NOW],
+            id="a-missing-resource-is-no-larger",
+        ),
+        pytest.param(
+            (usage(NOW - 30, 5, 0),),
+            [NOW - 30, NOW],
+            # A decision within the same second replaces this one's demand, maybe with less.
+            id="the-newest-demand-drops-nothing",
+        ),
+        pytest.param(
+            (usage(NOW - 30, 10, 0), usage(NOW, 20, 0)),
+            [NOW - 30, NOW],
+            id="replaced-in-the-same-second-the-one-before-stays",
         ),
     ],
 )
 def test_the_down_window_keeps_only_demands_that_can_still_be_its_largest(
     earlier: tuple[Sample, ...], kept_times: list[float]
 ) -> None:
-    """This decision's demand is cpu 6m (3m at the 50% target) and memory 0 (no memory usage):
-    an earlier demand no larger in any resource can never again be the window's largest."""
+    """This decision's demand is cpu 6m (3m at the 50% target) and memory 0 (no memory usage);
+    an earlier demand no larger in any resource than a later one (not the newest, which a
+    decision within the same second replaces) can never again be the window's largest."""
     demand = measure_demand(given(), DemandHistory(demands=earlier), usage(NOW, 3))
     assert demand.effective["cpu"] == max([6, *(s.amounts.cpu or 0 for s in earlier)])
     assert [s.time for s in demand.history.demands] == kept_times
@@ -678,24 +699,33 @@ def test_a_count_short_only_with_one_pod_out_says_so() -> None:
     assert "curve: 4 replicas are too few: cpu (one pod out): 3 x (1 - 0) x 115% < 3.9" in text
 
 
-@hypothesis_settings(max_examples=60, deadline=None)
-@hypothesis_given(st.lists(st.tuples(st.integers(0, 40), st.integers(0, 40)), max_size=40))
+@hypothesis_settings(max_examples=150, deadline=None)
+@hypothesis_given(
+    st.lists(
+        st.tuples(st.integers(0, 40), st.integers(0, 40), st.sampled_from([0.25, 1, 15, 60])),
+        max_size=40,
+    )
+)
 def test_a_pruned_down_window_holds_what_every_demand_would(
-    readings: list[tuple[int, int]],
+    readings: list[tuple[int, int, float]],
 ) -> None:
-    """Decisions 60 s apart over a 300 s window: the held demand after each is the largest of
-    every demand of the window, as if the history kept them all."""
+    """Decisions some seconds apart (two within a second too) over a 300 s window: the held
+    demand of each is the largest of its own and the window's earlier ones, kept one per
+    second (the later decision of a second replacing the earlier's), as if the history kept
+    them all."""
     history = DemandHistory()
-    every: list[Sample] = []
-    for step, (cpu, memory) in enumerate(readings):
-        now = NOW + 60 * step
+    every: dict[float, Sample] = {}
+    now = NOW + 0.5
+    for cpu, memory, gap in readings:
+        now += gap
         demand = measure_demand(given(now=now), history, usage(now, cpu, memory))
-        every.append(
-            Sample(now, Resources(cpu=demand.measured["cpu"], memory=demand.measured["memory"]))
-        )
-        window = [s for s in every if now - s.time < 300]
+        window = [s for s in every.values() if now - s.time < 300]
         assert demand.effective == {
-            "cpu": max(s.amounts.cpu or 0 for s in window),
-            "memory": max(s.amounts.memory or 0 for s in window),
+            "cpu": max([demand.measured["cpu"], *(s.amounts.cpu or 0 for s in window)]),
+            "memory": max([demand.measured["memory"], *(s.amounts.memory or 0 for s in window)]),
         }
+        second = float(int(now))
+        every[second] = Sample(
+            second, Resources(cpu=demand.measured["cpu"], memory=demand.measured["memory"])
+        )
         history = demand.history
