@@ -66,3 +66,48 @@ async def test_steady_state_writes_only_the_history_and_reads_metrics_once_a_per
     # One namespace: one shared PodMetrics read a period, against one GET /scale and one
     # status write per HPA per sync upstream (2 * 6 * 8 = 96 requests here).
     assert periods <= asked[METRICS_READ] <= periods + 1
+
+
+# Pods of 1 CPU and 1Gi at any count: 2 x 400m of usage at the 50% target is a demand of 1600m,
+# which 2 pods of 1 CPU carry; usage rising by 9% stays within the 10% tolerance.
+FLAT_CURVE = [
+    {"replicas": 1, "cpu": "1", "memory": "1Gi"},
+    {"replicas": 10, "cpu": "1", "memory": "1Gi"},
+]
+
+
+async def test_a_capacity_hvpa_whose_usage_moves_writes_only_the_history(
+    apiserver: ApiServer, cluster: MiniCluster, start_controller: Any
+) -> None:
+    """Usage moves at every reading; with nothing to scale, the status changes only in its
+    history, written once per flush. (The demand's amounts in a condition's message made
+    every decision a status write.)"""
+    cluster.deployment(
+        "web",
+        replicas=2,
+        requests={"cpu": "1", "memory": "1Gi"},
+        load=Load(cpu_millicores=800),
+    )
+    apiserver.objects.create(
+        "hvpas",
+        hvpa_manifest("web", strategy="Capacity", capacity={"curve": FLAT_CURVE}),
+    )
+    running = await start_controller(settings=ControllerSettings(sync_period_seconds=PERIOD))
+    observations = running.manager.observations
+    await eventually(lambda: len(observations) == 1, within=30)
+    await asyncio.sleep(FLUSH)
+    apiserver.clear_requests()
+
+    for period in range(int(WINDOW / PERIOD)):
+        # Rising, so that the down window does not hold the demand still: 800m to 870m.
+        cluster.loads["web"].cpu_millicores = 800 + 10 * period
+        await asyncio.sleep(PERIOD)
+
+    asked = Counter(
+        (r.verb, r.api_group, r.resource, r.subresource)
+        for r in apiserver.requests
+        if r.verb != "watch"
+    )
+    assert set(asked) == {METRICS_READ, STATUS_WRITE}
+    assert WINDOW / FLUSH <= asked[STATUS_WRITE] <= WINDOW / FLUSH + 1
+    assert cluster.replicas("web") == 2
