@@ -34,6 +34,14 @@ def conditions(server: ApiServer, name: str) -> dict[str, dict[str, Any]]:
     return {c["type"]: c for c in status.get("conditions") or ()}
 
 
+# Pods of 1 CPU and 1Gi at any count: 2 pods carry the 1600m of demand 800m of usage makes at
+# the 50% target, so the count and the pods stay as they are.
+FLAT_CURVE = [
+    {"replicas": 1, "cpu": "1", "memory": "1Gi"},
+    {"replicas": 10, "cpu": "1", "memory": "1Gi"},
+]
+
+
 async def test_a_dry_run_counts_the_resize_it_reports(
     apiserver: ApiServer, cluster: MiniCluster, start_controller: Any
 ) -> None:
@@ -233,12 +241,16 @@ async def test_a_history_flush_interval_of_zero_writes_every_change(
 async def test_a_failed_history_flush_keeps_the_unwritten_history(
     apiserver: ApiServer, cluster: MiniCluster, start_controller: Any
 ) -> None:
-    """A flush that fails (409 here, the Hvpa unchanged) is retried with every
-    recommendation kept in memory since the last write, not only the newest one."""
+    """A flush that fails (409 here, the Hvpa unchanged) is retried with every sample kept
+    in memory since the last write, not only the newest one. Read from a Capacity Hvpa's
+    usage samples, one per decision within the demand window (the HPA's recommendations
+    keep only those a window can still answer with: one, for a steady count)."""
     cluster.deployment(
-        "web", replicas=2, requests={"cpu": "100m", "memory": "64Mi"}, load=Load(cpu_millicores=100)
+        "web", replicas=2, requests={"cpu": "1", "memory": "1Gi"}, load=Load(cpu_millicores=800)
     )
-    apiserver.objects.create("hvpas", hvpa_manifest())
+    apiserver.objects.create(
+        "hvpas", hvpa_manifest(strategy="Capacity", capacity={"curve": FLAT_CURVE})
+    )
     # The injected 409 leaves the Hvpa unchanged, so no newer version ever reaches the
     # cache; the reconciler, which waits for one after a 409, trusts its cache again after
     # this timeout (5 s, well inside a sync period, so no resync is missed).
@@ -251,12 +263,12 @@ async def test_a_failed_history_flush_keeps_the_unwritten_history(
 
     await asyncio.sleep(200)
 
-    recommendations = apiserver.objects.get("hvpas", "web")["status"]["history"]["recommendations"]
-    times = [parse_time(r["time"]) or 0.0 for r in recommendations]
+    samples = apiserver.objects.get("hvpas", "web")["status"]["history"]["usage"]
+    times = [parse_time(r["time"]) or 0.0 for r in samples]
     gaps = [later - earlier for earlier, later in itertools.pairwise(times)]
     # One per resync (the first comes one period plus this key's phase after the start);
     # a lost flush would leave a gap of a whole flush interval.
-    assert len(times) >= 10 and max(gaps) < 2 * 15, recommendations
+    assert len(times) >= 10 and max(gaps) < 2 * 15, samples
 
 
 async def test_a_chosen_off_axis_raises_no_warning(
