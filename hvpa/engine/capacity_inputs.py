@@ -28,6 +28,7 @@ from hvpa.engine.demand import (
     DemandInput,
     ReplicaFloor,
     measure_demand,
+    rise_begins,
     total_load,
 )
 from hvpa.engine.horizontal.controller import HorizontalRecommendation
@@ -313,7 +314,8 @@ def capacity_input(
         vpa_targets=targets,
     )
     serving = _serving(metrics, pods)
-    demand = measure_demand(given, history, total_load(serving, sized, params.overhead, now))
+    usage = total_load(serving, sized, params.overhead, now)
+    demand = measure_demand(given, history, usage)
     return CapacityInput(
         params=params,
         policies=sized_containers,
@@ -325,5 +327,6 @@ def capacity_input(
         serving=any(pod.ready == "True" and not pod.deleting for pod in pods),
         falling=demand.effective != demand.measured,
         capped=_at_cpu_limit(serving, pods, sized[CPU]),
+        partial=rise_begins(demand.history.usage, params.tolerance) if usage else frozenset(),
         vertical=spec.vpa.deploy,
     ), demand

@@ -25,6 +25,7 @@ from hvpa.engine.demand import (
     Sample,
     measure_demand,
     percentile,
+    rise_begins,
     total_load,
 )
 from hvpa.engine.strategies import HorizontalInput
@@ -288,6 +289,29 @@ def test_the_down_window_keeps_only_demands_that_can_still_be_its_largest(
     demand = measure_demand(given(), DemandHistory(demands=earlier), usage(NOW, 3))
     assert demand.effective["cpu"] == max([6, *(s.amounts.cpu or 0 for s in earlier)])
     assert [s.time for s in demand.history.demands] == kept_times
+
+
+@pytest.mark.parametrize(
+    ("loads", "expected"),
+    [
+        # CPU loads in millicores, one reading every 15 s, the newest last; tolerance 10%.
+        pytest.param([4000, 4000, 9300], {"cpu"}, id="the-first-reading-of-a-rise"),
+        pytest.param([4000, 9300], {"cpu"}, id="the-first-reading-after-one-earlier"),
+        pytest.param([4000, 9300, 20_000], set(), id="the-second-reading-holds-only-the-new-rate"),
+        pytest.param([4000, 4000, 4400], set(), id="a-rise-within-the-tolerance"),
+        pytest.param([4000, 4000, 3000], set(), id="a-fall"),
+        pytest.param([4000], set(), id="one-reading"),
+    ],
+)
+def test_a_rise_begins_at_its_first_reading(loads: list[int], expected: set[str]) -> None:
+    samples = [usage(NOW - 15 * (len(loads) - i - 1), cpu) for i, cpu in enumerate(loads)]
+    assert rise_begins(list(reversed(samples)), Fraction(10)) == frozenset(expected)
+
+
+def test_a_memory_jump_is_read_whole_at_once() -> None:
+    """Memory is the working set at the window's end, not a rate: its jump begins no wait."""
+    samples = [usage(NOW - 30, 4000, GI), usage(NOW - 15, 4000, GI), usage(NOW, 4000, 5 * GI)]
+    assert rise_begins(samples, Fraction(10)) == frozenset()
 
 
 POLICY = ContainerTarget("app", NO_RESOURCES)
@@ -729,3 +753,59 @@ def test_a_pruned_down_window_holds_what_every_demand_would(
             second, Resources(cpu=demand.measured["cpu"], memory=demand.measured["memory"])
         )
         history = demand.history
+
+
+MI = 1024**2 * 1000  # milli-units of one MiB
+# Gardener's kube-apiserver curve (the gardener-kube-apiserver scenario): pods grow at 2 replicas
+# from 250m / 500Mi to the HPA's AverageValue targets, 6 CPU / 24G, then pods of that size up to 6.
+GARDENER = (
+    point(2, 250, 500 * MI),
+    point(2, 6000, 24 * 10**9 * 1000),
+    point(6, 6000, 24 * 10**9 * 1000),
+)
+# The step trace's jump as two decisions read it (hvpa sim, seed 1, in place, 5410 s and 5425 s):
+# the load goes from 4 to 20 cores and 8 to 40Gi inside a 15 s metrics window. Memory (the working
+# set at the window's end) reads 40Gi at once; CPU (the window's average) 9.6 cores, then 20.
+# Demand is the load x 1.15 (the VPA's margin beside an AverageValue target).
+BEFORE = {"cpu": 4600, "memory": 9420 * MI}
+FIRST_READING = {"cpu": 11_040, "memory": 48_006 * MI}
+SECOND_READING = {"cpu": 23_400, "memory": 48_300 * MI}
+
+
+def whole_kb(milli_bytes: int) -> int:
+    """A memory share as Capacity rounds it: up to whole 1000 bytes."""
+    return -(-milli_bytes // 10**6) * 10**6
+
+
+def test_the_first_reading_of_a_rise_moves_the_count_and_the_next_one_sizes_the_pods() -> None:
+    """Sized on the rise's first reading, memory went 5011Mi -> 16002Mi -> 12075Mi in 15 s.
+
+    The first reading's CPU is part of the rise, so its count (3) is a floor
+    of the next one's (4), and memory sized for 3 pods would shrink at 4.
+    With the resize waiting for the second reading each size moves once.
+    """
+    moving = {"level": BEFORE, "level_low": BEFORE, "serving": True}
+    first = plan(
+        FIRST_READING,
+        replicas=2,
+        cpu=2400,
+        memory=5011 * MI,
+        curve=GARDENER,
+        high=6,
+        partial=frozenset({"cpu"}),
+        **moving,
+    )
+    assert first == (3, {"cpu": 2400, "memory": 5011 * MI})
+    replicas, sizes = first
+    second = plan(SECOND_READING, replicas=replicas, curve=GARDENER, high=6, **sizes, **moving)
+    # 23.4 cores need 4 pods of at most 6 CPU: 5850m and 48300Mi / 4 = 12075Mi each.
+    assert second == (4, {"cpu": 5850, "memory": whole_kb(12_075 * MI)})
+
+
+def test_without_a_partial_reading_the_jump_is_sized_at_once() -> None:
+    """The same first reading, read as whole (nothing says it is a rate's first): the pods go
+    to the curve at once, as before; what waits is only a partial reading."""
+    moving = {"level": BEFORE, "level_low": BEFORE, "serving": True}
+    assert plan(
+        FIRST_READING, replicas=2, cpu=2400, memory=5011 * MI, curve=GARDENER, high=6, **moving
+    ) == (3, {"cpu": 3680, "memory": whole_kb(16_002 * MI)})

@@ -218,7 +218,8 @@ class CapacityInput:
     target's pods is ready (taking load); `falling` whether the
     down window holds it above this reading's; `capped` the resources whose
     readings sit at the pods' limits (CPU throttling: the need is higher);
-    `vertical` is `vpa.deploy` (when false the pods keep their size and
+    `partial` those whose newest reading begins a rise (a rate over a window
+    that holds the rise's start: demand.rise_begins); `vertical` is `vpa.deploy` (when false the pods keep their size and
     only the count follows the curve).
     """
 
@@ -232,6 +233,7 @@ class CapacityInput:
     serving: bool = True
     falling: bool = False
     capped: frozenset[str] = frozenset()
+    partial: frozenset[str] = frozenset()
     vertical: bool = True
 
 
@@ -298,6 +300,7 @@ def combine_capacity(
         serving=capacity.serving,
         falling=capacity.falling,
         capped=capacity.capped,
+        partial=capacity.partial,
     )
     planned = plan_capacity(reading, situation, limits)
     plan = apply_starvation(planned.plan, starving, containers, planned.targets)
