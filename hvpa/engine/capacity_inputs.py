@@ -280,11 +280,17 @@ def capacity_input(
     pods: Sequence[PodRecord],
     history: DemandHistory,
     now: float,
+    in_place: bool,
 ) -> tuple[CapacityInput, Demand]:
     """The curve, the sized containers and this decision's demand (spec defaulted and validated).
 
     `policies` are the container policies hvpa honours (decide's: the VPA
-    template's, else the VPA's own).
+    template's, else the VPA's own). `in_place`: pods are resized in place,
+    where a rise's first reading resizes nothing (`partial`): with rollouts
+    the resize that answers a jump starts from pods added first and comes
+    once the demand has settled, so the first reading's size is not undone
+    within minutes, and waiting for the next reading cost the rollout its
+    start (docs/strategies.md, "a rise's first reading").
     """
     capacity = spec.capacity
     if capacity is None:
@@ -327,6 +333,10 @@ def capacity_input(
         serving=any(pod.ready == "True" and not pod.deleting for pod in pods),
         falling=demand.effective != demand.measured,
         capped=_at_cpu_limit(serving, pods, sized[CPU]),
-        partial=rise_begins(demand.history.usage, params.tolerance) if usage else frozenset(),
+        partial=(
+            rise_begins(demand.history.usage, params.tolerance)
+            if usage and in_place
+            else frozenset()
+        ),
         vertical=spec.vpa.deploy,
     ), demand

@@ -666,6 +666,7 @@ def _combine(
             now,
             explain,
             rollout,
+            in_place=in_place,
         )
         _explain_combined(strategy, outcome, explain)
         return outcome, recommendation, demand
@@ -712,13 +713,17 @@ def _combine_capacity(
     now: float,
     explain: Explanation,
     rollout: str | None,
+    *,
+    in_place: bool,
 ) -> tuple[Outcome, Demand]:
     """Capacity: demand from the pods' total usage, then one reading of the curve.
 
     The VPA is not what sizes the pods here, so a VPA without a
     recommendation holds nothing; only a demand that cannot be measured
     holds both axes (no usage samples, and the VPA target is no evidence:
-    there is none, or it has been read once already, demand.py).
+    there is none, or it has been read once already, demand.py). `in_place`:
+    pods are resized in place (capacity_input reads a rise's first reading
+    only then).
     """
     spec = hvpa.spec
     metrics = _pod_metrics(snapshot)
@@ -734,6 +739,7 @@ def _combine_capacity(
         pods=snapshot.pods,
         history=read_demand_history(hvpa.status),
         now=now,
+        in_place=in_place,
     )
     holds = conflicts
     if not demand.known:

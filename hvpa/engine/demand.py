@@ -39,6 +39,11 @@ Two readings of the same samples, because the two axes cost differently:
   tolerance holds a step, a ramp or noise, and pods are not resized to
   the curve's exact size for it (strategies/capacity.py).
 
+CPU is a rate averaged over the metrics window, memory the working set at
+the window's end: the reading whose window holds the start of a rise shows
+all of memory's rise and part of CPU's (rise_begins), so pods are not sized
+on it (strategies/capacity.py).
+
 Samples are kept in `status.history.usage` (the loads) and `.demands`
 (times in POSIX seconds here), pruned to their windows, so a restarted
 controller computes the same demand.

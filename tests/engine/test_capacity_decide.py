@@ -394,3 +394,31 @@ def test_a_pod_that_is_not_serving_takes_no_load(condition_change: dict[str, str
     raw = replace(SETTLED, cpu_usage=400).raw(capacity_hvpa())
     raw["pods"][1]["status"]["conditions"][0].update(condition_change)
     assert shape(run(raw)) == (2, 800, 632)
+
+
+@pytest.mark.parametrize(
+    ("mode", "expected"),
+    [
+        # In place: the count goes to the curve's 3 (2800m of demand, 1 CPU a pod) and the pods
+        # keep 500m and 1000M; the resize waits for the next reading, which holds the whole rise.
+        pytest.param("InPlaceOrRollout", (3, 500, 1000), id="in-place-the-count-only"),
+        # With rollouts the first reading is read as before, straight to the curve: 2800m / 3 =
+        # 934m; memory 1000M x 1.15 (headroom) / 3 x 1.1 (the band's slack) = 422M.
+        pytest.param("Rollout", (3, 934, 422), id="rollout-as-before"),
+    ],
+)
+def test_a_cpu_rise_read_first_resizes_no_pod_in_place(
+    mode: str, expected: tuple[int, int, int]
+) -> None:
+    """The total CPU load goes from 500m to 1400m between two readings 15 s apart: a rate
+    read over a window that holds the rise's start (demand.rise_begins)."""
+    # 1 CPU a pod up to maxReplicas 4: no count of today's 500m pods covers the rise, so the
+    # band resizes (with more replicas allowed the order rule adds pods of 500m first).
+    hvpa = capacity_hvpa(
+        [{"replicas": 1, "cpu": "1", "memory": "2G"}, {"replicas": 4, "cpu": "1", "memory": "2G"}],
+        maximum=4,
+        status={"history": {"usage": [{"time": at(15), "cpu": "500m", "memory": "1000M"}]}},
+    )
+    hvpa["spec"]["vpa"]["resizeMode"] = mode
+    decision = Workload(cpu=500, memory=1000 * MB, cpu_usage=700).decide(hvpa)
+    assert shape(decision) == expected

@@ -22,6 +22,11 @@ replica move is ready in seconds:
   with today's pods as long as they are within `resizeTolerance` of a size
   the curve gives between the window's low and the demand; while it falls
   (the down window) or hides behind the pods' CPU limits, no size is read;
+  nor on the first reading of a CPU rise, a rate averaged over a window that
+  holds the rise's start: the count moves, and the pods are sized a reading
+  later, for the count the whole rise needs (else memory, read whole at
+  once, was sized for the first reading's smaller count and shrank a
+  decision later);
 - the order of a move: a rollout starts from pods that cover the demand
   with a quarter of them out (pods are added first), and pods that grow
   while the count falls grow first at today's count.

@@ -125,7 +125,7 @@ EXPECTED_IN_PLACE: dict[str, dict[str, str]] = {
         "under-provisioned minutes": "better",
         "pod restarts": "equal",
         "replica changes": "worse",
-        "oscillations": "worse",
+        "oscillations": "equal",
     },
     "ramp": {
         "utilization cpu": "equal",
@@ -149,7 +149,7 @@ EXPECTED_IN_PLACE: dict[str, dict[str, str]] = {
         "under-provisioned minutes": "better",
         "pod restarts": "equal",
         "replica changes": "equal",
-        "oscillations": "worse",
+        "oscillations": "equal",
     },
     "noisy": {
         "utilization cpu": "worse",
