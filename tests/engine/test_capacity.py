@@ -555,13 +555,6 @@ def plan(
             id="pods-grow-at-todays-count-before-it-falls",
         ),
         pytest.param(
-            # The total load also rises between readings when the pods it sums change; a rise's
-            # first reading holds back only a decision that raises the count.
-            {"demand": {"cpu": 1000}, "replicas": 3, "cpu": 2000, "partial": frozenset({"cpu"})},
-            (1, {"cpu": 1000, "memory": GI}),
-            id="a-rises-first-reading-holds-no-scale-down",
-        ),
-        pytest.param(
             {
                 "demand": {"cpu": 1000},
                 "replicas": 8,

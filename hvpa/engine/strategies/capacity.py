@@ -544,18 +544,14 @@ def _after_partial(
     ready in seconds, and never undone by the rise's next reading: it goes
     to the curve's count at today's size (where today's pods fit under the
     curve there); the pods are sized at the next decision, whose reading
-    holds the whole rise. Only for a decision that raises the count, the
-    answer to a jump: the total load also rises between readings when the
-    pods it sums change (a pod back in the sum after a rollout or a
-    restart took it out), and a resize that keeps or lowers the count is
-    no answer to a rise to hold back.
+    holds the whole rise.
     """
     current = reading.current
-    if not partial or target.sizes == current.sizes or target.replicas <= current.replicas:
+    if not partial or target.sizes == current.sizes:
         return target
-    count = (
-        target.replicas if reading.room.fits(current.sizes, target.replicas) else current.replicas
-    )
+    count = current.replicas
+    if target.replicas > count and reading.room.fits(current.sizes, target.replicas):
+        count = target.replicas
     lines.append(
         f"capacity: the {', '.join(sorted(partial))} reading begins a rise (a rate over a window "
         "that holds its start: the next reading holds all of it): the count "
