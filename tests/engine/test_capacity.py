@@ -764,9 +764,11 @@ GARDENER = (
     point(6, 6000, 24 * 10**9 * 1000),
 )
 # The step trace's jump as two decisions read it (hvpa sim, seed 1, in place, 5410 s and 5425 s):
-# the load goes from 4 to 20 cores and 8 to 40Gi inside a 15 s metrics window. Memory (the working
-# set at the window's end) reads 40Gi at once; CPU (the window's average) 9.6 cores, then 20.
-# Demand is the load x 1.15 (the VPA's margin beside an AverageValue target).
+# the load goes from 4 to 20 cores and 8 to about 40Gi inside a 15 s metrics window. Memory (the
+# working set at the window's end) reads all of it at once; CPU (the window's average) part of it.
+# Demand is the load x 1.15 (the VPA's margin beside an AverageValue target): before, 4 cores and
+# 8Gi; the two readings' demands are read back from the pods the curve gave for them, 3 x 3680m
+# and 3 x 16002Mi (a CPU load of 9.6 cores), then 4 x 5850m and 4 x 12075Mi (20.3 cores).
 BEFORE = {"cpu": 4600, "memory": 9420 * MI}
 FIRST_READING = {"cpu": 11_040, "memory": 48_006 * MI}
 SECOND_READING = {"cpu": 23_400, "memory": 48_300 * MI}
