@@ -25,7 +25,17 @@ import time
 from typing import Any
 
 from bench.cluster import ClusterSpec, serve
-from bench.harness import Child, Row, Size, cpu_seconds, in_child, note, pick, rss_bytes
+from bench.harness import (
+    Child,
+    Row,
+    Size,
+    counter_total,
+    cpu_seconds,
+    in_child,
+    note,
+    pick,
+    rss_bytes,
+)
 
 PAGE_SIZE = 500
 
@@ -62,13 +72,7 @@ async def _hvpa_sync(kubeconfig: str, watch_list: bool) -> dict[str, float]:
 
 def _requests_made(registry: Any) -> float:
     """The client's own count of HTTP requests (rest_client_requests_total, every code)."""
-    return sum(
-        sample.value
-        for metric in registry.collect()
-        if metric.name == "rest_client_requests"
-        for sample in metric.samples
-        if sample.name == "rest_client_requests_total"
-    )
+    return counter_total(registry.collect(), "rest_client_requests")
 
 
 def hvpa_sync(kubeconfig: str, watch_list: bool = True) -> dict[str, float]:

@@ -7,8 +7,14 @@ its RSS is then the controller's own.
 Commands: ("settle", seconds) waits until the work queue has been empty and
 no reconcile running for that long; ("count",) reports reconciles so far (all,
 and those that decided), the process's CPU time and its wait for a CPU, the
-work queue's adds, when each Hvpa was last decided, and RSS; ("stop",) (or
-EOF) stops the Manager and reports the reconciles.
+work queue's adds, when each Hvpa was last decided, and RSS; ("undecided",)
+how many Hvpas have not been decided yet (cheap enough to poll while a restart
+is timed: no pass over the metrics registry); ("stop",) (or EOF) stops the
+Manager and reports the reconciles.
+
+Profiling: `HVPA_BENCH_PROFILE=path` writes cProfile stats of the whole
+process there; `HVPA_BENCH_PROFILE_WINDOW=path` only of the time between the
+first and the second ("count",), the measured window at steady state.
 """
 
 from __future__ import annotations
@@ -18,8 +24,9 @@ import contextlib
 import os
 import time
 from multiprocessing.connection import Connection
+from typing import Any
 
-from bench.harness import GcPauses, LoopLag, rss_bytes, run_delay_seconds
+from bench.harness import GcPauses, LoopLag, counter_total, rss_bytes, run_delay_seconds
 
 __all__ = ["controller_main"]
 
@@ -69,31 +76,12 @@ async def _controller(conn: Connection, kubeconfig: str) -> None:
     await manager.wait_synced()
     conn.send({"synced_seconds": time.perf_counter() - started, "rss_start": rss_start})
 
-    def reconciles(result: str | None = None) -> float:
-        """Reconciles so far; `result` "success": those that ran `decide` (a reconcile that
-        waits for a stale cache or a ConfigMap's sync requeues itself, and counts apart)."""
-        total = 0.0
-        for metric in registry.collect():
-            if metric.name == "controller_runtime_reconcile":
-                total += sum(
-                    sample.value
-                    for sample in metric.samples
-                    if sample.name.endswith("_total")
-                    and (result is None or sample.labels.get("result") == result)
-                )
-        return total
-
-    def queue_adds() -> float:
-        for metric in registry.collect():
-            if metric.name == "workqueue_adds":
-                return sum(s.value for s in metric.samples if s.name.endswith("_total"))
-        return 0.0
-
     def decided_at() -> dict[str, float]:
         """When each Hvpa was last decided (time.time; 0 if never)."""
         observations = manager.observations
         return {key: observations.get(key).time for key in manager.cache.hvpa_keys()}
 
+    window = _Window(os.environ.get("HVPA_BENCH_PROFILE_WINDOW"))
     async with client:
         while True:
             try:
@@ -117,15 +105,14 @@ async def _controller(conn: Connection, kubeconfig: str) -> None:
                         quiet_since = now
                     elif now - quiet_since >= command[1]:
                         break
-                conn.send({"rss": rss_bytes(), "reconciles": reconciles()})
+                conn.send({"rss": rss_bytes(), **_counts(registry)})
             elif command[0] == "count":
+                window.toggle()
                 conn.send(
                     {
-                        "reconciles": reconciles(),
-                        "decisions": reconciles("success"),
+                        **_counts(registry),
                         "cpu": time.process_time(),
                         "run_delay": run_delay_seconds(),
-                        "queue_adds": queue_adds(),
                         "decided_at": decided_at(),
                         "time": time.time(),
                         "rss": rss_bytes(),
@@ -133,11 +120,52 @@ async def _controller(conn: Connection, kubeconfig: str) -> None:
                         "gc": pauses.pauses,
                     }
                 )
+            elif command[0] == "undecided":
+                observations = manager.observations
+                conn.send(sum(1 for key in manager.cache.hvpas if not observations.get(key).time))
             else:
+                window.toggle(stop_only=True)
                 lag_task.cancel()
                 manager.stop()
                 with contextlib.suppress(Exception):
                     await asyncio.wait_for(task, 60)
                 with contextlib.suppress(Exception):
-                    conn.send({"reconciles": reconciles()})
+                    conn.send({"reconciles": _counts(registry)["reconciles"]})
                 return
+
+
+def _counts(registry: Any) -> dict[str, float]:
+    """Reconciles so far (all; "decisions": those that ran `decide` - a reconcile that waits
+    for a stale cache or a ConfigMap's sync requeues itself, and counts apart) and the work
+    queue's adds, from one pass over the registry."""
+    families = list(registry.collect())
+    return {
+        "reconciles": counter_total(families, "controller_runtime_reconcile"),
+        "decisions": counter_total(families, "controller_runtime_reconcile", result="success"),
+        "queue_adds": counter_total(families, "workqueue_adds"),
+    }
+
+
+class _Window:
+    """cProfile of the measured window: started by the first ("count",), stopped and written
+    by the second (or at the stop); nothing when `path` is None."""
+
+    def __init__(self, path: str | None) -> None:
+        self._path = path
+        self._profile: Any = None
+        self._done = path is None
+
+    def toggle(self, *, stop_only: bool = False) -> None:
+        if self._done:
+            return
+        if self._profile is None:
+            if stop_only:
+                return
+            import cProfile
+
+            self._profile = cProfile.Profile()
+            self._profile.enable()
+            return
+        self._profile.disable()
+        self._profile.dump_stats(self._path)
+        self._done = True

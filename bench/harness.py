@@ -22,7 +22,7 @@ import os
 import statistics
 import sys
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
 from typing import Any, Literal, TypeVar
@@ -32,6 +32,7 @@ __all__ = [
     "Child",
     "Row",
     "Size",
+    "counter_total",
     "cpu_seconds",
     "in_child",
     "pick",
@@ -127,6 +128,25 @@ def run_delay_seconds() -> float:
         except (OSError, IndexError, ValueError):
             continue  # a thread that ended meanwhile
     return total_ns / 1e9
+
+
+def counter_total(families: Iterable[Any], name: str, **labels: str) -> float:
+    """The sum of a Prometheus counter family's `_total` samples, over every label set that
+    has `labels`.
+
+    `families` is what `CollectorRegistry.collect()` yields: pass one pass's list to take
+    several totals from it, since each pass renders every series of the registry (at
+    10,000 Hvpas, hundreds of thousands of samples)."""
+    total = 0.0
+    for family in families:
+        if family.name != name:
+            continue
+        for sample in family.samples:
+            if sample.name == f"{name}_total" and all(
+                sample.labels.get(label) == value for label, value in labels.items()
+            ):
+                total += sample.value
+    return total
 
 
 def quantile(samples: Sequence[float], q: float) -> float:

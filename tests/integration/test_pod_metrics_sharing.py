@@ -19,8 +19,8 @@ from integration_helpers import (
     start_manager,
     stop_manager,
 )
-from prometheus_client import CollectorRegistry
 
+from bench.harness import counter_total
 from hvpa.settings import ControllerSettings
 from hvpa.sim.apiserver import ApiServer
 
@@ -56,16 +56,6 @@ def _decided(decision: Any) -> tuple[Any, ...]:
     )
 
 
-def _reconciles(registry: CollectorRegistry) -> float:
-    return sum(
-        sample.value
-        for metric in registry.collect()
-        if metric.name == "controller_runtime_reconcile"
-        for sample in metric.samples
-        if sample.name.endswith("_total")
-    )
-
-
 async def _run(*, share: bool) -> Run:
     """One cluster and controller, from the integration fixtures' pieces (two runs in a test
     need two of each), on a clock of their own from EPOCH, so the two runs stamp the same
@@ -97,7 +87,9 @@ async def _run(*, share: bool) -> Run:
             decisions={n: _decided(observations.get(f"default/{n}").decision) for n in LOADS},
             statuses={n: server.objects.get("hvpas", n)["status"] for n in LOADS},
             replicas={name: cluster.replicas(name) for name in LOADS},
-            reconciles=int(_reconciles(running.registry)),
+            reconciles=int(
+                counter_total(running.registry.collect(), "controller_runtime_reconcile")
+            ),
             metric_requests=requests,
         )
 
