@@ -42,8 +42,9 @@ from __future__ import annotations
 
 import asyncio
 import enum
+from array import array
 from collections.abc import Awaitable, Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Final
 
 from hvpa.engine.metrics import MetricReadError, PodMetricsList
@@ -97,11 +98,32 @@ class _Item:
 @dataclass(frozen=True, slots=True)
 class _Answer:
     """Items, or why they cannot serve the queries; `read_at`: when the request went out
-    (the data is at least that fresh)."""
+    (the data is at least that fresh).
+
+    `positions` indexes the items by label, one label key at a time, built when a
+    selector first asks for that key: a namespace's answer is selected from by each of
+    its Hvpas, and matching every item against every selector cost each reconcile time
+    in proportion to the namespace's pods (750 of them, 50 Hvpas, at 10,000 Hvpas over
+    200 namespaces), not to its own."""
 
     read_at: float
     items: tuple[_Item, ...] = ()
     unshareable: Unshareable | None = None
+    # label key -> value -> the ascending positions in `items` of those that carry it
+    positions: dict[str, dict[str, array[int]]] = field(
+        default_factory=dict, compare=False, repr=False
+    )
+
+    def carrying(self, key: str) -> Mapping[str, array[int]]:
+        """The positions of the items by their value of label `key`."""
+        found = self.positions.get(key)
+        if found is None:
+            found = self.positions[key] = {}
+            for position, item in enumerate(self.items):
+                value = item.labels.get(key)
+                if value is not None:
+                    found.setdefault(value, array("I")).append(position)
+        return found
 
 
 def _item(wire: PodMetricsWire) -> _Item:
@@ -128,11 +150,29 @@ def _answer(read_at: float, fetched: Fetched | Unshareable, *, filtered: bool) -
     return _Answer(read_at, items)
 
 
-def _select(items: Sequence[_Item], selector: LabelSelector | None) -> PodMetricsReading:
+def _candidates(answer: _Answer, selector: LabelSelector) -> Sequence[int] | None:
+    """Ascending positions of the items `selector` may select (None: any item may): those
+    carrying the values of its most selective `key=value` / `key in (...)` requirement,
+    as the pod store's `select` narrows its search."""
+    smallest: Sequence[int] | None = None
+    for requirement in selector.requirements:
+        if requirement.operator not in ("In", "Equals"):
+            continue
+        by_value = answer.carrying(requirement.key)
+        found = [by_value.get(value, ()) for value in requirement.values]
+        positions = found[0] if len(found) == 1 else sorted(set().union(*found))
+        if smallest is None or len(positions) < len(smallest):
+            smallest = positions
+    return smallest
+
+
+def _select(answer: _Answer, selector: LabelSelector | None) -> PodMetricsReading:
     """The items `selector` selects (None: all), in the answer's order; the first unreadable
     one fails the reading."""
+    items = answer.items
+    candidates = None if selector is None else _candidates(answer, selector)
     selected: list[PodMetricsRecord] = []
-    for item in items:
+    for item in items if candidates is None else (items[i] for i in candidates):
         if selector is not None and not selector.matches(item.labels):
             continue
         if item.record is None:
@@ -145,7 +185,7 @@ def _reading(answer: _Answer | str) -> PodMetricsReading:
     """A read by selector's answer as its query's reading: all its items, or its failure."""
     if isinstance(answer, str):
         return MetricReadError(answer)
-    return _select(answer.items, None)
+    return _select(answer, None)
 
 
 async def read_by_selector(
@@ -193,7 +233,7 @@ class SharedPodMetrics:
             if isinstance(answer, str):
                 return MetricReadError(answer)
             if answer.unshareable is None:
-                return _select(answer.items, selector)
+                return _select(answer, selector)
         return _reading(await self._answer((namespace, str(selector)), selector))
 
     async def _answer(self, key: _Key, selector: LabelSelector | None) -> _Answer | str:

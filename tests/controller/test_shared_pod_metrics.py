@@ -335,3 +335,88 @@ def test_a_kept_item_holds_shared_labels_and_names_not_copies() -> None:
     assert first.record is not None and second.record is not None
     assert first.record.namespace is second.record.namespace
     assert first.record.containers[0].name is second.record.containers[0].name
+
+
+def _selection_answer() -> Any:
+    """A kept answer of twelve pods over three apps and two tiers, the sixth (a db) unreadable."""
+    from hvpa.controller import shared_pod_metrics
+    from hvpa.records import PodMetricsWire
+
+    wires = []
+    for index in range(12):
+        labels = {"app": APPS[index % 3], "replica": str(index)}
+        if index % 2:
+            labels["tier"] = "back"
+        cpu = "1e51" if index == 5 else f"{index + 1}m"
+        body = {
+            "metadata": {"name": f"pod-{index}", "namespace": "default", "labels": labels},
+            "containers": [{"name": "app", "usage": {"cpu": cpu, "memory": "1Mi"}}],
+        }
+        wires.append(msgspec.json.decode(orjson.dumps(body), type=PodMetricsWire))
+    fetched = shared_pod_metrics.Fetched(wires)
+    return shared_pod_metrics._answer(0.0, fetched, filtered=True)
+
+
+@pytest.mark.parametrize(
+    "selector",
+    [
+        pytest.param({"matchLabels": {"app": "web"}}, id="equals"),
+        pytest.param({"matchLabels": {"app": "db"}}, id="equals-unreadable"),
+        pytest.param({"matchLabels": {"app": "api", "tier": "back"}}, id="two-equals"),
+        pytest.param({"matchLabels": {"app": "none"}}, id="no-such-value"),
+        pytest.param({"matchLabels": {"zone": "a"}}, id="no-such-key"),
+        pytest.param(
+            {"matchExpressions": [{"key": "app", "operator": "In", "values": ["web", "api"]}]},
+            id="in",
+        ),
+        pytest.param(
+            {
+                "matchLabels": {"tier": "back"},
+                "matchExpressions": [{"key": "app", "operator": "NotIn", "values": ["db"]}],
+            },
+            id="equals-and-not-in",
+        ),
+        pytest.param(
+            {"matchExpressions": [{"key": "tier", "operator": "DoesNotExist"}]}, id="no-anchor"
+        ),
+        pytest.param({}, id="empty"),
+    ],
+)
+def test_a_selection_is_the_full_scans(selector: dict[str, Any]) -> None:
+    """What a query gets from a kept answer, found through the answer's label index, is what
+    matching every item in order gives: the same items in the same order, or the same first
+    unreadable item's failure."""
+    from hvpa.controller import shared_pod_metrics
+
+    answer = _selection_answer()
+    parsed = LabelSelector.from_dict(selector)
+    scanned: list[Any] = []
+    expected: Any = None
+    for item in answer.items:
+        if parsed.matches(item.labels):
+            if item.record is None:
+                expected = MetricReadError(item.problem)
+                break
+            scanned.append(item.record)
+    expected = expected or PodMetricsList(tuple(scanned))
+    assert shared_pod_metrics._select(answer, parsed) == expected
+    assert shared_pod_metrics._select(answer, parsed) == expected  # the index, once built
+
+
+def test_a_selection_matches_only_the_items_its_label_index_names() -> None:
+    """The cost of a query is its own pods, not the namespace's: a selector with a
+    `key=value` requirement is matched against only the items carrying that value."""
+    from hvpa.controller import shared_pod_metrics
+
+    answer = _selection_answer()
+    matched: list[Any] = []
+
+    class Counting(LabelSelector):
+        def matches(self, labels: Any) -> bool:
+            matched.append(labels)
+            return super().matches(labels)
+
+    web = LabelSelector.from_dict({"matchLabels": {"app": "web"}})
+    reading = shared_pod_metrics._select(answer, Counting(web.requirements))
+    assert isinstance(reading, PodMetricsList) and len(reading.items) == 4
+    assert len(matched) == 4  # of 12 items
