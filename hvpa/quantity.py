@@ -82,6 +82,7 @@ __all__ = [
     "format_human_memory",
     "format_human_resource",
     "format_milli",
+    "milli_value",
     "parse",
     "parse_bytes",
     "parse_cpu_millis",
@@ -343,6 +344,36 @@ def _decimal_mantissa(value: Decimal) -> tuple[str, str, int]:
 # spellings over and over (each status's history, every pod's requests), and a quantity's
 # Decimal arithmetic was a tenth of a simulated run. `typed`: True and 1 are different inputs.
 _SPELLINGS: Final = 4096
+
+
+# Digits and a suffix, no sign, point or exponent: how the kubelet and metrics-server write
+# usage (`123456789n`, `40960Ki`). At most 18 digits, so the largest, 999...9T, is 1e33 milli
+# (below UNITS_LIMIT); the binary ones are checked against BINARY_CAP.
+_PLAIN_RE: Final = re.compile(r"([0-9]{1,18})(Ki|Mi|Gi|Ti|[numkMGT])?")
+# suffix -> (multiply, divide) from the digits to milli-units
+_PLAIN_TO_MILLI: Final = {
+    **{
+        suffix: (10 ** (3 + e), 1) if e >= -3 else (1, 10 ** (-3 - e))
+        for suffix, e in _DECIMAL_SUFFIXES.items()
+        if e <= 12
+    },
+    **{suffix: (1000 << bits, 1) for suffix, bits in _BINARY_SUFFIXES.items() if bits <= 40},
+}
+
+
+def milli_value(text: str | int | float) -> int:
+    """`parse(text).milli()`, reading the common spelling, digits and a suffix, with integer
+    arithmetic instead of Decimal: a PodMetrics answer holds an amount per container and
+    resource, each spelled differently, so no cache helps, and Decimal made reading one
+    four times slower. Anything else goes through `parse`."""
+    if isinstance(text, str):
+        plain = _PLAIN_RE.fullmatch(text)
+        if plain is not None:
+            digits, suffix = int(plain[1]), plain[2] or ""
+            if suffix not in _BINARY_SUFFIXES or digits << _BINARY_SUFFIXES[suffix] <= BINARY_CAP:
+                multiply, divide = _PLAIN_TO_MILLI[suffix]
+                return -(-digits * multiply // divide)  # rounded up: away from zero
+    return parse(text).milli()
 
 
 @lru_cache(maxsize=_SPELLINGS, typed=True)

@@ -49,7 +49,7 @@ import msgspec
 
 from hvpa.durations import DurationError, parse_duration
 from hvpa.labels import LabelSelector, SelectorError
-from hvpa.quantity import QuantityError, parse
+from hvpa.quantity import QuantityError, milli_value
 
 __all__ = [
     "DECODING_ERRORS",
@@ -131,7 +131,7 @@ def quantity_milli(value: str | int | float, where: str) -> int:
     """A quantity from the API in milli-units; a bad one (or one of 1e38 or more, see
     hvpa.quantity) is a RecordError naming `where`."""
     try:
-        return parse(value).milli()
+        return milli_value(value)
     except QuantityError as error:
         raise RecordError(f"{where}: {error}") from error
 
@@ -141,7 +141,7 @@ def _amount(value: str | int | float | None, where: str) -> tuple[int | None, tu
     if value is None:
         return None, ()
     try:
-        return parse(value).milli(), ()
+        return milli_value(value), ()
     except QuantityError as error:
         return None, (f"{where}: {error}",)
 

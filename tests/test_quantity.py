@@ -23,6 +23,7 @@ from hvpa.quantity import (
     format_human_memory,
     format_milli,
     is_quantity,
+    milli_value,
     parse,
     parse_bytes,
     parse_milli,
@@ -504,3 +505,60 @@ def test_human_bytes_are_exact(count: int) -> None:
 @given(st.integers(min_value=-(10**30), max_value=10**30))
 def test_human_milli_is_exact(milli: int) -> None:
     assert parse_milli(format_human(milli)) == milli
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        pytest.param("123456789n", id="cpu-as-metrics-server-writes-it"),
+        pytest.param("1n", id="one-nano-rounds-up"),
+        pytest.param("1000000n", id="nano-exact"),
+        pytest.param("1500u", id="micro"),
+        pytest.param("250m", id="milli"),
+        pytest.param("0", id="zero"),
+        pytest.param("007", id="leading-zeros"),
+        pytest.param("40960Ki", id="memory-as-the-kubelet-writes-it"),
+        pytest.param("999999999999999999T", id="largest-decimal-fast"),
+        pytest.param("8388607Ti", id="binary-at-the-cap"),
+        pytest.param("8388608Ti", id="binary-past-the-cap"),
+        pytest.param("999999999999999999Ti", id="binary-far-past-the-cap"),
+        pytest.param("1000000000000000000n", id="nineteen-digits"),
+        pytest.param("5Pi", id="peta-binary"),
+        pytest.param("2E", id="exa"),
+        pytest.param(" 100m ", id="spaces"),
+        pytest.param("-100m", id="negative"),
+        pytest.param("1.5Gi", id="fraction"),
+        pytest.param("1e3", id="exponent"),
+        pytest.param(2, id="int"),
+        pytest.param(0.5, id="float"),
+    ],
+)
+def test_milli_value_is_parse_milli(text: str | int | float) -> None:
+    """The integer reading of digits and a suffix gives what the Decimal one gives, up to the
+    binary cap (8388607Ti is 2^63 - 2^40, below it; 8388608Ti is 2^63, capped to 2^63 - 1)."""
+    assert milli_value(text) == parse(text).milli()
+
+
+@given(
+    digits=st.integers(min_value=0, max_value=10**19),
+    suffix=st.sampled_from(["", "n", "u", "m", "k", "M", "G", "T", "P", "E"])
+    | st.sampled_from(["Ki", "Mi", "Gi", "Ti", "Pi", "Ei"]),
+)
+def test_milli_value_agrees_with_parse_on_digits_and_a_suffix(digits: int, suffix: str) -> None:
+    text = f"{digits}{suffix}"
+    try:
+        expected: int | type[QuantityError] = parse(text).milli()
+    except QuantityError:
+        expected = QuantityError
+    if expected is QuantityError:
+        with pytest.raises(QuantityError):
+            milli_value(text)
+    else:
+        assert milli_value(text) == expected
+
+
+def test_milli_value_refuses_what_parse_refuses() -> None:
+    with pytest.raises(QuantityError):
+        milli_value("12x")
+    with pytest.raises(QuantityError):
+        milli_value("1e51")
