@@ -259,6 +259,14 @@ def _restart_rows(hvpas: int, restart: dict[str, Any]) -> list[Row]:
     return rows
 
 
+def _gc_seconds(before: dict[str, Any], after: dict[str, Any]) -> float:
+    return sum(after["gc_seconds"]) - sum(before["gc_seconds"])
+
+
+def _gc_collections(before: dict[str, Any], after: dict[str, Any]) -> list[int]:
+    return [n - m for n, m in zip(after["gc_collections"], before["gc_collections"], strict=True)]
+
+
 def _rows(
     hvpas: int,
     nodes: int,
@@ -398,6 +406,12 @@ def _rows(
             "controller event-loop stalls over 50 ms in the window: the longest",
             1000 * max((s for _, s in stalls), default=0.0),
             "ms",
+        ),
+        Row(
+            "controller GC time in the window, share of its CPU (collections of "
+            f"generations 0/1/2: {'/'.join(str(n) for n in _gc_collections(before, after))})",
+            100 * _gc_seconds(before, after) / cpu_seconds if cpu_seconds else 0.0,
+            "%",
         ),
         Row(
             "controller GC pauses over 20 ms in the window: the longest",

@@ -118,6 +118,8 @@ async def _controller(conn: Connection, kubeconfig: str) -> None:
                         "rss": rss_bytes(),
                         "stalls": lag.stalls,
                         "gc": pauses.pauses,
+                        "gc_seconds": list(pauses.seconds),
+                        "gc_collections": list(pauses.collections),
                     }
                 )
             elif command[0] == "undecided":

@@ -247,12 +247,15 @@ class LoopLag:
 
 
 class GcPauses:
-    """The garbage collector's pauses over 20 ms in this process: (ended at, generation, seconds)."""
+    """The garbage collector's pauses over 20 ms in this process: (ended at, generation, seconds);
+    and all of its time and collections, by generation (what its share of the CPU is)."""
 
     def __init__(self) -> None:
         import gc
 
         self.pauses: list[tuple[float, int, float]] = []
+        self.seconds = [0.0, 0.0, 0.0]
+        self.collections = [0, 0, 0]
         self._started = 0.0
         gc.callbacks.append(self._callback)
 
@@ -260,5 +263,9 @@ class GcPauses:
         now = time.monotonic()
         if phase == "start":
             self._started = now
-        elif now - self._started > 0.02:
-            self.pauses.append((now, info["generation"], now - self._started))
+            return
+        generation, took = info["generation"], now - self._started
+        self.seconds[generation] += took
+        self.collections[generation] += 1
+        if took > 0.02:
+            self.pauses.append((now, generation, took))
