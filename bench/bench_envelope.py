@@ -263,8 +263,9 @@ def _gc_seconds(before: dict[str, Any], after: dict[str, Any]) -> float:
     return sum(after["gc_seconds"]) - sum(before["gc_seconds"])
 
 
-def _gc_collections(before: dict[str, Any], after: dict[str, Any]) -> list[int]:
-    return [n - m for n, m in zip(after["gc_collections"], before["gc_collections"], strict=True)]
+def _gc_delta(what: str, before: dict[str, Any], after: dict[str, Any]) -> list[int]:
+    """`what` (a per-generation count) over the window."""
+    return [n - m for n, m in zip(after[what], before[what], strict=True)]
 
 
 def _rows(
@@ -409,7 +410,8 @@ def _rows(
         ),
         Row(
             "controller GC time in the window, share of its CPU (collections of "
-            f"generations 0/1/2: {'/'.join(str(n) for n in _gc_collections(before, after))})",
+            f"generations 0/1/2: {'/'.join(str(n) for n in _gc_delta('gc_collections', before, after))}, "
+            f"objects found unreachable: {'/'.join(str(n) for n in _gc_delta('gc_collected', before, after))})",
             100 * _gc_seconds(before, after) / cpu_seconds if cpu_seconds else 0.0,
             "%",
         ),

@@ -12,6 +12,9 @@ how many Hvpas have not been decided yet (cheap enough to poll while a restart
 is timed: no pass over the metrics registry); ("stop",) (or EOF) stops the
 Manager and reports the reconciles.
 
+The collector: `HVPA_BENCH_GC_THRESHOLDS=700,10,10` sets `gc.set_threshold` once the
+caches synced (to compare settings).
+
 Profiling: `HVPA_BENCH_PROFILE=path` writes cProfile stats of the whole
 process there; `HVPA_BENCH_PROFILE_WINDOW=path` only of the time between the
 first and the second ("count",), the measured window at steady state.
@@ -21,6 +24,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import gc
 import os
 import time
 from multiprocessing.connection import Connection
@@ -74,6 +78,8 @@ async def _controller(conn: Connection, kubeconfig: str) -> None:
     lag_task = asyncio.create_task(lag.run())
     task = asyncio.create_task(manager.run())
     await manager.wait_synced()
+    if thresholds := os.environ.get("HVPA_BENCH_GC_THRESHOLDS"):
+        gc.set_threshold(*(int(n) for n in thresholds.split(",")))
     conn.send({"synced_seconds": time.perf_counter() - started, "rss_start": rss_start})
 
     def decided_at() -> dict[str, float]:
@@ -120,6 +126,7 @@ async def _controller(conn: Connection, kubeconfig: str) -> None:
                         "gc": pauses.pauses,
                         "gc_seconds": list(pauses.seconds),
                         "gc_collections": list(pauses.collections),
+                        "gc_collected": list(pauses.collected),
                     }
                 )
             elif command[0] == "undecided":

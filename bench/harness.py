@@ -256,6 +256,7 @@ class GcPauses:
         self.pauses: list[tuple[float, int, float]] = []
         self.seconds = [0.0, 0.0, 0.0]
         self.collections = [0, 0, 0]
+        self.collected = [0, 0, 0]  # unreachable objects found: what each generation is for
         self._started = 0.0
         gc.callbacks.append(self._callback)
 
@@ -267,5 +268,6 @@ class GcPauses:
         generation, took = info["generation"], now - self._started
         self.seconds[generation] += took
         self.collections[generation] += 1
+        self.collected[generation] += info["collected"]
         if took > 0.02:
             self.pauses.append((now, generation, took))
