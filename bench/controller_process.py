@@ -7,13 +7,14 @@ its RSS is then the controller's own.
 Commands: ("settle", seconds) waits until the work queue has been empty and
 no reconcile running for that long; ("count",) reports reconciles so far (all,
 and those that decided), the process's CPU time and its wait for a CPU, the
-work queue's adds, when each Hvpa was last decided, and RSS; ("undecided",)
+work queue's adds, when each Hvpa was last decided, and RSS; ("cpu",) the
+process's CPU time and run delay alone; ("undecided",)
 how many Hvpas have not been decided yet (cheap enough to poll while a restart
 is timed: no pass over the metrics registry); ("stop",) (or EOF) stops the
 Manager and reports the reconciles.
 
-The collector: `HVPA_BENCH_GC_THRESHOLDS=700,10,10` sets `gc.set_threshold` once the
-caches synced (to compare settings).
+The collector: tuned as `hvpa run` tunes it (`hvpa.controller.collector`), unless
+`HVPA_BENCH_GC_THRESHOLDS=700,10,10` (Python's defaults) sets other thresholds.
 
 Profiling: `HVPA_BENCH_PROFILE=path` writes cProfile stats of the whole
 process there; `HVPA_BENCH_PROFILE_WINDOW=path` only of the time between the
@@ -56,11 +57,15 @@ def controller_main(conn: Connection, kubeconfig: str) -> None:
 async def _controller(conn: Connection, kubeconfig: str) -> None:
     from prometheus_client import CollectorRegistry
 
+    from hvpa.controller.collector import tune_collector
     from hvpa.controller.manager import Manager
     from hvpa.kube.client import client_from_kubeconfig
     from hvpa.kube.metrics import KubeMetrics
     from hvpa.settings import ControllerSettings
 
+    tune_collector()  # as `hvpa run` does
+    if thresholds := os.environ.get("HVPA_BENCH_GC_THRESHOLDS"):
+        gc.set_threshold(*(int(n) for n in thresholds.split(",")))
     rss_start = rss_bytes()
     registry = CollectorRegistry()
     kube_metrics = KubeMetrics(registry)
@@ -78,8 +83,6 @@ async def _controller(conn: Connection, kubeconfig: str) -> None:
     lag_task = asyncio.create_task(lag.run())
     task = asyncio.create_task(manager.run())
     await manager.wait_synced()
-    if thresholds := os.environ.get("HVPA_BENCH_GC_THRESHOLDS"):
-        gc.set_threshold(*(int(n) for n in thresholds.split(",")))
     conn.send({"synced_seconds": time.perf_counter() - started, "rss_start": rss_start})
 
     def decided_at() -> dict[str, float]:
@@ -125,10 +128,13 @@ async def _controller(conn: Connection, kubeconfig: str) -> None:
                         "stalls": lag.stalls,
                         "gc": pauses.pauses,
                         "gc_seconds": list(pauses.seconds),
+                        "gc_cpu": list(pauses.cpu),
                         "gc_collections": list(pauses.collections),
                         "gc_collected": list(pauses.collected),
                     }
                 )
+            elif command[0] == "cpu":
+                conn.send({"cpu": time.process_time(), "run_delay": run_delay_seconds()})
             elif command[0] == "undecided":
                 observations = manager.observations
                 conn.send(sum(1 for key in manager.cache.hvpas if not observations.get(key).time))

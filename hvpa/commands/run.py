@@ -47,6 +47,7 @@ async def run_controller(
     from prometheus_client import REGISTRY
 
     from hvpa.commands.kubeconfig import KubeconfigError, connect
+    from hvpa.controller.collector import tune_collector
     from hvpa.controller.manager import Manager
     from hvpa.kube.leader import LeadershipLost
     from hvpa.kube.metrics import KubeMetrics
@@ -82,6 +83,7 @@ async def run_controller(
         for number in stop_signals:
             loop.add_signal_handler(number, manager.stop)
         try:
+            tune_collector()
             async with Server(manager=manager, settings=settings.server, client=client):
                 await manager.run()
         except LeadershipLost as lost:
