@@ -16,4 +16,5 @@ Modules, from the bottom up (import from them directly):
 - `reconciler`     one reconcile of one Hvpa
 - `manager`        wiring and lifecycle: informers, leader election, workers, resync
 - `explain`        `hvpa explain`: one decision from plain GETs and LISTs, nothing written
+- `collector`      the garbage collector's thresholds for the controller's own process
 """
