@@ -135,6 +135,14 @@ def recommend(server: ApiServer, *, cpu: str, memory: str) -> None:
 
 WRITE_METHODS = ("POST", "PUT", "PATCH", "DELETE")
 
+# A Capacity curve of pods of 1 CPU and 1Gi at any count: 2 such pods carry the 1600m of
+# demand that 800m of usage makes at the 50% CPU target (within the 10% tolerance up to
+# 880m), so a Deployment of 2 x 1 CPU under that load keeps its count and its pods.
+FLAT_CAPACITY_CURVE = [
+    {"replicas": 1, "cpu": "1", "memory": "1Gi"},
+    {"replicas": 10, "cpu": "1", "memory": "1Gi"},
+]
+
 
 def writes(
     server: ApiServer, *, resource: str, subresource: str = "", succeeded: bool = True

@@ -14,6 +14,7 @@ from typing import Any
 
 from integration_cluster import Load, MiniCluster
 from integration_helpers import (
+    FLAT_CAPACITY_CURVE,
     VIRTUAL_TIME,
     events,
     eventually,
@@ -32,14 +33,6 @@ pytestmark = VIRTUAL_TIME
 def conditions(server: ApiServer, name: str) -> dict[str, dict[str, Any]]:
     status = server.objects.get("hvpas", name).get("status") or {}
     return {c["type"]: c for c in status.get("conditions") or ()}
-
-
-# Pods of 1 CPU and 1Gi at any count: 2 pods carry the 1600m of demand 800m of usage makes at
-# the 50% target, so the count and the pods stay as they are.
-FLAT_CURVE = [
-    {"replicas": 1, "cpu": "1", "memory": "1Gi"},
-    {"replicas": 10, "cpu": "1", "memory": "1Gi"},
-]
 
 
 async def test_a_dry_run_counts_the_resize_it_reports(
@@ -249,7 +242,7 @@ async def test_a_failed_history_flush_keeps_the_unwritten_history(
         "web", replicas=2, requests={"cpu": "1", "memory": "1Gi"}, load=Load(cpu_millicores=800)
     )
     apiserver.objects.create(
-        "hvpas", hvpa_manifest(strategy="Capacity", capacity={"curve": FLAT_CURVE})
+        "hvpas", hvpa_manifest(strategy="Capacity", capacity={"curve": FLAT_CAPACITY_CURVE})
     )
     # The injected 409 leaves the Hvpa unchanged, so no newer version ever reaches the
     # cache; the reconciler, which waits for one after a 409, trusts its cache again after

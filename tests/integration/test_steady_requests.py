@@ -15,7 +15,7 @@ from collections import Counter
 from typing import Any
 
 from integration_cluster import Load, MiniCluster
-from integration_helpers import VIRTUAL_TIME, eventually, hvpa_manifest
+from integration_helpers import FLAT_CAPACITY_CURVE, VIRTUAL_TIME, eventually, hvpa_manifest
 
 from hvpa.settings import ControllerSettings
 from hvpa.sim.apiserver import ApiServer
@@ -68,14 +68,6 @@ async def test_steady_state_writes_only_the_history_and_reads_metrics_once_a_per
     assert periods <= asked[METRICS_READ] <= periods + 1
 
 
-# Pods of 1 CPU and 1Gi at any count: 2 x 400m of usage at the 50% target is a demand of 1600m,
-# which 2 pods of 1 CPU carry; usage rising by 9% stays within the 10% tolerance.
-FLAT_CURVE = [
-    {"replicas": 1, "cpu": "1", "memory": "1Gi"},
-    {"replicas": 10, "cpu": "1", "memory": "1Gi"},
-]
-
-
 async def test_a_capacity_hvpa_whose_usage_moves_writes_only_the_history(
     apiserver: ApiServer, cluster: MiniCluster, start_controller: Any
 ) -> None:
@@ -90,7 +82,7 @@ async def test_a_capacity_hvpa_whose_usage_moves_writes_only_the_history(
     )
     apiserver.objects.create(
         "hvpas",
-        hvpa_manifest("web", strategy="Capacity", capacity={"curve": FLAT_CURVE}),
+        hvpa_manifest("web", strategy="Capacity", capacity={"curve": FLAT_CAPACITY_CURVE}),
     )
     running = await start_controller(settings=ControllerSettings(sync_period_seconds=PERIOD))
     observations = running.manager.observations
