@@ -7,9 +7,9 @@ kept for /debug/state and the `hvpa_*` series, the status, the PodMetrics
 answer kept for the namespace. Those outlive two young collections, so they
 reach the oldest generation, and with Python's defaults (700, 10, 10) every
 tenth collection of the middle one scanned all of them again: at 3,000 Hvpas
-(docs/benchmarks.md) ten full collections in 30 s, the longest 808 ms, about
-a third of the controller's time, and none of them found anything to free
-(the controller's objects do not form cycles; reference counting frees them).
+(docs/benchmarks.md) ten full collections in 30 s, the longest 607 ms, 18.7%
+of the controller's CPU, and none of them found anything to free (the
+controller's objects do not form cycles; reference counting frees them).
 
 So the young generation is allowed more allocations before a collection (a
 decision's temporaries die before one, instead of being promoted), and the
