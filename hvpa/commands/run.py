@@ -47,7 +47,6 @@ async def run_controller(
     from prometheus_client import REGISTRY
 
     from hvpa.commands.kubeconfig import KubeconfigError, connect
-    from hvpa.controller.collector import tune_collector
     from hvpa.controller.manager import Manager
     from hvpa.kube.leader import LeadershipLost
     from hvpa.kube.metrics import KubeMetrics
@@ -83,7 +82,6 @@ async def run_controller(
         for number in stop_signals:
             loop.add_signal_handler(number, manager.stop)
         try:
-            tune_collector()
             async with Server(manager=manager, settings=settings.server, client=client):
                 await manager.run()
         except LeadershipLost as lost:
@@ -103,6 +101,7 @@ def run(args: argparse.Namespace) -> int:
     import asyncio
 
     from hvpa import logs
+    from hvpa.controller.collector import tune_collector
     from hvpa.settings import settings_from_args
 
     try:
@@ -111,4 +110,7 @@ def run(args: argparse.Namespace) -> int:
         sys.stderr.write(f"hvpa run: {error}\n")
         return BAD_INPUT
     logs.configure(settings.log_level, settings.log_format)
+    # Here, not in run_controller: only the process `hvpa run` starts chooses its collector
+    # (tests and the simulator run the controller in processes of their own).
+    tune_collector()
     return asyncio.run(run_controller(settings))
