@@ -302,7 +302,7 @@ def _rows(
     total = sum(requests.values())
     metrics_reads = sum(n for (_, what), n in requests.items() if what.startswith("metrics.k8s.io"))
     decisions = after["decisions"] - before["decisions"]
-    cpu_seconds = after["cpu"] - before["cpu"]
+    cpu_seconds = after["cpu_before_pass"] - before["cpu"]
     wall_seconds = after["time"] - before["time"]
     # The target, Hvpa by Hvpa: decided at least once in the last sync period of the window.
     # Each is queued exactly a period after the last time, so a second is left for the wait

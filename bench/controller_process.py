@@ -116,10 +116,20 @@ async def _controller(conn: Connection, kubeconfig: str) -> None:
                         break
                 conn.send({"rss": rss_bytes(), **_counts(registry)})
             elif command[0] == "count":
-                window.toggle()
+                # The probe's own pass over the registry (every Hvpa's series) is left out of
+                # the window: it ends before the pass and starts after it, for the profile
+                # and for the CPU the envelope divides decisions by.
+                ending = window.running
+                if ending:
+                    window.toggle()
+                cpu_before_pass = time.process_time()
+                counts = _counts(registry)
+                if not ending:
+                    window.toggle()
                 conn.send(
                     {
-                        **_counts(registry),
+                        **counts,
+                        "cpu_before_pass": cpu_before_pass,
                         "cpu": time.process_time(),
                         "run_delay": run_delay_seconds(),
                         "decided_at": decided_at(),
@@ -127,7 +137,6 @@ async def _controller(conn: Connection, kubeconfig: str) -> None:
                         "rss": rss_bytes(),
                         "stalls": lag.stalls,
                         "gc": pauses.pauses,
-                        "gc_seconds": list(pauses.seconds),
                         "gc_cpu": list(pauses.cpu),
                         "gc_collections": list(pauses.collections),
                         "gc_collected": list(pauses.collected),
@@ -170,6 +179,10 @@ class _Window:
         self._profile: Any = None
         self._done = path is None
 
+    @property
+    def running(self) -> bool:
+        return self._profile is not None and not self._done
+
     def toggle(self, *, stop_only: bool = False) -> None:
         if self._done:
             return
@@ -178,7 +191,9 @@ class _Window:
                 return
             import cProfile
 
-            self._profile = cProfile.Profile()
+            # CPU time, not the wall clock (cProfile's default): the window's waits for a
+            # CPU on a shared machine are no cost of the code.
+            self._profile = cProfile.Profile(time.process_time)
             self._profile.enable()
             return
         self._profile.disable()

@@ -254,7 +254,6 @@ class GcPauses:
         import gc
 
         self.pauses: list[tuple[float, int, float]] = []
-        self.seconds = [0.0, 0.0, 0.0]  # wall clock: with the waits for a CPU meanwhile
         self.cpu = [0.0, 0.0, 0.0]  # the process's CPU time: the collector's own cost
         self.collections = [0, 0, 0]
         self.collected = [0, 0, 0]  # unreachable objects found: what each generation is for
@@ -267,7 +266,6 @@ class GcPauses:
             self._started, self._cpu_started = now, cpu
             return
         generation, took = info["generation"], now - self._started
-        self.seconds[generation] += took
         self.cpu[generation] += cpu - self._cpu_started
         self.collections[generation] += 1
         self.collected[generation] += info["collected"]
