@@ -263,35 +263,34 @@ def _record_for_the_largest(demands: Sequence[Sample], demand: Sample) -> tuple[
     """The demands with `demand` added, less those no window can need any more.
 
     The down window only ever asks for the largest demand in it, per resource
-    (`_held_down`). An earlier demand no larger in any resource than a later
-    one can never be that largest again: every later window that holds it
-    holds the later one too. The newest demand does not count as such a
-    later one: a decision within the same second replaces it (`_record`),
-    possibly with a smaller one. So the history is the falling run of the
-    demands before this one, then this one (not one sample per decision),
-    with the same answer for every window as keeping them all, and a
-    30-minute window no longer writes 120 samples into every status write
-    (to be validated and decoded again at every watch event of the Hvpa).
+    (`_held_down`). An earlier demand whose every resource is matched or
+    exceeded by some later demand can never give that largest again: every
+    later window that holds it holds those later ones too. The newest demand
+    does not count as such a later one: a decision within the same second
+    replaces it (`_record`), possibly with a smaller one. So per resource the
+    history is the falling run of the demands before this one, then this one
+    (not one sample per decision), with the same answer for every window as
+    keeping them all while the decisions' clock does not go back, and a
+    30-minute window no longer writes 120 samples into every status write (to
+    be validated and decoded again at every watch event of the Hvpa).
     """
-    earlier = [s for s in demands if s.time != demand.time]
-    kept = tuple(
-        s
-        for s in earlier
-        if not any(t.time > s.time and _no_larger(s.amounts, t.amounts) for t in earlier)
-    )
-    return (*kept, demand)
+    earlier = sorted((s for s in demands if s.time != demand.time), key=_sample_time)
+    kept: list[Sample] = []
+    largest_later: dict[str, int] = {}
+    for sample in reversed(earlier):
+        needed = False
+        for resource in RESOURCES:
+            amount = sample.amounts.get(resource)
+            if amount is not None and amount > largest_later.get(resource, -1):
+                largest_later[resource] = amount
+                needed = True
+        if needed:
+            kept.append(sample)
+    return (*reversed(kept), demand)
 
 
-def _no_larger(earlier: Resources, later: Resources) -> bool:
-    """No resource of `earlier` is above `later`'s (a resource `later` lacks counts as larger)."""
-    for resource in RESOURCES:
-        amount = earlier.get(resource)
-        if amount is None:
-            continue
-        other = later.get(resource)
-        if other is None or amount > other:
-            return False
-    return True
+def _sample_time(sample: Sample) -> float:
+    return sample.time
 
 
 def describe_amounts(amounts: Mapping[str, int]) -> str:

@@ -268,6 +268,11 @@ def test_demand_history_keeps_one_sample_per_reading_within_its_window() -> None
             id="a-missing-resource-is-no-larger",
         ),
         pytest.param(
+            (usage(NOW - 90, 8, 8), usage(NOW - 60, 9, 0), usage(NOW - 30, 0, 9)),
+            [NOW - 60, NOW - 30, NOW],
+            id="covered-resource-by-resource-by-two-later-ones",
+        ),
+        pytest.param(
             (usage(NOW - 30, 5, 0),),
             [NOW - 30, NOW],
             # A decision within the same second replaces this one's demand, maybe with less.
@@ -726,27 +731,36 @@ def test_a_count_short_only_with_one_pod_out_says_so() -> None:
 @hypothesis_settings(max_examples=150, deadline=None)
 @hypothesis_given(
     st.lists(
-        st.tuples(st.integers(0, 40), st.integers(0, 40), st.sampled_from([0.25, 1, 15, 60])),
+        st.tuples(
+            st.integers(0, 40),
+            st.integers(0, 40),
+            st.sampled_from([0.25, 1, 15, 60]),
+            st.sampled_from([60, 300]),
+        ),
         max_size=40,
     )
 )
 def test_a_pruned_down_window_holds_what_every_demand_would(
-    readings: list[tuple[int, int, float]],
+    readings: list[tuple[int, int, float, int]],
 ) -> None:
-    """Decisions some seconds apart (two within a second too) over a 300 s window: the held
-    demand of each is the largest of its own and the window's earlier ones, kept one per
-    second (the later decision of a second replacing the earlier's), as if the history kept
-    them all."""
+    """Decisions some seconds apart (two within a second too), each with its down window (an
+    edit may change it): the held demand of each is the largest of its own and the earlier
+    ones its window holds, kept one per second (the later decision of a second replacing the
+    earlier's) and dropped once a window has left them behind, as the history did when it
+    kept them all."""
     history = DemandHistory()
     every: dict[float, Sample] = {}
     now = NOW + 0.5
-    for cpu, memory, gap in readings:
+    for cpu, memory, gap, window_seconds in readings:
         now += gap
-        demand = measure_demand(given(now=now), history, usage(now, cpu, memory))
-        window = [s for s in every.values() if now - s.time < 300]
+        inputs = given(now=now, down_window_seconds=window_seconds)
+        demand = measure_demand(inputs, history, usage(now, cpu, memory))
+        every = {t: s for t, s in every.items() if now - t < window_seconds}
         assert demand.effective == {
-            "cpu": max([demand.measured["cpu"], *(s.amounts.cpu or 0 for s in window)]),
-            "memory": max([demand.measured["memory"], *(s.amounts.memory or 0 for s in window)]),
+            "cpu": max([demand.measured["cpu"], *(s.amounts.cpu or 0 for s in every.values())]),
+            "memory": max(
+                [demand.measured["memory"], *(s.amounts.memory or 0 for s in every.values())]
+            ),
         }
         second = float(int(now))
         every[second] = Sample(
@@ -767,8 +781,9 @@ GARDENER = (
 # the load goes from 4 to 20 cores and 8 to about 40Gi inside a 15 s metrics window. Memory (the
 # working set at the window's end) reads all of it at once; CPU (the window's average) part of it.
 # Demand is the load x 1.15 (the VPA's margin beside an AverageValue target): before, 4 cores and
-# 8Gi; the two readings' demands are read back from the pods the curve gave for them, 3 x 3680m
-# and 3 x 16002Mi (a CPU load of 9.6 cores), then 4 x 5850m and 4 x 12075Mi (20.3 cores).
+# 8Gi; the two readings' demands are rebuilt from the pods the curve gave for them in the run
+# (3 x 3679m and 3 x 16002Mi, a CPU load of 9.6 cores; then 4 x 5850m and 4 x 12077Mi, 20.3
+# cores), rounded to whole amounts here: 3 x 3680m, 48300Mi / 4 = 12075Mi.
 BEFORE = {"cpu": 4600, "memory": 9420 * MI}
 FIRST_READING = {"cpu": 11_040, "memory": 48_006 * MI}
 SECOND_READING = {"cpu": 23_400, "memory": 48_300 * MI}
