@@ -378,8 +378,10 @@ def milli_value(text: str | int | float) -> int:
 
 @lru_cache(maxsize=_SPELLINGS, typed=True)
 def parse_milli(text: str | int | float) -> int:
-    """Milli-units of any quantity (CPU millicores, or HPA metric values)."""
-    return parse(text).milli()
+    """Milli-units of any quantity (CPU millicores, or HPA metric values), cached by spelling:
+    for amounts a few spellings repeat (requests, targets); `milli_value` reads the ones
+    that do not (usage), uncached."""
+    return milli_value(text)
 
 
 def parse_cpu_millis(text: str | int | float) -> int:

@@ -333,10 +333,6 @@ def capacity_input(
         serving=any(pod.ready == "True" and not pod.deleting for pod in pods),
         falling=demand.effective != demand.measured,
         capped=_at_cpu_limit(serving, pods, sized[CPU]),
-        partial=(
-            rise_begins(demand.history.usage, params.tolerance)
-            if usage and in_place
-            else frozenset()
-        ),
+        partial=(rise_begins(demand.history.usage, params.tolerance) if in_place else frozenset()),
         vertical=spec.vpa.deploy,
     ), demand
