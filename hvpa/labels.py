@@ -83,6 +83,12 @@ class LabelSelector:
     def empty(self) -> bool:
         return not self.requirements and not self.nothing
 
+    @property
+    def anchors(self) -> tuple[tuple[str, tuple[str, ...]], ...]:
+        """(key, values) of each `key=value` and `key in (...)` requirement: a label matched
+        must carry one of the values, so an index by label value narrows the search to them."""
+        return tuple((r.key, r.values) for r in self.requirements if r.operator in ("In", "Equals"))
+
     def __str__(self) -> str:
         """The string form, requirements sorted by key, as apimachinery's
         `LabelSelectorAsSelector(...).String()` writes it (e.g. a Scale's `status.selector`)."""

@@ -63,3 +63,11 @@ def test_structured_rejects(selector: dict[str, object]) -> None:
 def test_string_rejects() -> None:
     with pytest.raises(SelectorError):
         LabelSelector.parse("app in web")
+
+
+def test_anchors_are_the_equality_requirements() -> None:
+    """What an index by label value can narrow a search with: `=`, `==` and `in`, not `!=`,
+    `notin`, exists or `>`."""
+    selector = LabelSelector.parse("app=web,tier in (back,front),zone!=a,track notin (x),env,n>1")
+    assert selector.anchors == (("app", ("web",)), ("tier", ("back", "front")))
+    assert LabelSelector.parse("!env").anchors == ()

@@ -155,11 +155,9 @@ def _candidates(answer: _Answer, selector: LabelSelector) -> Sequence[int] | Non
     carrying the values of its most selective `key=value` / `key in (...)` requirement,
     as the pod store's `select` narrows its search."""
     smallest: Sequence[int] | None = None
-    for requirement in selector.requirements:
-        if requirement.operator not in ("In", "Equals"):
-            continue
-        by_value = answer.carrying(requirement.key)
-        found = [by_value.get(value, ()) for value in requirement.values]
+    for key, values in selector.anchors:
+        by_value = answer.carrying(key)
+        found = [by_value.get(value, ()) for value in values]
         positions = found[0] if len(found) == 1 else sorted(set().union(*found))
         if smallest is None or len(positions) < len(smallest):
             smallest = positions

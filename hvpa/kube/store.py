@@ -234,13 +234,8 @@ def select(store: Store[L], *, namespace: str, selector: LabelSelector) -> list[
     if selector.nothing:
         return []
     candidate_sets: list[AbstractSet[str]] = []
-    for requirement in selector.requirements:
-        if requirement.operator not in ("In", "Equals"):
-            continue
-        sets = [
-            store.index_keys(BY_NAMESPACE_LABEL, (namespace, requirement.key, value))
-            for value in requirement.values
-        ]
+    for key, values in selector.anchors:
+        sets = [store.index_keys(BY_NAMESPACE_LABEL, (namespace, key, value)) for value in values]
         candidate_sets.append(sets[0] if len(sets) == 1 else frozenset().union(*sets))
     if candidate_sets:
         candidate_sets.sort(key=len)
@@ -285,11 +280,11 @@ def index_by_selector(record: Selecting) -> list[tuple[str, str, str]]:
     selector = record.selector
     if selector.nothing:
         return []
-    namespace = record.namespace
-    for requirement in selector.requirements:
-        if requirement.operator in ("In", "Equals"):
-            return [(namespace, requirement.key, value) for value in requirement.values]
-    return [(namespace, _UNANCHORED, _UNANCHORED)]
+    anchors = selector.anchors
+    if not anchors:
+        return [(record.namespace, _UNANCHORED, _UNANCHORED)]
+    key, values = anchors[0]
+    return [(record.namespace, key, value) for value in values]
 
 
 def selecting(store: Store[S], *, namespace: str, labels: Mapping[str, str]) -> list[S]:
