@@ -119,13 +119,10 @@ async def _controller(conn: Connection, kubeconfig: str) -> None:
                 # The probe's own pass over the registry (every Hvpa's series) is left out of
                 # the window: it ends before the pass and starts after it, for the profile
                 # and for the CPU the envelope divides decisions by.
-                ending = window.running
-                if ending:
-                    window.toggle()
+                window.stop()  # the second count ends the window
                 cpu_before_pass = time.process_time()
                 counts = _counts(registry)
-                if not ending:
-                    window.toggle()
+                window.start()  # the first count starts it (nothing after the second)
                 conn.send(
                     {
                         **counts,
@@ -148,7 +145,7 @@ async def _controller(conn: Connection, kubeconfig: str) -> None:
                 observations = manager.observations
                 conn.send(sum(1 for key in manager.cache.hvpas if not observations.get(key).time))
             else:
-                window.toggle(stop_only=True)
+                window.stop()
                 lag_task.cancel()
                 manager.stop()
                 with contextlib.suppress(Exception):
@@ -179,22 +176,20 @@ class _Window:
         self._profile: Any = None
         self._done = path is None
 
-    @property
-    def running(self) -> bool:
-        return self._profile is not None and not self._done
-
-    def toggle(self, *, stop_only: bool = False) -> None:
-        if self._done:
+    def start(self) -> None:
+        """Start profiling, unless it has started already (or there is no window)."""
+        if self._done or self._profile is not None:
             return
-        if self._profile is None:
-            if stop_only:
-                return
-            import cProfile
+        import cProfile
 
-            # CPU time, not the wall clock (cProfile's default): the window's waits for a
-            # CPU on a shared machine are no cost of the code.
-            self._profile = cProfile.Profile(time.process_time)
-            self._profile.enable()
+        # CPU time, not the wall clock (cProfile's default): the window's waits for a CPU on
+        # a shared machine are no cost of the code.
+        self._profile = cProfile.Profile(time.process_time)
+        self._profile.enable()
+
+    def stop(self) -> None:
+        """Stop profiling and write the stats, if it is running."""
+        if self._done or self._profile is None:
             return
         self._profile.disable()
         self._profile.dump_stats(self._path)
