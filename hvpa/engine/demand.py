@@ -233,7 +233,7 @@ def rise_begins(usage: Sequence[Sample], tolerance: Fraction) -> frozenset[str]:
     The same reading read again by another decision still begins it: what
     ends the wait is a newer reading.
     """
-    ordered = sorted(usage, key=lambda sample: sample.time)
+    ordered = sorted(usage, key=_sample_time)
     begun: set[str] = set()
     for resource in sorted(RATE_RESOURCES):
         values = [v for s in ordered if (v := s.amounts.get(resource)) is not None]

@@ -39,7 +39,7 @@ from hvpa.engine.strategies.capacity import (
     pod_split,
     read_curve,
 )
-from hvpa.engine.vertical import ContainerTarget
+from hvpa.engine.vertical import ContainerTarget, round_request
 from hvpa.records import NO_RESOURCES, ContainerMetrics, ContainerSpec, PodMetricsRecord, Resources
 
 GI = 1024**3 * 1000  # milli-units of one GiB
@@ -289,7 +289,7 @@ def test_the_down_window_keeps_only_demands_that_can_still_be_its_largest(
     earlier: tuple[Sample, ...], kept_times: list[float]
 ) -> None:
     """This decision's demand is cpu 6m (3m at the 50% target) and memory 0 (no memory usage);
-    an earlier demand no larger in any resource than a later one (not the newest, which a
+    an earlier demand each of whose resources a later one matches (not the newest, which a
     decision within the same second replaces) can never again be the window's largest."""
     demand = measure_demand(given(), DemandHistory(demands=earlier), usage(NOW, 3))
     assert demand.effective["cpu"] == max([6, *(s.amounts.cpu or 0 for s in earlier)])
@@ -789,13 +789,8 @@ FIRST_READING = {"cpu": 11_040, "memory": 48_006 * MI}
 SECOND_READING = {"cpu": 23_400, "memory": 48_300 * MI}
 
 
-def whole_kb(milli_bytes: int) -> int:
-    """A memory share as Capacity rounds it: up to whole 1000 bytes."""
-    return -(-milli_bytes // 10**6) * 10**6
-
-
 def test_the_first_reading_of_a_rise_moves_the_count_and_the_next_one_sizes_the_pods() -> None:
-    """Sized on the rise's first reading, memory went 5011Mi -> 16002Mi -> 12075Mi in 15 s.
+    """Sized on the rise's first reading, memory went 5011Mi -> 16002Mi -> 12077Mi in 15 s.
 
     The first reading's CPU is part of the rise, so its count (3) is a floor
     of the next one's (4), and memory sized for 3 pods would shrink at 4.
@@ -816,7 +811,7 @@ def test_the_first_reading_of_a_rise_moves_the_count_and_the_next_one_sizes_the_
     replicas, sizes = first
     second = plan(SECOND_READING, replicas=replicas, curve=GARDENER, high=6, **sizes, **moving)
     # 23.4 cores need 4 pods of at most 6 CPU: 5850m and 48300Mi / 4 = 12075Mi each.
-    assert second == (4, {"cpu": 5850, "memory": whole_kb(12_075 * MI)})
+    assert second == (4, {"cpu": 5850, "memory": round_request("memory", 12_075 * MI)})
 
 
 def test_without_a_partial_reading_the_jump_is_sized_at_once() -> None:
@@ -825,4 +820,4 @@ def test_without_a_partial_reading_the_jump_is_sized_at_once() -> None:
     moving = {"level": BEFORE, "level_low": BEFORE, "serving": True}
     assert plan(
         FIRST_READING, replicas=2, cpu=2400, memory=5011 * MI, curve=GARDENER, high=6, **moving
-    ) == (3, {"cpu": 3680, "memory": whole_kb(16_002 * MI)})
+    ) == (3, {"cpu": 3680, "memory": round_request("memory", 16_002 * MI)})

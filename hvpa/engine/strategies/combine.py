@@ -219,8 +219,9 @@ class CapacityInput:
     down window holds it above this reading's; `capped` the resources whose
     readings sit at the pods' limits (CPU throttling: the need is higher);
     `partial` those whose newest reading begins a rise (a rate over a window
-    that holds the rise's start: demand.rise_begins); `vertical` is `vpa.deploy` (when false the pods keep their size and
-    only the count follows the curve).
+    that holds the rise's start: demand.rise_begins); `vertical` is
+    `vpa.deploy` (when false the pods keep their size and only the count
+    follows the curve).
     """
 
     params: CapacityParams
