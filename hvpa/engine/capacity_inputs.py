@@ -320,8 +320,7 @@ def capacity_input(
         vpa_targets=targets,
     )
     serving = _serving(metrics, pods)
-    usage = total_load(serving, sized, params.overhead, now)
-    demand = measure_demand(given, history, usage)
+    demand = measure_demand(given, history, total_load(serving, sized, params.overhead, now))
     return CapacityInput(
         params=params,
         policies=sized_containers,
