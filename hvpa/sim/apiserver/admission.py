@@ -59,6 +59,8 @@ _DEFAULT_TIMEOUT_SECONDS: Final = 10
 _NAMESPACE_NAME_LABEL: Final = "kubernetes.io/metadata.name"
 # An answer larger than this is not read (the real server limits a webhook's answer too).
 _MAX_ANSWER_BYTES: Final = 7 * 2**20
+# TLS contexts kept, one per caBundle: more distinct bundles than this start afresh.
+_MOST_CONTEXTS: Final = 16
 
 
 class WebhookDenied(ApiError):
@@ -86,6 +88,18 @@ class Admission:
         # (namespace, service name, port) -> base URL (https://host:port) for service references.
         self.services: dict[tuple[str, str, int], str] = {}
         self.calls: list[tuple[str, str]] = []
+        # Connections are kept between calls, as kube-apiserver's webhook client keeps
+        # them: a TLS handshake and a CA store load per admitted pod were a few per cent
+        # of a simulation. aiohttp keys its pooled connections by their TLS context, so a
+        # changed caBundle gets a new context and new connections.
+        self._session: aiohttp.ClientSession | None = None
+        self._contexts: dict[str, ssl.SSLContext] = {}
+
+    async def close(self) -> None:
+        """Close the kept connections (the server's stop)."""
+        session, self._session = self._session, None
+        if session is not None:
+            await session.close()
 
     async def admit(
         self,
@@ -206,27 +220,19 @@ class Admission:
     async def _post(self, webhook: Mapping[str, Any], review: dict[str, Any]) -> Any:
         config = webhook.get("clientConfig") or {}
         url = self._url(config)
-        context = ssl.create_default_context()
-        bundle = config.get("caBundle")
-        if bundle:
-            try:
-                context = ssl.create_default_context(
-                    cadata=base64.b64decode(bundle, validate=True).decode()
-                )
-            except (ValueError, ssl.SSLError) as error:
-                raise _CallFailed(f"the caBundle cannot be read: {error}") from error
+        context = self._context(str(config.get("caBundle") or ""))
         seconds = float(webhook.get("timeoutSeconds") or _DEFAULT_TIMEOUT_SECONDS)
         timeout = aiohttp.ClientTimeout(total=seconds)
+        if self._session is None:
+            self._session = aiohttp.ClientSession()
         try:
-            async with (
-                aiohttp.ClientSession(timeout=timeout) as session,
-                session.post(
-                    url,
-                    data=orjson.dumps(review),
-                    headers={"Content-Type": "application/json"},
-                    ssl=context,
-                ) as answer,
-            ):
+            async with self._session.post(
+                url,
+                data=orjson.dumps(review),
+                headers={"Content-Type": "application/json"},
+                ssl=context,
+                timeout=timeout,
+            ) as answer:
                 if answer.status != 200:
                     raise _CallFailed(f"the server answered {answer.status}")
                 body = await answer.content.read(_MAX_ANSWER_BYTES + 1)
@@ -238,6 +244,23 @@ class Admission:
             return orjson.loads(body)
         except orjson.JSONDecodeError as error:
             raise _CallFailed(f"the answer is not JSON: {error}") from error
+
+    def _context(self, bundle: str) -> ssl.SSLContext:
+        """The TLS context that trusts `bundle` (the system's CAs when empty), made once per
+        bundle; the configurations are the cluster admin's, so a handful of bundles."""
+        context = self._contexts.get(bundle)
+        if context is not None:
+            return context
+        try:
+            context = ssl.create_default_context(
+                cadata=base64.b64decode(bundle, validate=True).decode() if bundle else None
+            )
+        except (ValueError, ssl.SSLError) as error:
+            raise _CallFailed(f"the caBundle cannot be read: {error}") from error
+        if len(self._contexts) >= _MOST_CONTEXTS:
+            self._contexts.clear()
+        self._contexts[bundle] = context
+        return context
 
     def _url(self, config: Mapping[str, Any]) -> str:
         url = config.get("url")

@@ -77,6 +77,14 @@ class Objects:
             return self._registry.get_scale(rtype, ns, name)
         return self._registry.get(rtype, ns, name).load()
 
+    def resource_version(
+        self, resource: Resource, name: str, *, namespace: str | None = None
+    ) -> int:
+        """The stored object's resourceVersion, without copying the object: a reader that
+        keeps what it derived from an object asks this to know whether to read it again."""
+        rtype = self.resource(resource)
+        return self._registry.get(rtype, self._namespace(rtype, namespace, None), name).rv
+
     def list(
         self,
         resource: Resource,
