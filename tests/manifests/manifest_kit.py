@@ -25,8 +25,14 @@ EXAMPLES: Final = MANIFESTS / "examples"
 KUSTOMIZATIONS: Final = (MANIFESTS, MANIFESTS / "monitoring")
 
 
+# libyaml's loader where PyYAML was built with it: the manifests are read while the suite is
+# collected, in every pytest process, and the pure-Python loader took about a second there.
+_LOADER: Final = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+
+
 def documents(path: Path) -> list[dict[str, Any]]:
-    return [d for d in yaml.safe_load_all(path.read_text(encoding="utf-8")) if d is not None]
+    text = path.read_text(encoding="utf-8")
+    return [d for d in yaml.load_all(text, Loader=_LOADER) if d is not None]
 
 
 def kustomization(directory: Path) -> dict[str, Any]:
