@@ -88,18 +88,12 @@ class Admission:
         # (namespace, service name, port) -> base URL (https://host:port) for service references.
         self.services: dict[tuple[str, str, int], str] = {}
         self.calls: list[tuple[str, str]] = []
-        # Connections are kept between calls, as kube-apiserver's webhook client keeps
-        # them: a TLS handshake and a CA store load per admitted pod were a few per cent
-        # of a simulation. aiohttp keys its pooled connections by their TLS context, so a
-        # changed caBundle gets a new context and new connections.
-        self._session: aiohttp.ClientSession | None = None
+        # The TLS context of each caBundle, made once: loading a CA store at every admitted
+        # pod was about 1% of a simulation. Connections are not kept between calls (as
+        # kube-apiserver's webhook client would keep them): how the calls' I/O interleaves
+        # with the controller's moves a simulation's decisions, and the comparison tables
+        # are pinned to the runs as they are.
         self._contexts: dict[str, ssl.SSLContext] = {}
-
-    async def close(self) -> None:
-        """Close the kept connections (the server's stop)."""
-        session, self._session = self._session, None
-        if session is not None:
-            await session.close()
 
     async def admit(
         self,
@@ -223,16 +217,16 @@ class Admission:
         context = self._context(str(config.get("caBundle") or ""))
         seconds = float(webhook.get("timeoutSeconds") or _DEFAULT_TIMEOUT_SECONDS)
         timeout = aiohttp.ClientTimeout(total=seconds)
-        if self._session is None:
-            self._session = aiohttp.ClientSession()
         try:
-            async with self._session.post(
-                url,
-                data=orjson.dumps(review),
-                headers={"Content-Type": "application/json"},
-                ssl=context,
-                timeout=timeout,
-            ) as answer:
+            async with (
+                aiohttp.ClientSession(timeout=timeout) as session,
+                session.post(
+                    url,
+                    data=orjson.dumps(review),
+                    headers={"Content-Type": "application/json"},
+                    ssl=context,
+                ) as answer,
+            ):
                 if answer.status != 200:
                     raise _CallFailed(f"the server answered {answer.status}")
                 body = await answer.content.read(_MAX_ANSWER_BYTES + 1)

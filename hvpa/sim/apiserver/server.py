@@ -174,7 +174,6 @@ class ApiServer:
         if runner is None:
             return
         self._watches.close_all()
-        await self.admission.close()
         await runner.cleanup()
         if self._tempdir is not None:
             shutil.rmtree(self._tempdir, ignore_errors=True)
