@@ -22,7 +22,10 @@ cache, so the API server calls hvpa only for the pods it may size:
 
 The configuration is read with a GET and written only when it differs (a
 JSON merge patch with its resourceVersion: a 409 means someone else wrote
-it, and the next pass looks again). It is cluster-scoped and hvpa may read
+it, and the next pass looks again). A pass that reads the resourceVersion it
+last found in line, and wants the same webhooks as then, stops there: the
+webhooks themselves are neither decoded nor compared (an edit by anyone
+gives the object a new resourceVersion, and is compared and put back). It is cluster-scoped and hvpa may read
 and patch only that one name (RBAC resourceNames).
 """
 
@@ -159,7 +162,23 @@ class _Configuration(msgspec.Struct):
     webhooks: list[dict[str, Any]] | None = None
 
 
+class _Versioned(msgspec.Struct):
+    """Only the metadata: the webhooks list is skipped, not decoded."""
+
+    metadata: _Meta = msgspec.field(default_factory=_Meta)
+
+
 _decode: Final = msgspec.json.Decoder(_Configuration).decode
+_decode_version: Final = msgspec.json.Decoder(_Versioned).decode
+
+
+@dataclass(frozen=True, slots=True)
+class _InLine:
+    """The resourceVersion last found in line, with the bundle and the webhooks wanted then."""
+
+    resource_version: str
+    bundle: bytes | None
+    webhooks: list[dict[str, Any]]
 
 
 class WebhookConfiguration:
@@ -180,6 +199,9 @@ class WebhookConfiguration:
         self.name = name
         self._webhook = webhook
         self._missing_warned = False
+        self._in_line: _InLine | None = None
+        # Passes that decoded and compared the live webhooks (a test sees unchanged ones skipped).
+        self.comparisons = 0
 
     async def sync(self, ca_bundle: bytes | None) -> None:
         """Bring the configuration in line; `ca_bundle` None: keep the bundles it has."""
@@ -190,7 +212,8 @@ class WebhookConfiguration:
             name=self.name,
         )
         try:
-            live = _decode(await self._client.get(path))
+            body = await self._client.get(path)
+            version = _decode_version(body).metadata.resource_version
         except NotFound:
             if not self._missing_warned:
                 _logger.warning(
@@ -199,14 +222,33 @@ class WebhookConfiguration:
                     extra=fields(name=self.name),
                 )
                 self._missing_warned = True
+            self._in_line = None
             return
         except (KubeError, msgspec.DecodeError) as error:
             _logger.info("cannot read the webhook configuration", extra=fields(error=str(error)))
             return
         self._missing_warned = False
+        in_line = self._in_line
+        if in_line is not None and version and in_line.resource_version == version:
+            # The same object as then, so the same bundle when the live one is kept.
+            bundle = ca_bundle if ca_bundle is not None else in_line.bundle
+            if desired_webhooks(self._cache, self._webhook, bundle) == in_line.webhooks:
+                return
+        await self._compare_and_write(body, ca_bundle)
+
+    async def _compare_and_write(self, body: bytes, ca_bundle: bytes | None) -> None:
+        """Decode the live webhooks, and write the wanted ones when they differ."""
+        self._in_line = None
+        try:
+            live = _decode(body)
+        except msgspec.DecodeError as error:
+            _logger.info("cannot read the webhook configuration", extra=fields(error=str(error)))
+            return
+        self.comparisons += 1
         bundle = ca_bundle if ca_bundle is not None else _live_bundle(live.webhooks or [])
         wanted = desired_webhooks(self._cache, self._webhook, bundle)
         if _comparable(wanted) == _comparable(live.webhooks or []):
+            self._in_line = _InLine(live.metadata.resource_version, bundle, wanted)
             return
         try:
             await self._applier.write_webhook_configuration(

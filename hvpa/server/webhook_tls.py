@@ -20,7 +20,10 @@ trusted, the current one first), `ca.key`, `tls.crt` and `tls.key`. The leader:
   manifests create it, since RBAC cannot narrow a create to one name).
 
 Every replica reads the Secret every `refresh_seconds` and serves its
-certificate to new connections. Until there is one it serves a self-signed
+certificate to new connections. A read that finds the Secret as the last one
+did (the same resourceVersion and data) costs a comparison, nothing more: the
+leader's verdict on those certificates holds until one of them is due
+(`quiet_window`), and the same bytes are already served. Until there is one it serves a self-signed
 certificate no API server trusts: the calls fail, `failurePolicy: Ignore`
 lets the pods through at the template's size, and they are resized in place
 right after.
@@ -75,6 +78,7 @@ __all__ = [
     "WebhookTls",
     "issue_serving",
     "make_ca",
+    "quiet_window",
     "rotate",
 ]
 
@@ -186,11 +190,17 @@ def _certificates(pem: bytes) -> list[x509.Certificate]:
         return []
 
 
-def _due(certificate: x509.Certificate, now: float) -> bool:
-    """Expired, not yet valid, or with a third of its life or less left."""
+def _usable_span(certificate: x509.Certificate) -> tuple[float, float]:
+    """From its start until a third of its life is left: when it is not due for renewal."""
     start = certificate.not_valid_before_utc.timestamp()
     end = certificate.not_valid_after_utc.timestamp()
-    return now < start or now >= end - (end - start) * RENEW_FRACTION
+    return start, end - (end - start) * RENEW_FRACTION
+
+
+def _due(certificate: x509.Certificate, now: float) -> bool:
+    """Expired, not yet valid, or with a third of its life or less left."""
+    start, renew_at = _usable_span(certificate)
+    return now < start or now >= renew_at
 
 
 def _signed_by(certificate: x509.Certificate, authority: x509.Certificate) -> bool:
@@ -267,6 +277,43 @@ def rotate(
     return out
 
 
+def quiet_window(data: Mapping[str, bytes]) -> tuple[float, float]:
+    """The span of `now` in which neither the current CA nor the serving certificate is due.
+
+    `rotate` reads the clock only to ask whether one of those two is due, so
+    a Secret it left unchanged at some moment is left unchanged at every
+    moment of this window: the leader need not parse and verify it again
+    before the window ends. Empty (start >= end) when either is missing."""
+    cas = _certificates(data.get(CA_CERT, b""))
+    serving = _certificates(data.get(CERT_NAME, b""))
+    if not cas or not serving:
+        return 0.0, 0.0
+    ca_start, ca_renew = _usable_span(cas[0])
+    leaf_start, leaf_renew = _usable_span(serving[0])
+    return max(ca_start, leaf_start), min(ca_renew, leaf_renew)
+
+
+@dataclass(frozen=True, slots=True)
+class _Seen:
+    """The Secret as the last complete refresh found it, and until when the leader's verdict holds.
+
+    `quiet` is None when no leader's pass has judged these bytes (a standby
+    read them): becoming the leader then checks them once."""
+
+    resource_version: str
+    data: Mapping[str, str]
+    quiet: tuple[float, float] | None
+
+    def unchanged(self, resource_version: str, data: Mapping[str, str]) -> bool:
+        return bool(resource_version) and (self.resource_version, self.data) == (
+            resource_version,
+            data,
+        )
+
+    def settled(self, now: float) -> bool:
+        return self.quiet is not None and self.quiet[0] <= now < self.quiet[1]
+
+
 class _SecretMeta(msgspec.Struct, rename="camel"):
     resource_version: str = ""
 
@@ -312,6 +359,9 @@ class WebhookTls:
             CertificateFiles(self.context, self._cert_path) if self._cert_path is not None else None
         )
         self._warned: set[str] = set()
+        self._seen: _Seen | None = None
+        # Secrets decoded and judged, for a reader (and a test) to see unchanged ones skipped.
+        self.checks = 0
 
     @property
     def serving(self) -> bytes | None:
@@ -341,32 +391,57 @@ class WebhookTls:
         except (KubeError, msgspec.DecodeError) as error:
             self._warn("read", f"the webhook's Secret cannot be read: {error}")
             return
-        data = _decoded(secret.data or {})
+        raw = secret.data or {}
+        version = secret.metadata.resource_version
+        seen = self._seen
+        if (
+            seen is not None
+            and seen.unchanged(version, raw)
+            and (not leading or seen.settled(self._wall_clock()))
+        ):
+            self._warned.clear()
+            return
+        self.checks += 1
+        self._seen = None
+        data = _decoded(raw)
+        quiet: tuple[float, float] | None = None
         if leading:
+            now = self._wall_clock()
             rotated = rotate(
                 data,
                 self._names,
-                now=self._wall_clock(),
+                now=now,
                 ca_days=self._ca_days,
                 serving_days=self._serving_days,
             )
             if rotated != data:
-                try:
-                    await self._applier.write_secret(
-                        namespace=self._namespace,
-                        name=self._secret_name,
-                        resource_version=secret.metadata.resource_version,
-                        data={k: base64.b64encode(v).decode() for k, v in rotated.items()},
-                    )
-                except KubeError as error:
-                    self._warn("write", f"the webhook's Secret cannot be written: {error}")
+                if not await self._write(version, rotated):
                     return
-                _logger.info("webhook certificate written", extra=fields(secret=self._secret_name))
                 data = rotated
+            else:
+                quiet = quiet_window(data)
         self._serve(data.get(CERT_NAME), data.get(KEY_NAME))
         bundle = data.get(CA_CERT)
         self.ca_bundle = bundle if bundle else None
         self._warned.clear()
+        if not leading or quiet is not None:
+            # After a write the next read brings a new resourceVersion: nothing to remember yet.
+            self._seen = _Seen(version, dict(raw), quiet)
+
+    async def _write(self, resource_version: str, data: Mapping[str, bytes]) -> bool:
+        """Write the rotated Secret; False (and a warning) when it cannot be written."""
+        try:
+            await self._applier.write_secret(
+                namespace=self._namespace,
+                name=self._secret_name,
+                resource_version=resource_version,
+                data={k: base64.b64encode(v).decode() for k, v in data.items()},
+            )
+        except KubeError as error:
+            self._warn("write", f"the webhook's Secret cannot be written: {error}")
+            return False
+        _logger.info("webhook certificate written", extra=fields(secret=self._secret_name))
+        return True
 
     def _serve(self, certificate: bytes | None, key: bytes | None) -> None:
         if not certificate or not key or self._serving == (certificate, key):
