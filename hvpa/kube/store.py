@@ -143,12 +143,10 @@ class Store(Generic[R]):
                 else:
                     keys.add(key)
 
-    def _unfile(self, key: str, record: R, keep: Callable[[str, Hashable], bool]) -> None:
+    def _unfile(self, key: str, record: R) -> None:
         for name, func in self._indexers.items():
             index = self._indexes[name]
             for value in func(record):
-                if keep(name, value):
-                    continue
                 keys = index.get(value)
                 if keys is None:
                     continue
@@ -159,7 +157,12 @@ class Store(Generic[R]):
     # -- writing (the informer's) ------------------------------------------------
 
     def upsert(self, key: str, record: R) -> R | None:
-        """Insert or replace a record; returns the record it replaced."""
+        """Insert or replace a record; returns the record it replaced.
+
+        A replacement touches only the index entries whose values changed: most
+        updates (a pod's status, a target's replicas) file the record under the
+        same values as before, and moving the key out of every set and back in
+        was most of an update's cost in the store."""
         old = self._items.get(key)
         self._items[key] = record
         if not self._indexers:
@@ -167,11 +170,20 @@ class Store(Generic[R]):
         if old is None:
             self._file(key, record)
             return old
-        new_values = {name: set(func(record)) for name, func in self._indexers.items()}
-        self._unfile(key, old, lambda name, value: value in new_values[name])
-        for name, values in new_values.items():
+        for name, func in self._indexers.items():
+            old_values = set(func(old))
+            new_values = set(func(record))
+            if old_values == new_values:
+                continue
             index = self._indexes[name]
-            for value in values:
+            for value in old_values - new_values:
+                keys = index.get(value)
+                if keys is None:
+                    continue
+                keys.discard(key)
+                if not keys:
+                    del index[value]
+            for value in new_values - old_values:
                 keys = index.get(value)
                 if keys is None:
                     index[value] = {key}
@@ -183,7 +195,7 @@ class Store(Generic[R]):
         """Remove a record; returns it, or None if the store had none."""
         old = self._items.pop(key, None)
         if old is not None and self._indexers:
-            self._unfile(key, old, lambda name, value: False)
+            self._unfile(key, old)
         return old
 
     def clear(self) -> None:
