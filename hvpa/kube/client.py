@@ -51,6 +51,7 @@ import email.utils
 import enum
 import logging
 import os
+import random
 import ssl
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from contextlib import asynccontextmanager
@@ -62,6 +63,7 @@ import aiohttp
 import msgspec
 from kubernetes_asyncio import config as kube_config
 from kubernetes_asyncio.client import Configuration
+from prometheus_client import Counter, Histogram
 
 from hvpa.kube.backoff import Backoff
 from hvpa.kube.errors import (
@@ -190,6 +192,12 @@ class KubeClient:
         self._refresh_credentials = refresh_credentials
         self.host: str = configuration.host.rstrip("/")
         self._host_label = urlsplit(self.host).netloc
+        # Each request's series, looked up once per code and method: `labels()` takes a lock
+        # and builds a key at every call, on every request.
+        self._counted: dict[tuple[str, str], Counter] = {}
+        self._timed: dict[str, Histogram] = {}
+        # The jitter of every request's retries: one generator, not one seeded per request.
+        self._rng = random.Random()
         self._ssl: ssl.SSLContext | None = (
             _ssl_context(configuration) if self.host.startswith("https:") else None
         )
@@ -242,7 +250,18 @@ class KubeClient:
         return headers
 
     def _count(self, code: str, method: str) -> None:
-        self._metrics.rest_requests.labels(code, method, self._host_label).inc()
+        counter = self._counted.get((code, method))
+        if counter is None:
+            counter = self._metrics.rest_requests.labels(code, method, self._host_label)
+            self._counted[(code, method)] = counter
+        counter.inc()
+
+    def _latency(self, method: str) -> Histogram:
+        histogram = self._timed.get(method)
+        if histogram is None:
+            histogram = self._metrics.request_latency.labels(method, self._host_label)
+            self._timed[method] = histogram
+        return histogram
 
     @asynccontextmanager
     async def _open(
@@ -365,9 +384,7 @@ class KubeClient:
                 guard=guard,
             )
         finally:
-            self._metrics.request_latency.labels(method, self._host_label).observe(
-                loop.time() - started
-            )
+            self._latency(method).observe(loop.time() - started)
 
     async def _attempts(
         self,
@@ -383,7 +400,9 @@ class KubeClient:
         guard: Guard | None,
     ) -> bytes:
         """`request`'s attempts: the first 2xx body, or the last error once retrying stops."""
-        backoff = Backoff(self._settings.backoff, clock=asyncio.get_running_loop().time)
+        backoff = Backoff(
+            self._settings.backoff, clock=asyncio.get_running_loop().time, rng=self._rng
+        )
         attempt = 0
         while True:
             attempt += 1
