@@ -664,10 +664,28 @@ def _intern_optional(text: str | None) -> str | None:
     return None if text is None else sys.intern(text)
 
 
+def _readable_resources(amounts: _Amounts) -> Resources | None:
+    """CPU and memory of a non-empty resource list; None when either cannot be read.
+
+    The common case, tried first: the messages naming an unreadable field are
+    built (by `_resources`) only when there is one, not for every amount."""
+    cpu, memory = amounts.get(CPU), amounts.get(MEMORY)
+    try:
+        return Resources(
+            None if cpu is None else milli_value(cpu),
+            None if memory is None else milli_value(memory),
+        )
+    except QuantityError:
+        return None
+
+
 def _resources(amounts: _Amounts | None, where: str) -> tuple[Resources, tuple[str, ...]]:
     """CPU and memory of a resource list, and the fields that cannot be read."""
     if not amounts:
         return NO_RESOURCES, ()
+    readable = _readable_resources(amounts)
+    if readable is not None:
+        return readable, ()
     cpu, cpu_problems = _amount(amounts.get(CPU), f"{where}.cpu")
     memory, memory_problems = _amount(amounts.get(MEMORY), f"{where}.memory")
     return Resources(cpu, memory), cpu_problems + memory_problems
@@ -1077,10 +1095,14 @@ def _duration_seconds(text: str | None) -> float:
         raise RecordError(f"window: {error}") from error
 
 
-def _container_usage(usage: _ContainerUsage, where: str) -> ContainerMetrics:
-    """One container's usage; an unreadable amount fails the whole answer, as a metrics read."""
-    amounts, problems = _resources(usage.usage, f"{where} containers[{usage.name}].usage")
-    if problems:
+def _container_usage(usage: _ContainerUsage, meta: _Meta) -> ContainerMetrics:
+    """One container's usage; an unreadable amount fails the whole answer, as a metrics read.
+    The message (naming the PodMetrics of `meta` and the container) is built only then: a
+    shared read decodes every item of its namespace."""
+    amounts = _readable_resources(usage.usage) if usage.usage else NO_RESOURCES
+    if amounts is None:
+        where = f"PodMetrics {meta.namespace}/{meta.name} containers[{usage.name}].usage"
+        _, problems = _resources(usage.usage, where)
         raise RecordError("; ".join(problems))
     return ContainerMetrics(sys.intern(usage.name), amounts)
 
@@ -1088,7 +1110,6 @@ def _container_usage(usage: _ContainerUsage, where: str) -> ContainerMetrics:
 def pod_metrics_from_wire(wire: PodMetricsWire) -> PodMetricsRecord:
     """Raises RecordError for an unreadable field: a metrics read fails as a whole, and its
     reader turns that into a failed reading."""
-    where = f"PodMetrics {wire.metadata.namespace}/{wire.metadata.name}"
     return PodMetricsRecord(
         # A namespace's answer is kept for a period (controller/shared_pod_metrics.py):
         # its pods share one namespace and one name per container, not a copy each.
@@ -1096,7 +1117,7 @@ def pod_metrics_from_wire(wire: PodMetricsWire) -> PodMetricsRecord:
         name=wire.metadata.name,
         timestamp=parse_time(wire.timestamp),
         window_seconds=_duration_seconds(wire.window),
-        containers=tuple(_container_usage(c, where) for c in wire.containers),
+        containers=tuple(_container_usage(c, wire.metadata) for c in wire.containers),
     )
 
 

@@ -1,6 +1,7 @@
 """Slim records: what is kept from each object, interning, rollout detection, and what an
 unreadable field does (RecordError, or an `unreadable` entry naming it)."""
 
+import re
 from collections.abc import Callable
 from typing import Any
 
@@ -391,6 +392,32 @@ def test_an_unreadable_usage_fails_the_pod_metrics() -> None:
                 "containers": [{"name": "app", "usage": {"cpu": HUGE}}],
             }
         )
+
+
+@pytest.mark.parametrize(
+    ("usage", "named"),
+    [
+        pytest.param({"cpu": "250m", "memory": HUGE}, ["memory"], id="memory-only"),
+        pytest.param({"cpu": HUGE, "memory": HUGE}, ["cpu", "memory"], id="both"),
+    ],
+)
+def test_the_failure_names_each_unreadable_usage_and_no_other(
+    usage: dict[str, str], named: list[str]
+) -> None:
+    """Readable amounts are read without building a message; one that is not falls back to
+    naming every unreadable field, and only those."""
+    with pytest.raises(RecordError) as failure:
+        decode_pod_metrics(
+            {
+                "metadata": {"name": "p", "namespace": "shop"},
+                "containers": [
+                    {"name": "side", "usage": {"cpu": "1m"}},
+                    {"name": "app", "usage": usage},
+                ],
+            }
+        )
+    fields = re.findall(r"containers\[(\w+)\]\.usage\.(\w+)", str(failure.value))
+    assert fields == [("app", resource) for resource in named]
 
 
 @pytest.mark.parametrize(
