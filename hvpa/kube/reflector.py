@@ -507,14 +507,17 @@ class Reflector(Generic[W, R]):
         search_from = len(buffer)
         buffer += chunk
         handled = 0
-        while (end := buffer.find(b"\n", search_from)) >= 0:
-            if end - start > limit:
-                raise self._event_too_large(limit)
-            line = bytes(buffer[start:end])
-            start = search_from = end + 1
-            if line.strip():
-                handled += 1
-                self._handle(line)
+        # Each line is copied once, out of a view of the buffer (a slice of the bytearray and
+        # then bytes() copied it twice, and a strip() to test for a blank line a third time).
+        with memoryview(buffer) as view:
+            while (end := buffer.find(b"\n", search_from)) >= 0:
+                if end - start > limit:
+                    raise self._event_too_large(limit)
+                line = bytes(view[start:end])
+                start = search_from = end + 1
+                if line and not line.isspace():
+                    handled += 1
+                    self._handle(line)
         del buffer[:start]
         if len(buffer) > limit:
             raise self._event_too_large(limit)

@@ -347,6 +347,29 @@ def offline_informer() -> Informer[Any, PodRecord]:
     return Informer(client=client, resource=PODS, settings=LISTS)
 
 
+@pytest.mark.parametrize("size", [1, 7, 64, 10_000])
+def test_events_split_across_chunks_and_blank_lines_between_are_read_once(size: int) -> None:
+    """The watch body's lines, whatever its chunks: each event applied once, in order;
+    empty and whitespace-only lines (a server's keep-alives) skipped, not counted."""
+    informer = offline_informer()
+    recorder = Recorder()
+    informer.add_handler(recorder.handler())
+    body = (
+        event("ADDED", pod("a", 2))
+        + b"\n \r\n\t\n"
+        + event("ADDED", pod("b", 3))
+        + event("MODIFIED", pod("a", 4, cpu="200m"))
+    )
+    buffer = bytearray()
+    handled = sum(
+        informer.reflector._take_lines(buffer, body[at : at + size])
+        for at in range(0, len(body), size)
+    )
+    assert handled == 3
+    assert not buffer
+    assert recorder.events == [("add", "a", "2"), ("add", "b", "3"), ("update", "a", "2->4")]
+
+
 def test_replace_emits_only_differences() -> None:
     informer = offline_informer()
     recorder = Recorder()
