@@ -59,3 +59,21 @@ def test_a_spec_is_parsed_once_while_its_content_is_unchanged(
     assert len(calls) == 2
     assert changed.hvpa is not None and first.hvpa is not None
     assert changed.hvpa.spec != first.hvpa.spec
+
+
+def test_the_vpa_selector_is_parsed_once_per_spec_and_follows_an_edit() -> None:
+    """Every reconcile asks for the VPA's selector; one parse per spec content, and an edited
+    selector (a new spec) gives the new selector, an unreadable one None."""
+    first = hvpa(name="sel", vpa={"selector": {"matchLabels": {"app": "web"}}})
+    again = hvpa(name="sel", vpa={"selector": {"matchLabels": {"app": "web"}}})
+    assert first.hvpa is not None and again.hvpa is not None
+    parsed = resources.vpa_selector(first.hvpa)
+    assert parsed is not None and parsed.matches({"app": "web"})
+    assert resources.vpa_selector(again.hvpa) is parsed
+    edited = hvpa(name="sel", vpa={"selector": {"matchLabels": {"app": "api"}}})
+    assert edited.hvpa is not None
+    moved = resources.vpa_selector(edited.hvpa)
+    assert moved is not None and moved.matches({"app": "api"})
+    assert not moved.matches({"app": "web"})
+    unset = hvpa(name="sel").hvpa
+    assert unset is not None and resources.vpa_selector(unset) is None
