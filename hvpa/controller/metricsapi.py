@@ -123,7 +123,7 @@ T = TypeVar("T")
 
 
 class _TypeMeta(msgspec.Struct, rename="camel"):
-    """What an answer says it is; read before its items, which are decoded only if it is right.
+    """What an answer says it is: only the list asked for is read for its items.
 
     The HPA controller's metrics clients decode an answer by its kind, so
     anything but the list they asked for (a PodList, a Status, an empty
@@ -134,7 +134,9 @@ class _TypeMeta(msgspec.Struct, rename="camel"):
     api_version: str = ""
 
 
-class _Items(msgspec.Struct, Generic[T]):
+class _Items(_TypeMeta, Generic[T]):
+    """An answer with its items, and what it says it is, read in one pass."""
+
     items: list[T] | None = None
 
 
@@ -243,13 +245,25 @@ def external_metric_path(query: ExternalMetricQuery) -> str:
 def _checked_list(
     body: bytes, decode: Callable[[bytes], _Items[T]], kind: str, api: tuple[str, str]
 ) -> list[T]:
-    """The items of a list answer that is the list asked for; RecordError for anything else."""
+    """The items of a list answer that is the list asked for; RecordError for anything else.
+
+    Read in one pass. An answer that does not decode is read again as before
+    the one pass, what it says it is first, so that its error stays the one a
+    reading reports: the wrong kind's RecordError, or the items' own error."""
     api_version = "/".join(api)
-    found = _decode_type(body)
+    try:
+        answer = decode(body)
+    except msgspec.DecodeError:
+        _check_kind(_decode_type(body), kind, api_version)
+        return decode(body).items or []
+    _check_kind(answer, kind, api_version)
+    return answer.items or []
+
+
+def _check_kind(found: _TypeMeta, kind: str, api_version: str) -> None:
     if (found.kind, found.api_version) != (kind, api_version):
         got = f"{found.api_version or '(no apiVersion)'} {found.kind or '(no kind)'}"
         raise RecordError(f"the metrics API answered with {got}, not {api_version} {kind}")
-    return decode(body).items or []
 
 
 class MetricsReader:
