@@ -47,6 +47,8 @@ from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Final
 
+import msgspec
+
 from hvpa.engine.metrics import MetricReadError, PodMetricsList
 from hvpa.labels import LabelSelector
 from hvpa.records import (
@@ -88,8 +90,11 @@ Fetch = Callable[[str, LabelSelector | None], Awaitable[Fetched | Unshareable]]
 _Key = tuple[str, str]
 
 
-@dataclass(frozen=True, slots=True)
-class _Item:
+class _Item(msgspec.Struct, frozen=True, gc=False):
+    """One item of a kept answer. A struct, not a frozen dataclass: an answer makes one per
+    pod of its namespace, and a frozen dataclass's __init__ cost seven times as much (0.41
+    against 0.06 us). Untracked by the collector: what it holds never refers back to it."""
+
     labels: Mapping[str, str]
     record: PodMetricsRecord | None
     problem: str  # why the usage cannot be read, when `record` is None
