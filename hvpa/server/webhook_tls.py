@@ -20,13 +20,13 @@ trusted, the current one first), `ca.key`, `tls.crt` and `tls.key`. The leader:
   manifests create it, since RBAC cannot narrow a create to one name).
 
 Every replica reads the Secret every `refresh_seconds` and serves its
-certificate to new connections. A read that finds the Secret as the last one
-did (the same resourceVersion and data) costs a comparison, nothing more: the
-leader's verdict on those certificates holds until one of them is due
-(`quiet_window`), and the same bytes are already served. Until there is one it serves a self-signed
+certificate to new connections. Until there is one it serves a self-signed
 certificate no API server trusts: the calls fail, `failurePolicy: Ignore`
 lets the pods through at the template's size, and they are resized in place
-right after.
+right after. A read that finds the Secret as the last one did (the same
+resourceVersion and data) costs a comparison, nothing more: those bytes are
+already served, and the leader's verdict on them holds until the CA or the
+serving certificate falls due (`quiet_window`).
 
 From files (`--webhook-cert-path`, e.g. a cert-manager Certificate's Secret
 mounted there): `tls.crt` and `tls.key` are read at start and again whenever
@@ -406,11 +406,10 @@ class WebhookTls:
         data = _decoded(raw)
         quiet: tuple[float, float] | None = None
         if leading:
-            now = self._wall_clock()
             rotated = rotate(
                 data,
                 self._names,
-                now=now,
+                now=self._wall_clock(),
                 ca_days=self._ca_days,
                 serving_days=self._serving_days,
             )
