@@ -36,25 +36,28 @@ from bench.harness import GcPauses, LoopLag, counter_total, rss_bytes, run_delay
 __all__ = ["controller_main"]
 
 
-def controller_main(conn: Connection, kubeconfig: str) -> None:
-    """`HVPA_BENCH_PROFILE=path`: the controller's cProfile stats are written there."""
+def controller_main(
+    conn: Connection, kubeconfig: str, sync_period_seconds: float | None = None
+) -> None:
+    """`HVPA_BENCH_PROFILE=path`: the controller's cProfile stats are written there.
+    `sync_period_seconds`: the resync period, when not ControllerSettings' default."""
     profile_path = os.environ.get("HVPA_BENCH_PROFILE")
     try:
         if profile_path:
             import cProfile
 
             with cProfile.Profile() as profile:
-                asyncio.run(_controller(conn, kubeconfig))
+                asyncio.run(_controller(conn, kubeconfig, sync_period_seconds))
             profile.dump_stats(profile_path)
             return
-        asyncio.run(_controller(conn, kubeconfig))
+        asyncio.run(_controller(conn, kubeconfig, sync_period_seconds))
     except Exception as error:
         with contextlib.suppress(Exception):
             conn.send(error)
         raise
 
 
-async def _controller(conn: Connection, kubeconfig: str) -> None:
+async def _controller(conn: Connection, kubeconfig: str, sync_period_seconds: float | None) -> None:
     from prometheus_client import CollectorRegistry
 
     from hvpa.controller.collector import tune_collector
@@ -73,7 +76,9 @@ async def _controller(conn: Connection, kubeconfig: str) -> None:
     manager = Manager(
         client=client,
         kube_metrics=kube_metrics,
-        settings=ControllerSettings(),
+        settings=ControllerSettings()
+        if sync_period_seconds is None
+        else ControllerSettings(sync_period_seconds=sync_period_seconds),
         identity="bench",
     )
     sync_period = manager.settings.sync_period_seconds
