@@ -25,8 +25,9 @@ pods grow beyond the curve up to maxAllowed.
 from __future__ import annotations
 
 import math
+from bisect import bisect_right
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from fractions import Fraction
 from typing import Final
 
@@ -34,7 +35,7 @@ from hvpa.engine.demand import describe_amounts
 from hvpa.engine.explain import counted
 from hvpa.engine.vertical import round_request
 from hvpa.quantity import ceil_div, format_human_resource
-from hvpa.records import Resources
+from hvpa.records import CPU, MEMORY, Resources
 
 __all__ = [
     "SPARE_FROM_REPLICAS",
@@ -74,6 +75,13 @@ class CapacityParams:
     tolerance: Fraction
     resize_tolerance: Fraction
     headroom: Fraction
+    # The curve per resource as `ceiling` reads it, sorted once here: a decision asks the
+    # ceiling at a dozen or more counts (the search for the fewest replicas, the band).
+    points: Mapping[str, _Points] = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        points = {resource: _points(self.curve, resource) for resource in (CPU, MEMORY)}
+        object.__setattr__(self, "points", points)
 
 
 @dataclass(frozen=True, slots=True)
@@ -87,6 +95,20 @@ class Shape:
         return self.replicas * self.sizes[resource]
 
 
+@dataclass(frozen=True, slots=True)
+class _Points:
+    """One resource's curve: its (replicas, amount) points sorted, and their counts apart
+    for the search."""
+
+    pairs: tuple[tuple[int, int], ...]
+    counts: tuple[int, ...]
+
+
+def _points(curve: Sequence[CurvePoint], resource: str) -> _Points:
+    pairs = sorted((p.replicas, a) for p in curve if (a := p.amounts.get(resource)) is not None)
+    return _Points(tuple(pairs), tuple(count for count, _ in pairs))
+
+
 def ceiling(curve: Sequence[CurvePoint], resource: str, replicas: int) -> int | None:
     """The curve's per-pod ceiling at a replica count, linearly interpolated and rounded down.
 
@@ -94,18 +116,22 @@ def ceiling(curve: Sequence[CurvePoint], resource: str, replicas: int) -> int | 
     with several points (a vertical segment) the largest wins. None when the
     curve gives no amount for the resource.
     """
-    points = [(p.replicas, a) for p in curve if (a := p.amounts.get(resource)) is not None]
-    if not points:
+    return _interpolated(_points(curve, resource), replicas)
+
+
+def _interpolated(points: _Points, replicas: int) -> int | None:
+    """`ceiling` on a resource's sorted points: the last point at or below the count (the
+    largest amount there, as the points sort by count, then amount) and the first above it."""
+    pairs = points.pairs
+    if not pairs:
         return None
-    points.sort()
-    below = [p for p in points if p[0] <= replicas]
-    above = [p for p in points if p[0] > replicas]
-    if not below:
-        return points[0][1]
-    low_replicas, low_amount = below[-1]
-    if not above:
+    above = bisect_right(points.counts, replicas)
+    if above == 0:
+        return pairs[0][1]
+    low_replicas, low_amount = pairs[above - 1]
+    if above == len(pairs):
         return low_amount
-    high_replicas, high_amount = above[0]
+    high_replicas, high_amount = pairs[above]
     span = high_replicas - low_replicas
     return low_amount + (high_amount - low_amount) * (replicas - low_replicas) // span
 
@@ -166,7 +192,8 @@ class Room:
         """The largest per-pod size at `replicas`; None: unbounded."""
         if resource in self.fixed:
             return self.fixed[resource]
-        top = ceiling(self.params.curve, resource, replicas)
+        points = self.params.points.get(resource)  # none: the curve cannot give the resource
+        top = None if points is None else _interpolated(points, replicas)
         most = self.max_allowed.get(resource)
         if top is None:
             return most
