@@ -27,6 +27,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Final
 
 from hvpa.api.autoscaling import HorizontalPodAutoscalerBehavior, MetricSpec
@@ -523,13 +524,24 @@ def _selector_problem(selector: LabelSelector) -> tuple[str, str] | None:
             "the HPA target's scale is missing a selector",
             "the target has no pod selector (selector is required)",
         )
-    try:
-        LabelSelector.parse(str(selector))
-    except SelectorError as error:
+    text = str(selector)
+    error = _unparsable(text)
+    if error is not None:
         return (
             f"couldn't convert selector into a corresponding internal selector object: {error}",
-            f"the target's selector {str(selector)!r} does not parse ({error})",
+            f"the target's selector {text!r} does not parse ({error})",
         )
+    return None
+
+
+@lru_cache(maxsize=1024)
+def _unparsable(text: str) -> str | None:
+    """Why a selector's string form does not parse, or None; remembered per string, as a
+    target's selector is the same at every decision."""
+    try:
+        LabelSelector.parse(text)
+    except SelectorError as error:
+        return str(error)
     return None
 
 
