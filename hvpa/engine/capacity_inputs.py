@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Mapping, Sequence
 from fractions import Fraction
+from typing import Final
 
 from hvpa.api.autoscaling import MetricTarget
 from hvpa.api.defaults import (
@@ -32,6 +33,7 @@ from hvpa.engine.demand import (
     total_load,
 )
 from hvpa.engine.horizontal.controller import HorizontalRecommendation
+from hvpa.engine.memo import ByIdentity
 from hvpa.engine.strategies.capacity import CapacityParams, CurvePoint
 from hvpa.engine.strategies.combine import CapacityInput
 from hvpa.engine.vertical import (
@@ -76,6 +78,11 @@ def capacity_problem(spec: HvpaSpec) -> str:
 
 
 def capacity_params(spec: CapacitySpec) -> CapacityParams:
+    """`spec.capacity` in the engine's units, once per spec object (memo.py)."""
+    return _capacity_params(spec)
+
+
+def _read_params(spec: CapacitySpec) -> CapacityParams:
     base = spec.base_resources_per_replica
     overhead = amounts(base.cpu, base.memory) if base is not None else NO_RESOURCES
     return CapacityParams(
@@ -97,6 +104,9 @@ def capacity_params(spec: CapacitySpec) -> CapacityParams:
             str(spec.headroom if spec.headroom is not None else CAPACITY_HEADROOM_PERCENT)
         ),
     )
+
+
+_capacity_params: Final = ByIdentity(_read_params)
 
 
 def _sized(

@@ -85,6 +85,7 @@ from hvpa.engine.inplace import (
     plan_in_place,
     sized_containers,
 )
+from hvpa.engine.memo import ByIdentity
 from hvpa.engine.metrics import PodMetricsList
 from hvpa.engine.rewrites import Assessment, assess, record_writes
 from hvpa.engine.settings import Settings
@@ -327,7 +328,7 @@ def decide(
     """The decision for one Hvpa (its spec, and its status as the history) at `now`."""
     settings = settings or Settings()
     band_unset = hvpa.spec.capacity is not None and hvpa.spec.capacity.resize_tolerance is None
-    hvpa = apply_defaults(hvpa)
+    hvpa = msgspec.structs.replace(hvpa, spec=_defaulted(hvpa.spec))
     explain = Explanation()
     explain.add(f"Hvpa {hvpa.namespace}/{hvpa.name} at {format_time(now)}")
     conditions = Conditions(read_conditions(hvpa.status), now)
@@ -398,7 +399,7 @@ def decide(
 
     problem = problem or _not_decidable(hvpa)
     try:
-        gates = gate_settings(hvpa.spec)
+        gates = _gate_settings(hvpa.spec)
     except (DurationError, MaintenanceWindowError) as error:
         problem = f"the spec cannot be applied: {error}"
     outcome: Outcome | None = None
@@ -466,20 +467,34 @@ def _in_place_gates(
     )
 
 
+def _spec_defaults(spec: HvpaSpec) -> HvpaSpec:
+    """The spec with its defaults: apply_defaults reads nothing of an Hvpa but its spec."""
+    return apply_defaults(Hvpa(spec=spec)).spec
+
+
+def _spec_in_place_band(spec: HvpaSpec) -> HvpaSpec:
+    capacity = spec.capacity
+    assert capacity is not None
+    band = msgspec.structs.replace(
+        capacity, resize_tolerance=CAPACITY_IN_PLACE_RESIZE_TOLERANCE_PERCENT
+    )
+    return msgspec.structs.replace(spec, capacity=band)
+
+
+# Derived from the spec alone, once per spec object (memo.py).
+_defaulted: Final = ByIdentity(_spec_defaults)
+_in_place_banded: Final = ByIdentity(_spec_in_place_band)
+_gate_settings: Final = ByIdentity(gate_settings)
+
+
 def _in_place_band(hvpa: Hvpa, explain: Explanation) -> Hvpa:
     """Capacity's resize band when no resizeTolerance is written and pods are resized in place:
     narrower than for rollouts, since a resize then replaces no pod (api/defaults.py)."""
-    capacity = hvpa.spec.capacity
-    assert capacity is not None
     explain.add(
         f"in place: an unset resizeTolerance is {CAPACITY_IN_PLACE_RESIZE_TOLERANCE_PERCENT}% "
         "(a resize replaces no pod)"
     )
-    band = msgspec.structs.replace(
-        capacity, resize_tolerance=CAPACITY_IN_PLACE_RESIZE_TOLERANCE_PERCENT
-    )
-    spec = msgspec.structs.replace(hvpa.spec, capacity=band)
-    return msgspec.structs.replace(hvpa, spec=spec)
+    return msgspec.structs.replace(hvpa, spec=_in_place_banded(hvpa.spec))
 
 
 def _resize_mode(
