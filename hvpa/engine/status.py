@@ -57,13 +57,27 @@ __all__ = [
 ]
 
 
+# How many samples each direction of the conversion (and the times) remembers: the usage and
+# demand histories of a few dozen Capacity Hvpas (a 600 s window of 15 s
+# readings is 40 usage samples), about 1 MB each way when full.
+_SAMPLES_REMEMBERED: Final = 4096
+
+
 def _seconds(moment: datetime) -> float:
     return moment.timestamp()
 
 
 def _moment(seconds: float) -> datetime:
     """A time as metav1.Time keeps it: whole seconds, UTC."""
-    return datetime.fromtimestamp(int(seconds), UTC)
+    return _whole_second(int(seconds))
+
+
+@lru_cache(maxsize=_SAMPLES_REMEMBERED)
+def _whole_second(seconds: int) -> datetime:
+    """Remembered: every decision writes back the times of the history it keeps (the
+    recommendations, scale events and samples of the last minutes), all but its own
+    unchanged, and a datetime is immutable."""
+    return datetime.fromtimestamp(seconds, UTC)
 
 
 def read_conditions(status: HvpaStatus | None) -> tuple[Condition, ...]:
@@ -283,12 +297,6 @@ def read_scale_times(status: HvpaStatus | None) -> dict[str, float | None] | Non
     if times is None and legacy is not None:
         return dict.fromkeys(SCALE_KEYS, legacy)
     return times
-
-
-# How many samples each direction of the conversion remembers: the usage and
-# demand histories of a few dozen Capacity Hvpas (a 600 s window of 15 s
-# readings is 40 usage samples), about 1 MB each way when full.
-_SAMPLES_REMEMBERED: Final = 4096
 
 
 @lru_cache(maxsize=_SAMPLES_REMEMBERED, typed=True)
