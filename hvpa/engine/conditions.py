@@ -10,7 +10,7 @@ that keeps its status keeps its transition time across decisions.
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import Final
 
 __all__ = [
@@ -60,12 +60,9 @@ class Conditions:
         for index, old in enumerate(self._items):
             if old.type == kind:
                 moved = old.status != text
-                self._items[index] = replace(
-                    old,
-                    status=text,
-                    reason=reason,
-                    message=message,
-                    last_transition_time=self._now if moved else old.last_transition_time,
+                # The constructor, not dataclasses.replace: this runs a dozen times a decision.
+                self._items[index] = Condition(
+                    kind, text, reason, message, self._now if moved else old.last_transition_time
                 )
                 return
         self._items.append(Condition(kind, text, reason, message, self._now))

@@ -332,8 +332,15 @@ def _over_target(given: DemandInput, resource: str, load: int) -> tuple[int, str
         margin, why = Fraction(AVERAGE_VALUE_MARGIN_PERCENT), "margin beside an averageValue target"
     else:
         margin, why = given.headroom, "headroom"
-    demand = round_request(resource, math.ceil(load * (100 + margin) / 100))
+    demand = round_request(resource, _with_margin(load, margin))
     return demand, f"x (1 + {float(margin):g}% {why})"
+
+
+def _with_margin(load: int, margin: Fraction) -> int:
+    """ceil(load x (100 + margin) / 100), exactly, in integers: with margin = n / d that is
+    ceil(load x (100 d + n) / 100 d), without a Fraction made for each step."""
+    scale = 100 * margin.denominator
+    return ceil_div(load * (scale + margin.numerator), scale)
 
 
 def _from_usage(
