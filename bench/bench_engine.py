@@ -7,12 +7,18 @@ this measures the engine alone (median of many runs). The growth from 10 to
 each step is 10, and its ratio is 10 / growth (at 10 pods the fixed cost
 dominates, so that step grows less). No other engine computes this
 decision, so the throughput at 10 pods is set against its target, 5,000/s.
+
+A second row decides for a `Capacity` Hvpa as a running one stands between
+decisions: its status keeps a 10-minute usage history of 15 s readings (40
+samples) and the demands of its down window, which every decision reads back
+and writes again (the strategy that costs the most per decision: docs/benchmarks.md).
 """
 
 from __future__ import annotations
 
 import statistics
 import time
+from typing import Any
 
 from bench.harness import Row, Size, pick
 from hvpa.api import parse_hvpa
@@ -45,43 +51,96 @@ SELECTOR = LabelSelector.from_dict({"matchLabels": {"app": "web"}})
 
 
 def _hvpa() -> Hvpa:
-    return parse_hvpa(
-        {
-            "apiVersion": "autoscaling.k8s.io/v1alpha1",
-            "kind": "Hvpa",
-            "metadata": {"name": "web", "namespace": "shop"},
-            "spec": {
-                "targetRef": {"apiVersion": "apps/v1", "kind": "Deployment", "name": "web"},
-                "hpa": {
-                    "deploy": True,
-                    "template": {
-                        "spec": {
-                            "minReplicas": 1,
-                            "maxReplicas": 5000,
-                            "metrics": [
-                                {
-                                    "type": "Resource",
-                                    "resource": {
-                                        "name": "cpu",
-                                        "target": {"type": "Utilization", "averageUtilization": 60},
-                                    },
+    return parse_hvpa(_weighted())
+
+
+def _weighted() -> dict[str, Any]:
+    return {
+        "apiVersion": "autoscaling.k8s.io/v1alpha1",
+        "kind": "Hvpa",
+        "metadata": {"name": "web", "namespace": "shop"},
+        "spec": {
+            "targetRef": {"apiVersion": "apps/v1", "kind": "Deployment", "name": "web"},
+            "hpa": {
+                "deploy": True,
+                "template": {
+                    "spec": {
+                        "minReplicas": 1,
+                        "maxReplicas": 5000,
+                        "metrics": [
+                            {
+                                "type": "Resource",
+                                "resource": {
+                                    "name": "cpu",
+                                    "target": {"type": "Utilization", "averageUtilization": 60},
                                 },
-                                {
-                                    "type": "Pods",
-                                    "pods": {
-                                        "metric": {"name": "qps"},
-                                        "target": {"type": "AverageValue", "averageValue": "100"},
-                                    },
+                            },
+                            {
+                                "type": "Pods",
+                                "pods": {
+                                    "metric": {"name": "qps"},
+                                    "target": {"type": "AverageValue", "averageValue": "100"},
                                 },
-                            ],
-                        }
-                    },
+                            },
+                        ],
+                    }
                 },
-                "vpa": {"deploy": False},
             },
-            "status": {"history": {"recommendations": []}},
+            "vpa": {"deploy": False},
+        },
+        "status": {"history": {"recommendations": []}},
+    }
+
+
+# The usage history a Capacity Hvpa keeps: 600 s (the default window) of 15 s readings.
+HISTORY_SAMPLES = 40
+READING_SECONDS = 15
+
+
+def _stamp(seconds: float) -> str:
+    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(seconds))
+
+
+def _capacity_hvpa() -> Hvpa:
+    """Capacity on a flat curve (1 CPU, 2Gi per pod up to 5,000 pods), with the history a run
+    keeps: loads of 5.000 to 5.039 cores and 10Gi plus a few MiB, and a falling run of
+    demands in the down window."""
+    raw = _weighted()
+    spec = raw["spec"]
+    spec["strategy"] = "Capacity"
+    spec["vpa"] = {"deploy": True}
+    spec["capacity"] = {
+        "curve": [
+            {"replicas": 1, "cpu": "1", "memory": "2Gi"},
+            {"replicas": 5000, "cpu": "1", "memory": "2Gi"},
+        ]
+    }
+    first = NOW - 30 - READING_SECONDS * (HISTORY_SAMPLES - 1)
+    usage = [
+        {
+            "time": _stamp(first + READING_SECONDS * i),
+            "cpu": f"{5000 + i}m",
+            "memory": f"{10240 + i}Mi",
         }
-    )
+        for i in range(HISTORY_SAMPLES)
+    ]
+    demands = [
+        {
+            "time": _stamp(NOW - 290 + 60 * i),
+            "cpu": f"{9000 - 100 * i}m",
+            "memory": f"{12000 - 10 * i}Mi",
+        }
+        for i in range(4)
+    ]
+    raw["status"] = {
+        "history": {
+            "recommendations": [],
+            "usage": usage,
+            "demands": demands,
+            "demandSince": _stamp(NOW - 3600),
+        }
+    }
+    return parse_hvpa(raw)
 
 
 def _snapshot(count: int) -> Snapshot:
@@ -134,8 +193,8 @@ def _snapshot(count: int) -> Snapshot:
     )
 
 
-def _median_seconds(count: int, repeats: int) -> float:
-    hvpa, snapshot, settings = _hvpa(), _snapshot(count), Settings()
+def _median_seconds(count: int, repeats: int, hvpa: Hvpa | None = None) -> float:
+    hvpa, snapshot, settings = hvpa or _hvpa(), _snapshot(count), Settings()
     decide(hvpa, snapshot, NOW, settings)  # warm up
     samples = []
     for _ in range(repeats):
@@ -152,6 +211,7 @@ def run(size: Size = "full") -> list[Row]:
         1000: pick(size, 3, 30, 100),
     }
     seconds = {count: _median_seconds(count, times) for count, times in repeats.items()}
+    capacity = _median_seconds(10, repeats[10], _capacity_hvpa())
     rows = [
         Row.compared(
             "decide: decisions/s at 10 pods, 2 metrics (ref: the target)",
@@ -166,6 +226,13 @@ def run(size: Size = "full") -> list[Row]:
         Row(f"decide: decisions/s at {count:,} pods", 1 / seconds[count], "decisions/s")
         for count in (100, 1000)
     ]
+    rows.append(
+        Row(
+            f"decide: decisions/s at 10 pods, Capacity, {HISTORY_SAMPLES} usage samples kept",
+            1 / capacity,
+            "decisions/s",
+        )
+    )
     for low, high in ((10, 100), (100, 1000)):
         growth = seconds[high] / seconds[low]
         rows.append(
