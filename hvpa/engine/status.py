@@ -300,19 +300,22 @@ def read_scale_times(status: HvpaStatus | None) -> dict[str, float | None] | Non
 
 
 @lru_cache(maxsize=_SAMPLES_REMEMBERED, typed=True)
-def _read_sample(time: datetime, cpu: Quantity | None, memory: Quantity | None) -> Sample:
+def _read_sample(seconds: float, cpu: Quantity | None, memory: Quantity | None) -> Sample:
     """One kept sample in the engine's units, remembered by its value as written.
 
     Each decision reads back the samples the previous one wrote, all but the
     newest unchanged, so parsing them again would be most of the reading.
-    `typed`: an integer and a float that compare equal are remembered apart,
-    so a value is only ever reused for the very spelling it was parsed from.
+    Keyed by the POSIX seconds (all a Sample keeps of the time; a float hashes
+    faster than an aware datetime, new with every status decoded) and the
+    quantities as written. `typed`: an integer and a float that compare equal
+    are remembered apart, so a value is only ever reused for the very
+    spelling it was parsed from.
     """
-    return Sample(_seconds(time), amounts(cpu, memory))
+    return Sample(seconds, amounts(cpu, memory))
 
 
 def _samples(written: tuple[ResourceSample, ...] | None) -> tuple[Sample, ...]:
-    return tuple(_read_sample(s.time, s.cpu, s.memory) for s in written or () if s.time)
+    return tuple(_read_sample(_seconds(s.time), s.cpu, s.memory) for s in written or () if s.time)
 
 
 def read_demand_history(status: HvpaStatus | None) -> DemandHistory:
