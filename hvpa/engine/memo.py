@@ -34,7 +34,9 @@ class ByIdentity(Generic[K, V]):
 
     Only for keys that are never changed in place (frozen structs of frozen
     parts) and a `derive` that reads nothing else. An exception is not
-    remembered: the next call derives again and raises again.
+    remembered: the next call derives again and raises again. Not for
+    several threads at once: decisions are made on the controller's one
+    event loop (the lru_caches beside it are thread-safe, this is not).
     """
 
     def __init__(self, derive: Callable[[K], V], size: int = SPECS_REMEMBERED) -> None:
