@@ -232,6 +232,8 @@ class SimPod:
     # What was last written (conditions without their times), and each condition's (status, since).
     reported: dict[str, Any] = field(default_factory=dict)
     transitions: dict[str, tuple[str, str]] = field(default_factory=dict)
+    # status_key() when `reported` was written (None: nothing written yet).
+    reported_key: tuple[Any, ...] | None = None
 
     @property
     def ready(self) -> bool:
@@ -268,6 +270,35 @@ class SimPod:
     def resizing(self) -> bool:
         """A resize is pending or being applied."""
         return any(c.desired != c.size for c in self.containers)
+
+    def status_key(self) -> tuple[Any, ...]:
+        """Every field `status()` reads, as one comparable value: an equal key means an equal
+        status, so the kubelet's pass over every pod at every tick compares this instead of
+        building each pod's whole status (the status is built only when the key moved).
+        A container's `last_termination` is a dict, but one never changed once set (a kill
+        or a restart sets a new one), so holding it here is as good as a copy; it is
+        compared by value all the same."""
+        return (
+            self.node,
+            self.unschedulable,
+            self.phase,
+            self.resize_pending,
+            self.resize_started is not None,
+            self.resize_error,
+            self.started_at,
+            self.ready_since is not None,
+            self.reports_resources,
+            tuple(
+                (
+                    c.size,
+                    c.admitted,
+                    c.started_at,
+                    c.restart_count,
+                    c.last_termination,
+                )
+                for c in self.containers
+            ),
+        )
 
     def status(self) -> dict[str, Any]:
         """The status a kubelet would report for this pod now."""
@@ -544,8 +575,12 @@ class Pods:
         Conditions keep their lastTransitionTime until their status flips, as
         the kubelet keeps them; the HPA rules read Ready's transition time.
         """
+        key = pod.status_key()
+        if key == pod.reported_key:
+            return
         status = pod.status()
         if status == pod.reported:
+            pod.reported_key = key
             return
         now = format_time(self._clock())
         written = {**status, "conditions": []}
@@ -567,6 +602,7 @@ class Pods:
             self._forget(pod)
             return
         pod.reported = status
+        pod.reported_key = key
 
     def _forget(self, pod: SimPod) -> None:
         self._pods.pop((pod.namespace, pod.name), None)
