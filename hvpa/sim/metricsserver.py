@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from functools import lru_cache
 
 from hvpa.quantity import format_bytes, format_cpu
 from hvpa.sim.apiserver import Metrics
@@ -21,6 +22,19 @@ from hvpa.sim.load import ContainerUsage
 from hvpa.sim.pods import SimPod
 
 __all__ = ["ContainerSample", "MetricsServer"]
+
+
+@lru_cache(maxsize=8192, typed=True)
+def _cpu_text(millicores: int) -> str:
+    """format_cpu, once per value: every pod's usage is spelled at every window, and the
+    same few hundred values recur (the API server's Metrics caches its parse the same way)."""
+    return format_cpu(millicores)
+
+
+@lru_cache(maxsize=8192, typed=True)
+def _memory_text(count: int) -> str:
+    """format_bytes, once per value (see _cpu_text)."""
+    return format_bytes(count)
 
 
 @dataclass(frozen=True, slots=True)
@@ -71,8 +85,8 @@ class MetricsServer:
                 key[1],
                 {
                     name: {
-                        "cpu": format_cpu(sample.cpu_millicores),
-                        "memory": format_bytes(sample.memory_bytes),
+                        "cpu": _cpu_text(sample.cpu_millicores),
+                        "memory": _memory_text(sample.memory_bytes),
                     }
                     for name, sample in samples.items()
                 },
@@ -90,7 +104,7 @@ class MetricsServer:
         for node, (cpu, memory) in sorted(per_node.items()):
             self._metrics.set_node_metrics(
                 node,
-                {"cpu": format_cpu(round(cpu)), "memory": format_bytes(round(memory))},
+                {"cpu": _cpu_text(round(cpu)), "memory": _memory_text(round(memory))},
                 window_seconds=self.resolution_seconds,
             )
         self._nodes = set(per_node)

@@ -48,6 +48,19 @@ def _quantity(value: Value) -> str:
         raise ValueError(f"{value!r} is not a quantity") from error
 
 
+@lru_cache(maxsize=1024)
+def _time_text(seconds: float) -> str:
+    """format_time, once per second of the clock: every PodMetrics of a read is stamped
+    with the same now and, within a metrics window, the same timestamp."""
+    return format_time(seconds)
+
+
+@lru_cache(maxsize=64, typed=True)
+def _window_text(seconds: float) -> str:
+    """format_duration of a window length: one or two lengths recur at every read."""
+    return format_duration(seconds)
+
+
 @dataclass(frozen=True, slots=True)
 class _Usage:
     usage: Any  # {container: {resource: quantity}} for pods, {resource: quantity} for nodes
@@ -239,15 +252,15 @@ class Metrics:
         metadata: dict[str, Any] = {"name": name}
         if namespace is not None:
             metadata["namespace"] = namespace
-        metadata["creationTimestamp"] = format_time(self._clock())
+        metadata["creationTimestamp"] = _time_text(self._clock())
         if labels:
             metadata["labels"] = dict(labels)
         return {
             "kind": kind,
             "apiVersion": "metrics.k8s.io/v1beta1",
             "metadata": metadata,
-            "timestamp": format_time(usage.timestamp),
-            "window": format_duration(usage.window_seconds),
+            "timestamp": _time_text(usage.timestamp),
+            "window": _window_text(usage.window_seconds),
         }
 
     # ------------------------------------------------------------------ custom.metrics.k8s.io
