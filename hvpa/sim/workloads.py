@@ -46,6 +46,7 @@ import hashlib
 import math
 from collections.abc import Callable
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Any, Final
 
 import orjson
@@ -86,11 +87,29 @@ def _scaled(value: Any, total: int, *, round_up: bool) -> int:
 def resolve_rolling_bounds(rolling: Any, replicas: int) -> tuple[int, int]:
     """(maxSurge, maxUnavailable) as the deployment controller resolves them."""
     rolling = rolling or {}
-    surge = _scaled(rolling.get("maxSurge", "25%"), replicas, round_up=True)
-    unavailable = _scaled(rolling.get("maxUnavailable", "25%"), replicas, round_up=False)
-    if surge == 0 and unavailable == 0:
-        unavailable = 1
-    return surge, min(unavailable, replicas)
+    surge, unavailable = rolling.get("maxSurge", "25%"), rolling.get("maxUnavailable", "25%")
+    if _hashable(surge) and _hashable(unavailable):
+        return _resolved_bounds(surge, unavailable, replicas)
+    return _resolve_bounds(surge, unavailable, replicas)
+
+
+def _hashable(value: Any) -> bool:
+    return isinstance(value, (str, int, float))
+
+
+@lru_cache(maxsize=1024, typed=True)
+def _resolved_bounds(surge: Any, unavailable: Any, replicas: int) -> tuple[int, int]:
+    """_resolve_bounds once per (maxSurge, maxUnavailable, replicas): the workload
+    controller resolves them for every Deployment at every tick, and they rarely move."""
+    return _resolve_bounds(surge, unavailable, replicas)
+
+
+def _resolve_bounds(surge: Any, unavailable: Any, replicas: int) -> tuple[int, int]:
+    max_surge = _scaled(surge, replicas, round_up=True)
+    max_unavailable = _scaled(unavailable, replicas, round_up=False)
+    if max_surge == 0 and max_unavailable == 0:
+        max_unavailable = 1
+    return max_surge, min(max_unavailable, replicas)
 
 
 @dataclass(frozen=True, slots=True)
@@ -139,6 +158,9 @@ class WorkloadController:
         self._pods = pods
         self._clock = clock
         self._seen: dict[WorkloadKey, tuple[int, dict[str, Any]]] = {}
+        # Per workload, the template hash of the version last synced: ((uid, resourceVersion),
+        # hash). A stored version never changes, so its template's hash does not either.
+        self._hashes: dict[WorkloadKey, tuple[tuple[str, str], str]] = {}
         self._replica_sets = ReplicaSets(objects)
         self.changes: list[WorkloadChange] = []
 
@@ -159,9 +181,24 @@ class WorkloadController:
         for pod in self._pods:
             if pod.workload not in live:
                 self._pods.delete(pod)
+        for gone in self._hashes.keys() - live:
+            del self._hashes[gone]
         self._replica_sets.collect(obj["metadata"]["uid"] for obj in deployments)
 
     # ------------------------------------------------------------------ common
+
+    def _template_hash(self, key: WorkloadKey, obj: dict[str, Any]) -> str:
+        """template_hash of `obj`'s template, hashed again only when the object's stored
+        version (uid and resourceVersion) moved: every workload is read at every tick, and
+        serializing and hashing its template each time was most of what a quiet tick did."""
+        metadata = obj["metadata"]
+        version = (str(metadata.get("uid")), str(metadata.get("resourceVersion")))
+        known = self._hashes.get(key)
+        if known is not None and known[0] == version:
+            return known[1]
+        hashed = template_hash(obj["spec"].get("template") or {})
+        self._hashes[key] = (version, hashed)
+        return hashed
 
     def _observe(self, key: WorkloadKey, spec: dict[str, Any]) -> None:
         replicas, template = int(spec.get("replicas", 1)), spec.get("template") or {}
@@ -258,7 +295,7 @@ class WorkloadController:
         if self._pods.pending(key):
             return key
         desired = int(spec.get("replicas", 1))
-        revision = template_hash(spec.get("template") or {})
+        revision = self._template_hash(key, obj)
         pods = self._pods.of(key)
         active = [p for p in pods if not p.deleting]
         new = [p for p in active if p.revision == revision]
@@ -281,7 +318,9 @@ class WorkloadController:
                     new.append(created)
 
         def delete(candidates: list[SimPod], count: int) -> int:
-            victims = sorted(candidates, key=_deletion_rank)[: max(count, 0)]
+            if count <= 0:
+                return 0
+            victims = sorted(candidates, key=_deletion_rank)[:count]
             for pod in victims:
                 self._pods.delete(pod)
             return len(victims)
@@ -371,7 +410,7 @@ class WorkloadController:
         if self._pods.pending(key):
             return key
         desired = int(spec.get("replicas", 1))
-        update_revision = f"{name}-{template_hash(spec.get('template') or {})}"
+        update_revision = f"{name}-{self._template_hash(key, obj)}"
         status = obj.get("status") or {}
         current_revision = str(status.get("currentRevision") or update_revision)
         ordered = spec.get("podManagementPolicy", "OrderedReady") != "Parallel"

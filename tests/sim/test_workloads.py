@@ -39,6 +39,35 @@ def test_template_hash_is_stable_and_changes_with_the_template() -> None:
     assert template_hash(other) != template_hash(template)
 
 
+def test_rolling_bounds_follow_the_replicas_and_values_they_are_resolved_for() -> None:
+    """resolve_rolling_bounds remembers its answers: each must stay the one for its inputs."""
+    rolling = {"maxSurge": "25%", "maxUnavailable": "25%"}
+    assert resolve_rolling_bounds(rolling, 4) == (1, 1)
+    assert resolve_rolling_bounds(rolling, 8) == (2, 2)
+    assert resolve_rolling_bounds({"maxSurge": "50%", "maxUnavailable": "25%"}, 8) == (4, 2)
+    assert resolve_rolling_bounds({"maxSurge": 3, "maxUnavailable": 0}, 8) == (3, 0)
+    assert resolve_rolling_bounds(rolling, 4) == (1, 1)
+
+
+@pytest.mark.parametrize("kind", ["Deployment", "StatefulSet"])
+def test_pods_follow_every_template_change_even_back_to_an_earlier_one(kind: str) -> None:
+    """The controller hashes a template again only when the object's resourceVersion moved:
+    each change (and one back to the first template) must still reach the next pods."""
+    resource = {"Deployment": "deployments", "StatefulSet": "statefulsets"}[kind]
+    key = DEPLOYMENT if kind == "Deployment" else STATEFULSET
+    m = model()
+    m.server.objects.create(resource, workload(kind, replicas=1))
+    m.run(30)
+    for cpu in ("600m", "700m", "500m"):
+        resize(m, resource, "web", cpu=cpu)
+        m.run(120)
+        template = m.server.objects.get(resource, "web")["spec"]["template"]
+        pods = [p for p in m.pods(key) if not p.deleting]
+        assert len(pods) == 1, cpu
+        assert pods[0].revision.endswith(template_hash(template)), cpu
+        assert pods[0].containers[0].size.request_cpu == int(cpu[:-1]), cpu
+
+
 def test_deployment_scales_pods_and_reports_status() -> None:
     m = model()
     m.server.objects.create("deployments", workload("Deployment", replicas=3))
