@@ -244,8 +244,14 @@ class SimPod:
         return self.deleting_since is not None
 
     def requests(self) -> tuple[int, int]:
-        """Total requested (millicores, bytes) over the containers, as they run."""
-        return _total(tuple(c.size for c in self.containers))
+        """Total requested (millicores, bytes) over the containers, as they run. One loop,
+        not _total's two passes over a tuple: the observer asks it of every pod at every tick."""
+        cpu = memory = 0
+        for container in self.containers:
+            size = container.size
+            cpu += size.request_cpu or 0
+            memory += size.request_memory or 0
+        return cpu, memory
 
     def held(self) -> tuple[int, int]:
         """What the pod holds on its node while a resize is pending or under way: the largest of

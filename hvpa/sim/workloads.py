@@ -136,14 +136,19 @@ def _deletion_rank(pod: SimPod) -> tuple[Any, ...]:
 
 
 def _revision_counts(pods: list[SimPod]) -> dict[str, RevisionCount]:
-    """The pods each revision keeps (not terminating), and how many of them are ready."""
-    counts: dict[str, RevisionCount] = {}
+    """The pods each revision keeps (not terminating), and how many of them are ready.
+    Counted in plain lists, one RevisionCount per revision at the end (not one per pod)."""
+    tallies: dict[str, list[int]] = {}
     for pod in pods:
-        if pod.deleting:
+        if pod.deleting_since is not None:
             continue
-        count = counts.get(pod.revision, RevisionCount(0, 0))
-        counts[pod.revision] = RevisionCount(count.replicas + 1, count.ready + int(pod.ready))
-    return counts
+        tally = tallies.get(pod.revision)
+        if tally is None:
+            tally = tallies[pod.revision] = [0, 0]
+        tally[0] += 1
+        if pod.ready_since is not None:
+            tally[1] += 1
+    return {revision: RevisionCount(kept, ready) for revision, (kept, ready) in tallies.items()}
 
 
 def _running_and_ready(pod: SimPod) -> bool:
@@ -270,19 +275,15 @@ class WorkloadController:
         self, obj: dict[str, Any], wanted: list[tuple[str, str, str]]
     ) -> list[dict[str, Any]]:
         """Conditions (type, status, reason) keeping lastTransitionTime while status holds."""
-        now = format_time(self._clock())
         before = {c.get("type"): c for c in (obj.get("status") or {}).get("conditions") or ()}
         result = []
         for kind, status, reason in wanted:
             old = before.get(kind)
             same = old is not None and old.get("status") == status
+            # The clock is formatted only for a transition: most ticks have none.
+            since = old.get("lastTransitionTime") if old and same else format_time(self._clock())
             result.append(
-                {
-                    "type": kind,
-                    "status": status,
-                    "reason": reason,
-                    "lastTransitionTime": old.get("lastTransitionTime") if old and same else now,
-                }
+                {"type": kind, "status": status, "reason": reason, "lastTransitionTime": since}
             )
         return result
 

@@ -87,3 +87,12 @@ def test_a_kill_is_a_new_key_even_at_the_same_restart_count() -> None:
     key = pod.status_key()
     pod.containers[0].last_termination = {"terminated": {"reason": "Error", "exitCode": 1}}
     assert pod.status_key() != key
+
+
+def test_requests_sum_every_container_as_it_runs_unset_as_zero() -> None:
+    pod = _pod()
+    pod.containers[1].size = ContainerSize("side", None, 2**20)
+    pod.containers[1].spec = ContainerSize("side", 999, 999)  # desired, not running yet
+    assert pod.requests() == (100, 2**27 + 2**20)
+    pod.containers[0].size = ContainerSize("app")
+    assert pod.requests() == (0, 2**20)

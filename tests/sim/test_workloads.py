@@ -6,7 +6,9 @@ from __future__ import annotations
 import pytest
 from sim_kit import container, model, resize, workload
 
-from hvpa.sim.workloads import resolve_rolling_bounds, template_hash
+from hvpa.sim.pods import SimPod
+from hvpa.sim.replicasets import RevisionCount
+from hvpa.sim.workloads import _revision_counts, resolve_rolling_bounds, template_hash
 
 DEPLOYMENT = ("Deployment", "default", "web")
 STATEFULSET = ("StatefulSet", "default", "web")
@@ -66,6 +68,30 @@ def test_pods_follow_every_template_change_even_back_to_an_earlier_one(kind: str
         assert len(pods) == 1, cpu
         assert pods[0].revision.endswith(template_hash(template)), cpu
         assert pods[0].containers[0].size.request_cpu == int(cpu[:-1]), cpu
+
+
+def test_revision_counts_keep_no_terminating_pod_and_count_the_ready() -> None:
+    def pod(name: str, revision: str, *, ready: bool, deleting: bool = False) -> SimPod:
+        return SimPod(
+            "default",
+            name,
+            name,
+            DEPLOYMENT,
+            revision,
+            0.0,
+            [],
+            ready_since=1.0 if ready else None,
+            deleting_since=2.0 if deleting else None,
+        )
+
+    pods = [
+        pod("a", "new", ready=True),
+        pod("b", "old", ready=True),
+        pod("c", "new", ready=False),
+        pod("d", "old", ready=True, deleting=True),
+        pod("e", "gone", ready=False, deleting=True),
+    ]
+    assert _revision_counts(pods) == {"new": RevisionCount(2, 1), "old": RevisionCount(1, 1)}
 
 
 def test_deployment_scales_pods_and_reports_status() -> None:
