@@ -274,8 +274,14 @@ class SimPod:
 
     @property
     def resizing(self) -> bool:
-        """A resize is pending or being applied."""
-        return any(c.desired != c.size for c in self.containers)
+        """A resize is pending or being applied. The kubelet asks of every pod at every tick,
+        and most run the size they ask for, often the very same ContainerSize: that is
+        checked first, before comparing the sizes' fields."""
+        for container in self.containers:
+            desired = container.spec or container.allocated or container.size
+            if desired is not container.size and desired != container.size:
+                return True
+        return False
 
     def status_key(self) -> tuple[Any, ...]:
         """Every field `status()` reads, as one comparable value: an equal key means an equal

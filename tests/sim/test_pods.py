@@ -96,3 +96,16 @@ def test_requests_sum_every_container_as_it_runs_unset_as_zero() -> None:
     assert pod.requests() == (100, 2**27 + 2**20)
     pod.containers[0].size = ContainerSize("app")
     assert pod.requests() == (0, 2**20)
+
+
+def test_resizing_compares_the_desired_size_with_the_running_one_by_value() -> None:
+    pod = _pod()
+    assert not pod.resizing
+    running = pod.containers[1].size
+    pod.containers[1].spec = replace(running)  # an equal size, another object
+    assert not pod.resizing
+    pod.containers[1].spec = replace(running, request_cpu=300)
+    assert pod.resizing
+    pod.containers[1].spec = None
+    pod.containers[1].allocated = replace(running, limit_memory=2**29)  # admitted, not applied
+    assert pod.resizing
