@@ -259,14 +259,18 @@ class SimPod:
         kubelet has started has only its desired size."""
         if self.started_at is None:
             return self.desired_requests()
-        cpu = sum(
-            max(s.request_cpu or 0 for s in (c.size, c.admitted, c.desired))
-            for c in self.containers
-        )
-        memory = sum(
-            max(s.request_memory or 0 for s in (c.size, c.admitted, c.desired))
-            for c in self.containers
-        )
+        cpu = memory = 0
+        for container in self.containers:
+            size = container.size
+            admitted = container.allocated or size
+            desired = container.spec or admitted
+            if admitted is size and desired is size:
+                # Not resizing (the scheduler asks every pod at every tick; most are not).
+                cpu += size.request_cpu or 0
+                memory += size.request_memory or 0
+                continue
+            cpu += max(s.request_cpu or 0 for s in (size, admitted, desired))
+            memory += max(s.request_memory or 0 for s in (size, admitted, desired))
         return cpu, memory
 
     def desired_requests(self) -> tuple[int, int]:

@@ -109,3 +109,15 @@ def test_resizing_compares_the_desired_size_with_the_running_one_by_value() -> N
     pod.containers[1].spec = None
     pod.containers[1].allocated = replace(running, limit_memory=2**29)  # admitted, not applied
     assert pod.resizing
+
+
+def test_a_started_pod_holds_the_largest_of_its_sizes_per_container() -> None:
+    pod = _pod()
+    pod.started_at = 1.0
+    assert pod.held() == (200, 2**27 + 2**27)
+    app = pod.containers[0]
+    app.allocated = replace(app.size, request_cpu=300)  # admitted, not applied yet
+    app.spec = replace(app.size, request_memory=2**26, request_cpu=250)  # asked for after
+    assert pod.held() == (300 + 100, 2**27 + 2**27)
+    pod.containers[1].spec = replace(pod.containers[1].size, request_memory=2**29)
+    assert pod.held() == (300 + 100, 2**27 + 2**29)
