@@ -14,7 +14,7 @@ import pytest
 from prometheus_client import CollectorRegistry
 
 from hvpa.controller.manager import Manager
-from hvpa.kube.client import KubeClient, client_from_kubeconfig
+from hvpa.kube.client import KubeClient
 from hvpa.kube.metrics import KubeMetrics
 from hvpa.server import Server
 from hvpa.settings import ControllerSettings, ServerSettings, WebhookSettings
@@ -31,15 +31,6 @@ def free_port() -> int:
 async def apiserver() -> AsyncIterator[ApiServer]:
     async with ApiServer(seed=1) as server:
         yield server
-
-
-@pytest.fixture
-async def client(apiserver: ApiServer) -> AsyncIterator[KubeClient]:
-    kube = await client_from_kubeconfig(
-        metrics=KubeMetrics(CollectorRegistry()), path=str(apiserver.kubeconfig_path)
-    )
-    async with kube:
-        yield kube
 
 
 async def listening(client: KubeClient, *, dry_run: bool = False, max_bytes: int = 4096) -> Server:

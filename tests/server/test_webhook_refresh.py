@@ -16,7 +16,7 @@ from prometheus_client import CollectorRegistry
 
 from hvpa.controller.manager import Manager
 from hvpa.controller.webhooks import WebhookClient, WebhookConfiguration
-from hvpa.kube.client import KubeClient, client_from_kubeconfig
+from hvpa.kube.client import KubeClient
 from hvpa.kube.metrics import KubeMetrics
 from hvpa.server.webhook_tls import WebhookTls
 from hvpa.settings import ControllerSettings
@@ -47,15 +47,6 @@ async def apiserver() -> AsyncIterator[ApiServer]:
             "mutatingwebhookconfigurations", {"metadata": {"name": "hvpa"}, "webhooks": []}
         )
         yield server
-
-
-@pytest.fixture
-async def client(apiserver: ApiServer) -> AsyncIterator[KubeClient]:
-    kube = await client_from_kubeconfig(
-        metrics=KubeMetrics(CollectorRegistry()), path=str(apiserver.kubeconfig_path)
-    )
-    async with kube:
-        yield kube
 
 
 @pytest.fixture
