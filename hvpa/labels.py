@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Final
 
 __all__ = ["LabelSelector", "Requirement", "SelectorError"]
@@ -73,6 +73,16 @@ class LabelSelector:
 
     requirements: tuple[Requirement, ...] = ()
     nothing: bool = False
+    # (key, values) of each `key=value` and `key in (...)` requirement: a label matched must
+    # carry one of the values, so an index by label value narrows the search to them. Made
+    # once: the store and the shared PodMetrics read it at every query.
+    anchors: tuple[tuple[str, tuple[str, ...]], ...] = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        anchors = tuple(
+            (r.key, r.values) for r in self.requirements if r.operator in ("In", "Equals")
+        )
+        object.__setattr__(self, "anchors", anchors)
 
     def matches(self, labels: Mapping[str, str]) -> bool:
         if self.nothing:
@@ -82,12 +92,6 @@ class LabelSelector:
     @property
     def empty(self) -> bool:
         return not self.requirements and not self.nothing
-
-    @property
-    def anchors(self) -> tuple[tuple[str, tuple[str, ...]], ...]:
-        """(key, values) of each `key=value` and `key in (...)` requirement: a label matched
-        must carry one of the values, so an index by label value narrows the search to them."""
-        return tuple((r.key, r.values) for r in self.requirements if r.operator in ("In", "Equals"))
 
     def __str__(self) -> str:
         """The string form, requirements sorted by key, as apimachinery's

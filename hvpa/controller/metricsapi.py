@@ -123,7 +123,7 @@ T = TypeVar("T")
 
 
 class _TypeMeta(msgspec.Struct, rename="camel"):
-    """What an answer says it is: only the list asked for is read for its items.
+    """What an answer says it is: any kind but the list asked for is refused, whatever it holds.
 
     The HPA controller's metrics clients decode an answer by its kind, so
     anything but the list they asked for (a PodList, a Status, an empty
@@ -247,15 +247,15 @@ def _checked_list(
 ) -> list[T]:
     """The items of a list answer that is the list asked for; RecordError for anything else.
 
-    Read in one pass. An answer that does not decode is read again as before
-    the one pass, what it says it is first, so that its error stays the one a
-    reading reports: the wrong kind's RecordError, or the items' own error."""
+    Read in one pass. For an answer that does not decode, what it says it is
+    is read first, so that its error stays the one a reading reports: the
+    wrong kind's RecordError, else the items' own error."""
     api_version = "/".join(api)
     try:
         answer = decode(body)
     except msgspec.DecodeError:
         _check_kind(_decode_type(body), kind, api_version)
-        return decode(body).items or []
+        raise
     _check_kind(answer, kind, api_version)
     return answer.items or []
 

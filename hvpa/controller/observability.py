@@ -100,10 +100,7 @@ class ControllerMetrics:
         self.max_concurrent.labels(controller).set(max_workers)
 
     def reconciled(self, result: str, seconds: float) -> None:
-        total = self._totals.get(result)
-        if total is None:
-            total = self._totals[result] = self.reconcile_total.labels(self.controller, result)
-        total.inc()
+        self._totals[result].inc()
         self._time.observe(seconds)
         if result == "error":
             self._errors.inc()

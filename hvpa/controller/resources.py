@@ -28,6 +28,7 @@ from hvpa.api.parts import SpecPart, join_parts, parse_spec_part, parse_status_p
 from hvpa.api.resource import GROUP as HVPA_GROUP
 from hvpa.api.resource import Hvpa
 from hvpa.api.spec import LabelSelectorSpec
+from hvpa.engine.memo import ByIdentity
 from hvpa.engine.rewrites import RESUME_ANNOTATION
 from hvpa.kube.resources import Resource
 from hvpa.labels import LabelSelector, SelectorError
@@ -340,28 +341,20 @@ OWNED_VPAS: Final[Resource[VpaObjectWire, VpaObject]] = Resource(
 )
 
 
-# Parsed `spec.vpa.selector`s by the identity of the spec's selector, which it keeps alive
-# (so its id is not reused while it is here): a spec is parsed once per content and shared by
-# the records of that content, so every reconcile of an Hvpa asked with the same object, and
-# parsed it again each time (0.8 % of the controller's samples in the envelope's window).
-_vpa_selectors: dict[int, tuple[LabelSelectorSpec, LabelSelector | None]] = {}
-# Past this many, the table starts afresh: Hvpas edited or gone leave entries behind.
-_VPA_SELECTORS_LIMIT: Final = 65_536
+def _parsed_or_none(selector: LabelSelectorSpec) -> LabelSelector | None:
+    try:
+        return selector.parse()
+    except SelectorError:
+        return None
+
+
+# Parsed once per spec selector object: a spec is parsed once per content and shared by the
+# records of that content, so every reconcile of an Hvpa asks with the same object, and it was
+# parsed again each time (0.8 % of the controller's samples in the envelope's window).
+_vpa_selectors: Final = ByIdentity(_parsed_or_none)
 
 
 def vpa_selector(hvpa: Hvpa) -> LabelSelector | None:
     """`spec.vpa.selector` as a selector; None when unset or unreadable (validation reports it)."""
     selector = hvpa.spec.vpa.selector
-    if selector is None:
-        return None
-    kept = _vpa_selectors.get(id(selector))
-    if kept is not None and kept[0] is selector:
-        return kept[1]
-    try:
-        parsed: LabelSelector | None = selector.parse()
-    except SelectorError:
-        parsed = None
-    if len(_vpa_selectors) >= _VPA_SELECTORS_LIMIT:
-        _vpa_selectors.clear()
-    _vpa_selectors[id(selector)] = (selector, parsed)
-    return parsed
+    return None if selector is None else _vpa_selectors(selector)
