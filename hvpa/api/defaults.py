@@ -34,6 +34,7 @@ __all__ = [
     "DEFAULT_STRATEGY",
     "DEFAULT_UPDATE_MODE",
     "apply_defaults",
+    "default_spec",
 ]
 
 DEFAULT_STRATEGY: Final = "Weighted"
@@ -75,10 +76,11 @@ def apply_defaults(hvpa: Hvpa) -> Hvpa:
     scale-down stabilization stays unset: the engine reads the HPA template's then, so one
     setting is not shadowed by a default of the other's).
     """
-    return replace(hvpa, spec=_spec(hvpa.spec))
+    return replace(hvpa, spec=default_spec(hvpa.spec))
 
 
-def _spec(spec: HvpaSpec) -> HvpaSpec:
+def default_spec(spec: HvpaSpec) -> HvpaSpec:
+    """The spec with its defaults (all apply_defaults reads of an Hvpa)."""
     hpa = _hpa(spec.hpa, with_default_metric=spec.cluster_proportional is None)
     template_spec = hpa.template.spec
     low = template_spec.min_replicas if template_spec is not None else None

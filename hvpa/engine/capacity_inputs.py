@@ -77,11 +77,6 @@ def capacity_problem(spec: HvpaSpec) -> str:
     return ""
 
 
-def capacity_params(spec: CapacitySpec) -> CapacityParams:
-    """`spec.capacity` in the engine's units, once per spec object (memo.py)."""
-    return _capacity_params(spec)
-
-
 def _read_params(spec: CapacitySpec) -> CapacityParams:
     base = spec.base_resources_per_replica
     overhead = amounts(base.cpu, base.memory) if base is not None else NO_RESOURCES
@@ -106,7 +101,8 @@ def _read_params(spec: CapacitySpec) -> CapacityParams:
     )
 
 
-_capacity_params: Final = ByIdentity(_read_params)
+# `spec.capacity` in the engine's units, once per spec object (memo.py).
+capacity_params: Final = ByIdentity(_read_params)
 
 
 def _sized(

@@ -30,8 +30,11 @@ from typing import Final
 
 import msgspec
 
-from hvpa.api import apply_defaults
-from hvpa.api.defaults import CAPACITY_IN_PLACE_RESIZE_TOLERANCE_PERCENT, DEFAULT_MIN_REPLICAS
+from hvpa.api.defaults import (
+    CAPACITY_IN_PLACE_RESIZE_TOLERANCE_PERCENT,
+    DEFAULT_MIN_REPLICAS,
+    default_spec,
+)
 from hvpa.api.proportional import ProportionalError
 from hvpa.api.resource import Hvpa
 from hvpa.api.spec import HpaTemplateSpec, HvpaSpec
@@ -467,11 +470,6 @@ def _in_place_gates(
     )
 
 
-def _spec_defaults(spec: HvpaSpec) -> HvpaSpec:
-    """The spec with its defaults: apply_defaults reads nothing of an Hvpa but its spec."""
-    return apply_defaults(Hvpa(spec=spec)).spec
-
-
 def _spec_in_place_band(spec: HvpaSpec) -> HvpaSpec:
     capacity = spec.capacity
     assert capacity is not None
@@ -482,7 +480,7 @@ def _spec_in_place_band(spec: HvpaSpec) -> HvpaSpec:
 
 
 # Derived from the spec alone, once per spec object (memo.py).
-_defaulted: Final = ByIdentity(_spec_defaults)
+_defaulted: Final = ByIdentity(default_spec)
 _in_place_banded: Final = ByIdentity(_spec_in_place_band)
 _gate_settings: Final = ByIdentity(gate_settings)
 

@@ -90,7 +90,7 @@ AVERAGE_VALUE_MARGIN_PERCENT: Final = 15
 
 # The resources whose reading is a rate averaged over the metrics window (metrics-server derives
 # CPU from cumulative counters); memory is the working set at the window's end, whole at once.
-RATE_RESOURCES: Final = frozenset({CPU})
+RATE_RESOURCES: Final = (CPU,)
 
 # A sample's amount of each resource, read by attribute: a decision reads every kept sample
 # several times over (the newest, the percentiles, the down window, the demands kept), about
@@ -253,7 +253,7 @@ def rise_begins(usage: Sequence[Sample], tolerance: Fraction) -> frozenset[str]:
     """
     ordered = sorted(usage, key=_sample_time)
     begun: set[str] = set()
-    for resource in sorted(RATE_RESOURCES):
+    for resource in RATE_RESOURCES:
         values = _amounts_of(resource, ordered)
         if len(values) < 2 or not _rose(values[-2], values[-1], tolerance):
             continue

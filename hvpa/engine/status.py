@@ -11,8 +11,7 @@ restarted controller decides as if it had never stopped.
 from __future__ import annotations
 
 from datetime import UTC, datetime
-from functools import lru_cache
-from typing import Final, cast
+from typing import cast
 
 from msgspec.structs import replace
 
@@ -57,27 +56,13 @@ __all__ = [
 ]
 
 
-# How many samples each direction of the conversion (and the times) remembers: the usage and
-# demand histories of a few dozen Capacity Hvpas (a 600 s window of 15 s
-# readings is 40 usage samples), about 1 MB each way when full.
-_SAMPLES_REMEMBERED: Final = 4096
-
-
 def _seconds(moment: datetime) -> float:
     return moment.timestamp()
 
 
 def _moment(seconds: float) -> datetime:
     """A time as metav1.Time keeps it: whole seconds, UTC."""
-    return _whole_second(int(seconds))
-
-
-@lru_cache(maxsize=_SAMPLES_REMEMBERED)
-def _whole_second(seconds: int) -> datetime:
-    """Remembered: every decision writes back the times of the history it keeps (the
-    recommendations, scale events and samples of the last minutes), all but its own
-    unchanged, and a datetime is immutable."""
-    return datetime.fromtimestamp(seconds, UTC)
+    return datetime.fromtimestamp(int(seconds), UTC)
 
 
 def read_conditions(status: HvpaStatus | None) -> tuple[Condition, ...]:
@@ -299,23 +284,10 @@ def read_scale_times(status: HvpaStatus | None) -> dict[str, float | None] | Non
     return times
 
 
-@lru_cache(maxsize=_SAMPLES_REMEMBERED, typed=True)
-def _read_sample(seconds: float, cpu: Quantity | None, memory: Quantity | None) -> Sample:
-    """One kept sample in the engine's units, remembered by its value as written.
-
-    Each decision reads back the samples the previous one wrote, all but the
-    newest unchanged, so parsing them again would be most of the reading.
-    Keyed by the POSIX seconds (all a Sample keeps of the time; a float hashes
-    faster than an aware datetime, new with every status decoded) and the
-    quantities as written. `typed`: an integer and a float that compare equal
-    are remembered apart, so a value is only ever reused for the very
-    spelling it was parsed from.
-    """
-    return Sample(seconds, amounts(cpu, memory))
-
-
 def _samples(written: tuple[ResourceSample, ...] | None) -> tuple[Sample, ...]:
-    return tuple(_read_sample(_seconds(s.time), s.cpu, s.memory) for s in written or () if s.time)
+    return tuple(
+        Sample(_seconds(s.time), amounts(s.cpu, s.memory)) for s in written or () if s.time
+    )
 
 
 def read_demand_history(status: HvpaStatus | None) -> DemandHistory:
@@ -327,19 +299,15 @@ def read_demand_history(status: HvpaStatus | None) -> DemandHistory:
     return DemandHistory(_samples(history.usage), _samples(history.demands), since)
 
 
-@lru_cache(maxsize=_SAMPLES_REMEMBERED, typed=True)
-def _write_sample(time: float, cpu: int | None, memory: int | None) -> ResourceSample:
-    """One sample as the status keeps it, remembered by its value: a decision writes
-    back every sample it keeps, all but the newest as the previous one wrote them."""
-    return ResourceSample(
-        time=_moment(time),
-        cpu=None if cpu is None else format_amount(CPU, cpu),
-        memory=None if memory is None else format_amount(MEMORY, memory),
-    )
-
-
 def _written(samples: tuple[Sample, ...]) -> tuple[ResourceSample, ...]:
-    return tuple(_write_sample(s.time, s.amounts.cpu, s.amounts.memory) for s in samples)
+    return tuple(
+        ResourceSample(
+            time=_moment(s.time),
+            cpu=None if s.amounts.cpu is None else format_amount(CPU, s.amounts.cpu),
+            memory=None if s.amounts.memory is None else format_amount(MEMORY, s.amounts.memory),
+        )
+        for s in samples
+    )
 
 
 def _with_demand_history(history: History, kept: DemandHistory) -> History:

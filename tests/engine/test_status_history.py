@@ -1,10 +1,8 @@
-"""The status a decision reads back and writes (hvpa/engine/status.py): its remembered conversions.
+"""The samples a decision reads back from its status and writes (hvpa/engine/status.py).
 
 Each decision reads the usage and demand samples the previous one wrote and
-writes them back, all but the newest unchanged, so status.py remembers each
-sample's conversion by its value. These tests pin what the memory must never
-do: hand one spelling's value to another that merely compares equal, or one
-sample's text to another sample.
+writes them back: a quantity is read as its own spelling (not as another
+that merely compares equal), and each sample is written as itself.
 """
 
 from __future__ import annotations
@@ -33,7 +31,7 @@ def _usage(memory: int | float) -> HvpaStatus:
 
 
 def test_an_integer_and_an_equal_float_are_read_each_as_its_own_spelling() -> None:
-    assert float(EXACT) == EXACT  # why a memory keyed by value alone would mix them up
+    assert float(EXACT) == EXACT  # equal as values, yet different quantities
     as_int = read_demand_history(_usage(EXACT)).usage[0].amounts.memory
     as_float = read_demand_history(_usage(float(EXACT))).usage[0].amounts.memory
     again = read_demand_history(_usage(EXACT)).usage[0].amounts.memory
@@ -64,4 +62,3 @@ def test_samples_that_differ_in_any_field_are_written_each_as_itself() -> None:
         (45, "1.5", "1Gi"),
         (46, "1.5", None),
     ]
-    assert _written(samples[0]) == written[0]

@@ -62,6 +62,7 @@ from hvpa.engine.horizontal.metric_types import (
 )
 from hvpa.engine.horizontal.proportional import ProportionalInput, cluster_proportional_replicas
 from hvpa.engine.horizontal.replica_calculator import ReplicaCalculator, Tolerances
+from hvpa.engine.memo import SPECS_REMEMBERED
 from hvpa.engine.metrics import MetricError, MetricReadings
 from hvpa.engine.settings import Settings
 from hvpa.labels import LabelSelector, SelectorError
@@ -534,10 +535,11 @@ def _selector_problem(selector: LabelSelector) -> tuple[str, str] | None:
     return None
 
 
-@lru_cache(maxsize=1024)
+@lru_cache(maxsize=SPECS_REMEMBERED)
 def _unparsable(text: str) -> str | None:
     """Why a selector's string form does not parse, or None; remembered per string, as a
-    target's selector is the same at every decision."""
+    target's selector is the same at every decision (one string per Hvpa with an HPA side,
+    so as many as memo.py remembers specs)."""
     try:
         LabelSelector.parse(text)
     except SelectorError as error:

@@ -19,7 +19,6 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
-from functools import lru_cache
 from typing import Final, Protocol
 
 from hvpa.quantity import format_human_resource, parse_milli
@@ -177,15 +176,8 @@ def policies_from_spec(policies: Sequence[ContainerPolicySpec]) -> tuple[VpaCont
     )
 
 
-# Explanation lines describe the same few sizes (requests, limits, targets) at every decision.
-_DESCRIBED: Final = 1024
-
-
-@lru_cache(maxsize=_DESCRIBED)
 def describe(resources: Resources) -> str:
-    """`cpu 500m, memory 641Mi` for explanation lines; `none` when nothing is set.
-
-    Remembered by value: Resources holds integers only, so equal is identical."""
+    """`cpu 500m, memory 641Mi` for explanation lines; `none` when nothing is set."""
     parts = [
         f"{resource} {format_human_resource(resource, amount)}"
         for resource in RESOURCES
