@@ -411,9 +411,8 @@ def _amounts(size: ContainerSize, part: str) -> dict[str, str]:
 
 @lru_cache(maxsize=4096)
 def _formatted_amounts(size: ContainerSize, part: str) -> tuple[tuple[str, str], ...]:
-    """A size's requests or limits as the API writes them, formatted once per size: every
-    pod's status is rebuilt at every tick to see whether it changed, and formatting the
-    quantities was most of that."""
+    """A size's requests or limits as the API writes them, formatted once per size: a pod's
+    status is built again whenever its status_key moves, mostly with the sizes it had."""
     cpu, memory = getattr(size, f"{part}_cpu"), getattr(size, f"{part}_memory")
     out = []
     if cpu is not None:
@@ -425,7 +424,8 @@ def _formatted_amounts(size: ContainerSize, part: str) -> tuple[tuple[str, str],
 
 @lru_cache(maxsize=4096)
 def _time_text(seconds: float) -> str:
-    """format_time, once per start time: a pod's status at every tick repeats its own."""
+    """format_time, once per start time: a pod's status, built again whenever its status_key
+    moves, repeats its own."""
     return format_time(seconds)
 
 

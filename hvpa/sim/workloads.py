@@ -46,7 +46,6 @@ import hashlib
 import math
 from collections.abc import Callable
 from dataclasses import dataclass
-from functools import lru_cache
 from typing import Any, Final
 
 import orjson
@@ -87,29 +86,11 @@ def _scaled(value: Any, total: int, *, round_up: bool) -> int:
 def resolve_rolling_bounds(rolling: Any, replicas: int) -> tuple[int, int]:
     """(maxSurge, maxUnavailable) as the deployment controller resolves them."""
     rolling = rolling or {}
-    surge, unavailable = rolling.get("maxSurge", "25%"), rolling.get("maxUnavailable", "25%")
-    if _hashable(surge) and _hashable(unavailable):
-        return _resolved_bounds(surge, unavailable, replicas)
-    return _resolve_bounds(surge, unavailable, replicas)
-
-
-def _hashable(value: Any) -> bool:
-    return isinstance(value, (str, int, float))
-
-
-@lru_cache(maxsize=1024, typed=True)
-def _resolved_bounds(surge: Any, unavailable: Any, replicas: int) -> tuple[int, int]:
-    """_resolve_bounds once per (maxSurge, maxUnavailable, replicas): the workload
-    controller resolves them for every Deployment at every tick, and they rarely move."""
-    return _resolve_bounds(surge, unavailable, replicas)
-
-
-def _resolve_bounds(surge: Any, unavailable: Any, replicas: int) -> tuple[int, int]:
-    max_surge = _scaled(surge, replicas, round_up=True)
-    max_unavailable = _scaled(unavailable, replicas, round_up=False)
-    if max_surge == 0 and max_unavailable == 0:
-        max_unavailable = 1
-    return max_surge, min(max_unavailable, replicas)
+    surge = _scaled(rolling.get("maxSurge", "25%"), replicas, round_up=True)
+    unavailable = _scaled(rolling.get("maxUnavailable", "25%"), replicas, round_up=False)
+    if surge == 0 and unavailable == 0:
+        unavailable = 1
+    return surge, min(unavailable, replicas)
 
 
 @dataclass(frozen=True, slots=True)
@@ -140,13 +121,13 @@ def _revision_counts(pods: list[SimPod]) -> dict[str, RevisionCount]:
     Counted in plain lists, one RevisionCount per revision at the end (not one per pod)."""
     tallies: dict[str, list[int]] = {}
     for pod in pods:
-        if pod.deleting_since is not None:
+        if pod.deleting:
             continue
         tally = tallies.get(pod.revision)
         if tally is None:
             tally = tallies[pod.revision] = [0, 0]
         tally[0] += 1
-        if pod.ready_since is not None:
+        if pod.ready:
             tally[1] += 1
     return {revision: RevisionCount(kept, ready) for revision, (kept, ready) in tallies.items()}
 

@@ -41,16 +41,6 @@ def test_template_hash_is_stable_and_changes_with_the_template() -> None:
     assert template_hash(other) != template_hash(template)
 
 
-def test_rolling_bounds_follow_the_replicas_and_values_they_are_resolved_for() -> None:
-    """resolve_rolling_bounds remembers its answers: each must stay the one for its inputs."""
-    rolling = {"maxSurge": "25%", "maxUnavailable": "25%"}
-    assert resolve_rolling_bounds(rolling, 4) == (1, 1)
-    assert resolve_rolling_bounds(rolling, 8) == (2, 2)
-    assert resolve_rolling_bounds({"maxSurge": "50%", "maxUnavailable": "25%"}, 8) == (4, 2)
-    assert resolve_rolling_bounds({"maxSurge": 3, "maxUnavailable": 0}, 8) == (3, 0)
-    assert resolve_rolling_bounds(rolling, 4) == (1, 1)
-
-
 @pytest.mark.parametrize("kind", ["Deployment", "StatefulSet"])
 def test_pods_follow_every_template_change_even_back_to_an_earlier_one(kind: str) -> None:
     """The controller hashes a template again only when the object's resourceVersion moved:

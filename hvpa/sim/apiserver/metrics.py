@@ -50,7 +50,7 @@ def _quantity(value: Value) -> str:
 
 @lru_cache(maxsize=1024)
 def _time_text(seconds: float) -> str:
-    """format_time, once per second of the clock: every PodMetrics of a read is stamped
+    """format_time, once per reading of the clock: every PodMetrics of a read is stamped
     with the same now and, within a metrics window, the same timestamp."""
     return format_time(seconds)
 

@@ -27,7 +27,6 @@ import socket
 import tempfile
 import time
 from collections.abc import Callable, Iterable, Mapping
-from functools import lru_cache
 from pathlib import Path
 from types import TracebackType
 from typing import Any, Final
@@ -168,7 +167,7 @@ class ApiServer:
         """`Date` from the server's clock, as kube-apiserver's comes from its machine's
         (aiohttp would stamp the machine's, which is not the simulated cluster's)."""
         del request
-        response.headers["Date"] = _http_date(self._clock())
+        response.headers["Date"] = email.utils.formatdate(self._clock(), usegmt=True)
 
     async def stop(self) -> None:
         runner, self._runner = self._runner, None
@@ -222,11 +221,3 @@ class ApiServer:
     @property
     def open_watches(self) -> int:
         return len(self._watches)
-
-
-@lru_cache(maxsize=64)
-def _http_date(seconds: float) -> str:
-    """formatdate, once per reading of the clock: virtual time stands still while the loop
-    has work, so the responses of one instant share one reading (keyed by the exact float,
-    since formatdate rounds the microseconds, not the seconds)."""
-    return email.utils.formatdate(seconds, usegmt=True)

@@ -10,8 +10,8 @@ from hvpa.sim.apiserver import ApiServer
 
 
 async def test_the_date_header_follows_the_server_clock_to_the_second() -> None:
-    """Date is the simulated cluster's time, read at each response (the server remembers
-    the spelling of recent readings: a moved clock must still move the header)."""
+    """Date is the simulated cluster's time, read at each response (aiohttp would stamp the
+    machine's), and follows the clock when it moves, back as well as on."""
     now = [1_700_000_000.0]
     async with (
         ApiServer(seed=7, clock=lambda: now[0]) as server,
