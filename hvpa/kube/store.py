@@ -135,24 +135,11 @@ class Store(Generic[R]):
 
     def _file(self, key: str, record: R) -> None:
         for name, func in self._indexers.items():
-            index = self._indexes[name]
-            for value in func(record):
-                keys = index.get(value)
-                if keys is None:
-                    index[value] = {key}
-                else:
-                    keys.add(key)
+            _add(self._indexes[name], func(record), key)
 
     def _unfile(self, key: str, record: R) -> None:
         for name, func in self._indexers.items():
-            index = self._indexes[name]
-            for value in func(record):
-                keys = index.get(value)
-                if keys is None:
-                    continue
-                keys.discard(key)
-                if not keys:
-                    del index[value]
+            _discard(self._indexes[name], func(record), key)
 
     # -- writing (the informer's) ------------------------------------------------
 
@@ -176,19 +163,8 @@ class Store(Generic[R]):
             if old_values == new_values:
                 continue
             index = self._indexes[name]
-            for value in old_values - new_values:
-                keys = index.get(value)
-                if keys is None:
-                    continue
-                keys.discard(key)
-                if not keys:
-                    del index[value]
-            for value in new_values - old_values:
-                keys = index.get(value)
-                if keys is None:
-                    index[value] = {key}
-                else:
-                    keys.add(key)
+            _discard(index, old_values - new_values, key)
+            _add(index, new_values - old_values, key)
         return old
 
     def delete(self, key: str) -> R | None:
@@ -326,3 +302,24 @@ def freeze_heap() -> None:
     """
     gc.collect()
     gc.freeze()
+
+
+def _add(index: dict[Hashable, set[str]], values: Iterable[Hashable], key: str) -> None:
+    """File `key` under each of `values`."""
+    for value in values:
+        keys = index.get(value)
+        if keys is None:
+            index[value] = {key}
+        else:
+            keys.add(key)
+
+
+def _discard(index: dict[Hashable, set[str]], values: Iterable[Hashable], key: str) -> None:
+    """Take `key` out from under each of `values`, dropping the sets it leaves empty."""
+    for value in values:
+        keys = index.get(value)
+        if keys is None:
+            continue
+        keys.discard(key)
+        if not keys:
+            del index[value]
