@@ -140,8 +140,8 @@ async def _controller(conn: Connection, kubeconfig: str, sync_period_seconds: fl
                         "stalls": lag.stalls,
                         "gc": pauses.pauses,
                         "gc_cpu": list(pauses.cpu),
-                        "gc_collections": list(pauses.collections),
-                        "gc_collected": list(pauses.collected),
+                        "gc_collections": [s["collections"] for s in gc.get_stats()],
+                        "gc_collected": [s["collected"] for s in gc.get_stats()],
                     }
                 )
             elif command[0] == "cpu":

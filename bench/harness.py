@@ -248,15 +248,14 @@ class LoopLag:
 
 class GcPauses:
     """The garbage collector's pauses over 20 ms in this process: (ended at, generation, seconds);
-    and all of its time and collections, by generation (what its share of the CPU is)."""
+    and all of its CPU time, by generation (what its share of the CPU is; how many collections
+    and what they found, gc.get_stats() keeps)."""
 
     def __init__(self) -> None:
         import gc
 
         self.pauses: list[tuple[float, int, float]] = []
         self.cpu = [0.0, 0.0, 0.0]  # the process's CPU time: the collector's own cost
-        self.collections = [0, 0, 0]
-        self.collected = [0, 0, 0]  # unreachable objects found: what each generation is for
         self._started = self._cpu_started = 0.0
         gc.callbacks.append(self._callback)
 
@@ -267,7 +266,5 @@ class GcPauses:
             return
         generation, took = info["generation"], now - self._started
         self.cpu[generation] += cpu - self._cpu_started
-        self.collections[generation] += 1
-        self.collected[generation] += info["collected"]
         if took > 0.02:
             self.pauses.append((now, generation, took))
