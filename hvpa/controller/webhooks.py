@@ -25,8 +25,9 @@ JSON merge patch with its resourceVersion: a 409 means someone else wrote
 it, and the next pass looks again). A pass that reads the resourceVersion it
 last found in line, and wants the same webhooks as then, stops there: the
 webhooks themselves are neither decoded nor compared (an edit by anyone
-gives the object a new resourceVersion, and is compared and put back). It is cluster-scoped and hvpa may read
-and patch only that one name (RBAC resourceNames).
+gives the object a new resourceVersion, and is compared and put back). It
+is cluster-scoped and hvpa may read and patch only that one name (RBAC
+resourceNames).
 """
 
 from __future__ import annotations
