@@ -278,13 +278,21 @@ def settle_and_measure(
     seconds: float,
     *,
     timeout: float,
+    settle_within: float | None = None,
 ) -> tuple[dict[str, Any], dict[str, Any], dict[str, Any], dict[str, Any]]:
     """Settle the controller, take the cluster's baseline, settle again, measure `seconds` of
     churn and triggers, and stop the controller: (settled, count before, measured, count
-    after). `timeout` bounds each settle; a fifth of it the measure's end and the stop."""
-    controller.ask(("settle", 2.0), timeout=timeout)
+    after). `timeout` bounds each settle; a fifth of it the measure's end and the stop.
+    `settle_within`: give each settle up after that long and measure anyway (`settled`
+    says so), for a controller that may never drain its queue."""
+    settle: tuple[Any, ...] = ("settle", 2.0)
+    if settle_within is not None:
+        settle = (*settle, settle_within)
+    controller.ask(settle, timeout=timeout)
     cluster.ask(("baseline",))
-    settled = controller.ask(("settle", 2.0), timeout=timeout)
+    settled = controller.ask(settle, timeout=timeout)
+    if not settled.get("settled", True):
+        note(f"  not settled after {settle_within:g} s: {settled['queued']:,} keys queued")
     note(f"  settled at {settled['rss'] / MB:.0f} MB; measuring for {seconds:.0f} s...")
     before = controller.ask(("count",))
     measured = cluster.ask(

@@ -4,8 +4,10 @@ Kept apart from bench_controller so the spawned process imports only what
 `hvpa run` imports (the controller, not the simulator or the API server):
 its RSS is then the controller's own.
 
-Commands: ("settle", seconds) waits until the work queue has been empty and
-no reconcile running for that long; ("count",) reports reconciles so far (all,
+Commands: ("settle", seconds[, within]) waits until the work queue has held no
+more keys than the resync adds in a tenth of a second for that long, or at
+most `within` seconds (then it reports `settled: False` and the keys still
+queued: a controller short of CPU never drains the resync's queue); ("count",) reports reconciles so far (all,
 and those that decided), the process's CPU time and its wait for a CPU, the
 work queue's adds, when each Hvpa was last decided, and RSS; ("cpu",) the
 process's CPU time and run delay alone; ("undecided",)
@@ -104,6 +106,8 @@ async def _controller(conn: Connection, kubeconfig: str, sync_period_seconds: fl
                 command = ("stop",)
             if command[0] == "settle":
                 quiet_since = None
+                give_up = time.perf_counter() + (command[2] if len(command) > 2 else float("inf"))
+                settled = True
                 while True:
                     await asyncio.sleep(0.1)
                     # No more keys waiting than the resync adds in a tenth of a second
@@ -119,7 +123,17 @@ async def _controller(conn: Connection, kubeconfig: str, sync_period_seconds: fl
                         quiet_since = now
                     elif now - quiet_since >= command[1]:
                         break
-                conn.send({"rss": rss_bytes(), **_counts(registry)})
+                    if now >= give_up:
+                        settled = False
+                        break
+                conn.send(
+                    {
+                        "rss": rss_bytes(),
+                        "settled": settled,
+                        "queued": len(manager.queue),
+                        **_counts(registry),
+                    }
+                )
             elif command[0] == "count":
                 # The probe's own pass over the registry (every Hvpa's series) is left out of
                 # the window: it ends before the pass and starts after it, for the profile
