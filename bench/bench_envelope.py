@@ -311,7 +311,8 @@ def _what_a_period_needs(
         ),
         Row.compared(
             "cores the controller needs to decide every Hvpa each sync period at that cost "
-            "(ref: one process's core)",
+            "(at most: with fewer decisions than a period asks, each carries more of the "
+            "churn's fixed cost; ref: one process's core)",
             hvpas / sync_period * per_decision,
             "cores",
             1.0,
