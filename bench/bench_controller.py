@@ -270,6 +270,19 @@ def wait_for_vpas(cluster: Child, hvpas: int, *, within: float, poll: float) -> 
         time.sleep(poll)
 
 
+def quiet_window(controller: Child, seconds: float) -> dict[str, float]:
+    """The controller's decisions and CPU seconds over `seconds` with no churn and no
+    trigger: what a decision costs the resync alone."""
+    first = controller.ask(("tally",))
+    time.sleep(seconds)
+    last = controller.ask(("tally",))
+    return {
+        "decisions": last["decisions"] - first["decisions"],
+        "cpu": last["cpu_before_pass"] - first["cpu"],
+        "seconds": seconds,
+    }
+
+
 def settle_and_measure(
     controller: Child,
     cluster: Child,
@@ -279,12 +292,15 @@ def settle_and_measure(
     *,
     timeout: float,
     settle_within: float | None = None,
+    quiet_seconds: float = 0.0,
 ) -> tuple[dict[str, Any], dict[str, Any], dict[str, Any], dict[str, Any]]:
     """Settle the controller, take the cluster's baseline, settle again, measure `seconds` of
     churn and triggers, and stop the controller: (settled, count before, measured, count
     after). `timeout` bounds each settle; a fifth of it the measure's end and the stop.
     `settle_within`: give each settle up after that long and measure anyway (`settled`
-    says so), for a controller that may never drain its queue."""
+    says so), for a controller that may never drain its queue. `quiet_seconds`: before the
+    churn, that long with none (the resync alone); `settled["quiet"]` then holds its
+    decisions and the controller's CPU seconds."""
     settle: tuple[Any, ...] = ("settle", 2.0)
     if settle_within is not None:
         settle = (*settle, settle_within)
@@ -294,6 +310,8 @@ def settle_and_measure(
     if not settled.get("settled", True):
         note(f"  not settled after {settle_within:g} s: {settled['queued']:,} keys queued")
     note(f"  settled at {settled['rss'] / MB:.0f} MB; measuring for {seconds:.0f} s...")
+    if quiet_seconds:
+        settled["quiet"] = quiet_window(controller, quiet_seconds)
     before = controller.ask(("count",))
     measured = cluster.ask(
         ("measure", churn, triggers_per_second, seconds), timeout=seconds + timeout / 5

@@ -10,7 +10,9 @@ most `within` seconds (then it reports `settled: False` and the keys still
 queued: a controller short of CPU never drains the resync's queue); ("count",) reports reconciles so far (all,
 and those that decided), the process's CPU time and its wait for a CPU, the
 work queue's adds, when each Hvpa was last decided, and RSS; ("cpu",) the
-process's CPU time and run delay alone; ("undecided",)
+process's CPU time and run delay alone; ("tally",) the decisions so far and
+the CPU time before and after the pass over the registry that counts them
+(outside the profiled window); ("undecided",)
 how many Hvpas have not been decided yet (cheap enough to poll while a restart
 is timed: no pass over the metrics registry); ("stop",) (or EOF) stops the
 Manager and reports the reconciles.
@@ -157,6 +159,12 @@ async def _controller(conn: Connection, kubeconfig: str, sync_period_seconds: fl
                         "gc_collections": [s["collections"] for s in gc.get_stats()],
                         "gc_collected": [s["collected"] for s in gc.get_stats()],
                     }
+                )
+            elif command[0] == "tally":
+                cpu_before_pass = time.process_time()
+                counts = _counts(registry)
+                conn.send(
+                    {**counts, "cpu_before_pass": cpu_before_pass, "cpu": time.process_time()}
                 )
             elif command[0] == "cpu":
                 conn.send({"cpu": time.process_time(), "run_delay": run_delay_seconds()})

@@ -3,35 +3,53 @@ the figures a reader compares with one core when the decision rate falls short."
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 
 from bench.bench_envelope import SETTLE_PERIODS, _what_a_period_needs
 
 
-def test_a_decision_dearer_than_one_cores_budget_is_not_met_and_says_the_cores_needed() -> None:
+def settled(*, quiet: dict[str, float] | None = None, **fields: Any) -> dict[str, Any]:
+    return {"settled": True, "queued": 0, **({"quiet": quiet} if quiet else {}), **fields}
+
+
+def test_a_decision_dearer_than_one_cores_budget_is_not_met() -> None:
     # 10,000 Hvpas every 15 s leave one core 1.5 ms a decision; 5,000 decisions in 10 CPU-s
-    # cost 2 ms each, so every Hvpa each period takes 10,000 / 15 * 2 ms = 1.33 cores.
-    per_decision, cores = _what_a_period_needs(
-        10_000, 15.0, 5_000, 10.0, {"settled": True, "queued": 3}
-    )
+    # cost 2 ms each, churn included.
+    (per_decision,) = _what_a_period_needs(10_000, 15.0, (5_000, 10.0, 30.0), settled())
     assert per_decision.value == pytest.approx(2.0)
     assert per_decision.reference == pytest.approx(1.5)
     assert per_decision.met is False
-    assert cores.value == pytest.approx(4 / 3)
-    assert cores.ratio == pytest.approx(0.75)
 
 
-def test_a_decision_within_the_budget_is_met() -> None:
-    rows = _what_a_period_needs(1_000, 15.0, 1_000, 1.0, {"settled": True, "queued": 0})
-    assert [row.met for row in rows] == [True, None]
-    assert rows[1].value == pytest.approx(1_000 / 15 * 0.001)
+def test_the_quiet_window_splits_a_decisions_own_cost_from_the_churns() -> None:
+    # The resync alone: 1,000 decisions in 1.2 CPU-s, 1.2 ms each. The window: 3,000
+    # decisions in 6 CPU-s over 20 s, so 6 - 3.6 = 2.4 CPU-s of churn, 12 % of a core.
+    # Every Hvpa each period: 10,000 / 15 * 1.2 ms = 0.8 cores, plus 0.12: 0.92, one core
+    # is enough; at 12,000 Hvpas 0.96 + 0.12 = 1.08 is not.
+    quiet = {"decisions": 1_000, "cpu": 1.2, "seconds": 15.0}
+    _, own, churn, cores = _what_a_period_needs(
+        10_000, 15.0, (3_000, 6.0, 20.0), settled(quiet=quiet)
+    )
+    assert own.value == pytest.approx(1.2)
+    assert churn.value == pytest.approx(12.0)
+    assert cores.value == pytest.approx(0.92)
+    assert cores.met is True
+    *_, more = _what_a_period_needs(12_000, 15.0, (3_000, 6.0, 20.0), settled(quiet=quiet))
+    assert more.value == pytest.approx(1.08)
+    assert more.met is False
 
 
 def test_a_settle_that_gave_up_says_how_many_keys_were_still_queued() -> None:
-    rows = _what_a_period_needs(10_000, 15.0, 5_000, 10.0, {"settled": False, "queued": 700})
+    rows = _what_a_period_needs(
+        10_000, 15.0, (5_000, 10.0, 30.0), settled(settled=False, queued=700)
+    )
     assert rows[-1].value == 700
     assert f"after {SETTLE_PERIODS} sync periods" in rows[-1].name
 
 
 def test_no_decision_gives_no_cost_rows() -> None:
-    assert _what_a_period_needs(10, 15.0, 0, 1.0, {"settled": True, "queued": 0}) == []
+    assert _what_a_period_needs(10, 15.0, (0, 1.0, 30.0), settled()) == []
+    quiet = {"decisions": 0, "cpu": 1.0, "seconds": 3.0}
+    assert len(_what_a_period_needs(10, 15.0, (5, 1.0, 30.0), settled(quiet=quiet))) == 1
