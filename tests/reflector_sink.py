@@ -25,3 +25,9 @@ class RecordingSink:
 
     def delete(self, key: str) -> None:
         self.objects.pop(key, None)
+
+    def get(self, key: str) -> Any:
+        return self.objects.get(key)
+
+    def renew(self, key: str, record: Any) -> None:
+        self.objects[key] = record

@@ -22,6 +22,8 @@ from hvpa.records import (
     decode_vpa,
     parse_time,
     pod_from_wire,
+    pod_wire_digest,
+    pod_with_version,
 )
 
 
@@ -539,3 +541,127 @@ def test_target_max_unavailable(kind: str, spec: dict[str, Any], expected: Any) 
         }
     )
     assert record.max_unavailable == expected
+
+
+# ---------------------------------------------------------------- renewing a pod's record
+
+
+def _wire(body: dict[str, Any]) -> PodWire:
+    return msgspec.json.decode(orjson.dumps(body), type=PodWire)
+
+
+def _churned(body: dict[str, Any]) -> None:
+    """What a kubelet writes most often: restart counts, probe results, IPs."""
+    body["metadata"]["resourceVersion"] = "99"
+    body["metadata"]["managedFields"] = [{"manager": "kubelet", "time": "2026-11-21T11:00:00Z"}]
+    body["status"]["podIP"] = "10.0.0.7"
+    body["status"]["containerStatuses"] = [
+        {"name": "app", "restartCount": 3, "ready": True, "state": {"running": {}}}
+    ]
+
+
+def _set(*path: str, value: Any) -> Callable[[dict[str, Any]], None]:
+    def change(body: dict[str, Any]) -> None:
+        node = body
+        for step in path[:-1]:
+            node = node.setdefault(step, {})
+        node[path[-1]] = value
+
+    return change
+
+
+def _app(key: str, value: Any) -> Callable[[dict[str, Any]], None]:
+    def change(body: dict[str, Any]) -> None:
+        body["spec"]["containers"][0][key] = value
+
+    return change
+
+
+# Each changes one field the record reads (the record differs), on top of the churn.
+_KEPT_CHANGES = [
+    pytest.param(_set("metadata", "labels", value={"app": "web"}), id="labels"),
+    pytest.param(
+        _set("metadata", "deletionTimestamp", value="2026-11-21T11:00:00Z"), id="deleting"
+    ),
+    pytest.param(_set("metadata", "ownerReferences", value=[]), id="owner"),
+    pytest.param(_set("spec", "nodeName", value="node-b"), id="node"),
+    pytest.param(_app("resources", {"requests": {"cpu": "600m"}}), id="requests"),
+    pytest.param(
+        _app("resizePolicy", [{"resourceName": "cpu", "restartPolicy": "RestartContainer"}]),
+        id="resize-policy",
+    ),
+    pytest.param(_set("spec", "resources", value={"requests": {"cpu": "2"}}), id="pod-requests"),
+    pytest.param(_set("status", "phase", value="Failed"), id="phase"),
+    pytest.param(_set("status", "startTime", value="2026-11-21T10:00:01Z"), id="start"),
+    pytest.param(_set("status", "qosClass", value="Burstable"), id="qos"),
+    pytest.param(
+        _set("status", "conditions", value=[{"type": "Ready", "status": "False"}]), id="ready"
+    ),
+    pytest.param(
+        _set(
+            "status",
+            "conditions",
+            value=[
+                {"type": "Ready", "status": "True", "lastTransitionTime": "2026-11-21T10:00:20Z"},
+                {"type": "PodResizePending", "status": "True", "reason": "Infeasible"},
+            ],
+        ),
+        id="resize-pending",
+    ),
+    pytest.param(
+        _set(
+            "status",
+            "containerStatuses",
+            value=[
+                {
+                    "name": "app",
+                    "lastState": {"terminated": {"reason": "OOMKilled"}},
+                    "state": {"running": {}},
+                }
+            ],
+        ),
+        id="oom-kill",
+    ),
+    pytest.param(
+        _set(
+            "status",
+            "containerStatuses",
+            value=[
+                {"name": "app", "state": {"running": {}}, "resources": {"requests": {"cpu": "1"}}}
+            ],
+        ),
+        id="actual-resources",
+    ),
+]
+
+
+def test_a_pods_digest_ignores_its_resource_version_and_what_the_record_does_not_keep() -> None:
+    """The churn (a restart count, an IP, managedFields, the resourceVersion) leaves the
+    digest as it was, and renewing the first record gives what converting the second does."""
+    first = pod("web-0", containerStatuses=[{"name": "app", "state": {"running": {}}}])
+    first["metadata"]["resourceVersion"] = "5"
+    second = orjson.loads(orjson.dumps(first))
+    _churned(second)
+    before, after = _wire(first), _wire(second)
+    assert pod_wire_digest(before) == pod_wire_digest(after)
+    assert after.metadata.resource_version == "99"  # the digest puts it back
+    renewed = pod_with_version(pod_from_wire(before), after)
+    assert renewed == pod_from_wire(after)
+    assert renewed.resource_version == "99"
+
+
+@pytest.mark.parametrize("change", _KEPT_CHANGES)
+def test_a_pods_digest_moves_with_every_field_its_record_keeps(
+    change: Callable[[dict[str, Any]], None],
+) -> None:
+    """Each field the record reads, changed with the churn: the record differs, and so does
+    the digest (else the informer would renew a record that no longer holds)."""
+    first = pod("web-0", containerStatuses=[{"name": "app", "state": {"running": {}}}])
+    second = orjson.loads(orjson.dumps(first))
+    _churned(second)
+    change(second)
+    before, after = _wire(first), _wire(second)
+    assert pod_from_wire(before) != msgspec.structs.replace(
+        pod_from_wire(after), resource_version=""
+    )
+    assert pod_wire_digest(before) != pod_wire_digest(after)

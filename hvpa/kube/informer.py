@@ -167,6 +167,18 @@ class Informer(Generic[W, R]):
         if old is not None:
             self._dispatch_delete(old)
 
+    def get(self, key: str) -> R | None:
+        return self.store.get(key)
+
+    def renew(self, key: str, record: R) -> None:
+        """As `upsert`, for a record that is the held one at a newer resourceVersion: the
+        handlers see the update as before, the store's indexes are not recomputed."""
+        old = self.store.renew(key, record)
+        if old is None:
+            self._dispatch_add(record)
+        elif old != record:
+            self._dispatch_update(old, record)
+
     # -- dispatch ------------------------------------------------------------
 
     def _dispatch_add(self, record: R) -> None:

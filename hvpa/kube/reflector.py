@@ -45,6 +45,15 @@ resource's wire struct; one that does not fit, or whose conversion to a
 record meets a value it cannot read (a RecordError, a msgspec decoding
 error), is logged and skipped, and the stream goes on. Any other exception
 of a converter is a bug: it is raised, not taken for a bad object.
+
+For a resource with a `Renewal` (pods), the reflector keeps the digest of the
+wire struct each record it handed to the sink was made from; an update whose
+digest is the held record's is handed over as that record at the new
+resourceVersion (`renew`), not converted again. The digests follow the
+sink's records: set with each record handed over, dropped with a delete,
+and replaced with the records of a list (a watch-list's
+initial events keep their own until the bookmark that ends them, so a
+watch-list that fails half way leaves the sink's digests as they were).
 """
 
 from __future__ import annotations
@@ -84,7 +93,6 @@ _logger = logging.getLogger(__name__)
 
 W = TypeVar("W", bound=WireObject)
 R = TypeVar("R")
-R_contra = TypeVar("R_contra", contravariant=True)
 
 # How many bytes of a skipped object's JSON go into the log line.
 _LOGGED_BYTES: Final = 200
@@ -95,17 +103,24 @@ _UNDECODABLE: Final = (msgspec.DecodeError, UnicodeDecodeError)
 _MISFIT: Final = (msgspec.ValidationError, UnicodeDecodeError)
 
 
-class ReflectorSink(Protocol[R_contra]):
+class ReflectorSink(Protocol[R]):
     """Where a reflector puts what it sees (an informer)."""
 
-    def replace(self, items: Mapping[str, R_contra]) -> None:
+    def replace(self, items: Mapping[str, R]) -> None:
         """The complete set of objects, after a (re-)list."""
 
-    def upsert(self, key: str, record: R_contra) -> None:
+    def upsert(self, key: str, record: R) -> None:
         """An object was added or modified."""
 
     def delete(self, key: str) -> None:
         """An object was deleted."""
+
+    def get(self, key: str) -> R | None:
+        """The record last handed over for `key` (for a `Renewal`)."""
+
+    def renew(self, key: str, record: R) -> None:
+        """The object was modified, and its record is the one held but for its
+        resourceVersion: filed under the same index values, so none is recomputed."""
 
 
 class _BrokenStream(KubeError):
@@ -131,16 +146,24 @@ INITIAL_EVENTS_END: Final = "k8s.io/initial-events-end"
 
 
 class _Collect:
-    """The initial events of a watch-list, gathered until the bookmark that ends them."""
+    """The initial events of a watch-list, gathered until the bookmark that ends them,
+    with the digests of their wire structs (for a `Renewal`)."""
 
     def __init__(self) -> None:
         self.items: dict[str, Any] = {}
+        self.digests: dict[str, bytes] = {}
 
     def upsert(self, key: str, record: Any) -> None:
         self.items[key] = record
 
     def delete(self, key: str) -> None:
         self.items.pop(key, None)
+
+    def get(self, key: str) -> Any:
+        return self.items.get(key)
+
+    def renew(self, key: str, record: Any) -> None:
+        self.items[key] = record
 
 
 class _ShortWatch(KubeError):
@@ -168,6 +191,9 @@ class Reflector(Generic[W, R]):
         reflector looks again every `unserved_recheck_seconds`."""
         self._client = client
         self._resource = resource
+        self._renewal = resource.renewal
+        # The digest of the wire struct each of the sink's records was made from.
+        self._digests: dict[str, bytes] = {}
         self._optional = optional
         self._sink = sink
         self._namespace = namespace
@@ -267,6 +293,7 @@ class Reflector(Generic[W, R]):
         self.served = False
         self.last_error = str(error)
         self._sink.replace({})
+        self._digests.clear()
 
     def _note_error(self, message: str, error: Exception, delay: float = 0.0) -> None:
         self.last_error = str(error)
@@ -306,10 +333,12 @@ class Reflector(Generic[W, R]):
                 f"watch-list of {self.name}: a bookmark without {INITIAL_EVENTS_END}"
             )
         items = self._initial.items
+        digests = self._initial.digests
         self._initial = None
         self.lists += 1
         self.served = True
         self._sink.replace(items)
+        self._digests = digests
         _logger.info(
             "listed",
             extra=fields(
@@ -372,6 +401,7 @@ class Reflector(Generic[W, R]):
         self.lists += 1
         self.served = True
         self._sink.replace(items)
+        self._digests.clear()  # a paged list's records are converted, not digested
         self.resource_version = resource_version
         _logger.info(
             "listed",
@@ -546,16 +576,41 @@ class Reflector(Generic[W, R]):
             self.resource_version = meta.resource_version or self.resource_version
             return
         key = object_key(meta)
-        sink = self._sink if self._initial is None else self._initial
+        sink: ReflectorSink[R] | _Collect = self._sink
+        digests = self._digests
+        if self._initial is not None:
+            sink, digests = self._initial, self._initial.digests
         if kind == "DELETED":
+            digests.pop(key, None)
             sink.delete(key)
         elif kind in ("ADDED", "MODIFIED"):
-            record = self._convert(wire, key)
-            if record is not None:
-                sink.upsert(key, record)
+            self._put(sink, digests, key, wire)
         else:
             raise _BrokenStream(f"watch of {self.name}: unknown event type {kind!r}")
         self.resource_version = meta.resource_version or self.resource_version
+
+    def _put(
+        self, sink: ReflectorSink[R] | _Collect, digests: dict[str, bytes], key: str, wire: W
+    ) -> None:
+        """Hand an added or modified object to `sink`: the held record renewed when the
+        object's digest is the one it was made from, else a conversion (`digests` are
+        the sink's)."""
+        renewal = self._renewal
+        if renewal is None:
+            record = self._convert(wire, key)
+            if record is not None:
+                sink.upsert(key, record)
+            return
+        digest = renewal.digest(wire)
+        if digests.get(key) == digest:
+            held = sink.get(key)
+            if held is not None:
+                sink.renew(key, renewal.renew(held, wire))
+                return
+        record = self._convert(wire, key)
+        if record is not None:  # (a skipped object leaves the held record and its digest)
+            digests[key] = digest
+            sink.upsert(key, record)
 
     def _handle_misfit(self, line: bytes, error: Exception) -> None:
         """An event whose object does not fit the wire struct: an ERROR Status, a bookmark
@@ -588,7 +643,13 @@ class Reflector(Generic[W, R]):
             ),
         )
         if event.type == "DELETED":
-            (self._sink if self._initial is None else self._initial).delete(object_key(meta))
+            key = object_key(meta)
+            if self._initial is None:
+                self._digests.pop(key, None)
+                self._sink.delete(key)
+            else:
+                self._initial.digests.pop(key, None)
+                self._initial.delete(key)
         self.resource_version = meta.resource_version or self.resource_version
 
     def _raise_status(self, line: bytes) -> None:

@@ -28,6 +28,8 @@ from hvpa.records import (
     configmap_from_wire,
     node_from_wire,
     pod_from_wire,
+    pod_wire_digest,
+    pod_with_version,
     target_from_wire,
     vpa_from_wire,
 )
@@ -41,6 +43,7 @@ __all__ = [
     "STATEFULSETS",
     "TARGETS",
     "VPAS",
+    "Renewal",
     "Resource",
     "api_path",
 ]
@@ -71,11 +74,29 @@ def api_path(
 
 
 @dataclass(frozen=True, slots=True)
+class Renewal(Generic[W, R]):
+    """How to tell an update that changes nothing a record keeps but its resourceVersion,
+    and to renew the held record for it, without converting the object again.
+
+    `digest(wire)` must be equal for two versions exactly when `convert` would make
+    records that differ in nothing but their resourceVersion (or be unequal more
+    often: that only costs a conversion); `renew(held, wire)` is then what `convert`
+    would have made of `wire`. The reflector keeps the digest of each record it
+    handed over, and renews instead of converting when a new version's matches.
+    """
+
+    digest: Callable[[W], bytes]
+    renew: Callable[[R, W], R]
+
+
+@dataclass(frozen=True, slots=True)
 class Resource(Generic[W, R]):
     """A listable, watchable resource and how its objects become records.
 
     `convert` may raise (a RecordError for a bad quantity): the informer
-    logs and skips that object, never the whole stream.
+    logs and skips that object, never the whole stream. `renewal`, for a
+    resource whose updates mostly leave its record as it was (pods: restart
+    counts, probe times), spares the conversion of those.
     """
 
     group: str
@@ -85,6 +106,7 @@ class Resource(Generic[W, R]):
     namespaced: bool
     wire_type: type[W]
     convert: Callable[[W], R]
+    renewal: Renewal[W, R] | None = None
 
     @property
     def api_version(self) -> str:
@@ -125,7 +147,16 @@ def _target_converter(api_version: str, kind: str) -> Callable[[TargetWire], Tar
     return convert
 
 
-PODS: Resource[PodWire, PodRecord] = Resource("", "v1", "pods", "Pod", True, PodWire, pod_from_wire)
+PODS: Resource[PodWire, PodRecord] = Resource(
+    "",
+    "v1",
+    "pods",
+    "Pod",
+    True,
+    PodWire,
+    pod_from_wire,
+    Renewal(pod_wire_digest, pod_with_version),
+)
 NODES: Resource[NodeWire, NodeRecord] = Resource(
     "", "v1", "nodes", "Node", False, NodeWire, node_from_wire
 )

@@ -167,6 +167,18 @@ class Store(Generic[R]):
             _add(index, new_values - old_values, key)
         return old
 
+    def renew(self, key: str, record: R) -> R | None:
+        """Replace a record with one filed under the same index values; returns the old one.
+
+        For the held record at a newer resourceVersion (a pod whose update
+        changed nothing else of its record): no index function is run. A key
+        the store does not hold is inserted as `upsert` inserts it."""
+        old = self._items.get(key)
+        if old is None:
+            return self.upsert(key, record)
+        self._items[key] = record
+        return old
+
     def delete(self, key: str) -> R | None:
         """Remove a record; returns it, or None if the store had none."""
         old = self._items.pop(key, None)

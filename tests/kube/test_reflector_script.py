@@ -9,10 +9,12 @@ The informer's diffing on re-list is tested here too, through `replace`.
 """
 
 import asyncio
+import dataclasses
 import random
 from collections.abc import AsyncIterator
 from typing import Any
 
+import msgspec
 import orjson
 import pytest
 from aiohttp import web
@@ -21,9 +23,9 @@ from aiohttp.test_utils import TestServer
 from hvpa.kube.client import KubeClient
 from hvpa.kube.informer import EventHandler, Informer
 from hvpa.kube.metrics import KubeMetrics
-from hvpa.kube.resources import PODS
+from hvpa.kube.resources import PODS, Resource
 from hvpa.kube.settings import WatchSettings
-from hvpa.records import PodRecord
+from hvpa.records import PodRecord, PodWire, pod_from_wire
 
 pytestmark = pytest.mark.looptime
 
@@ -338,13 +340,15 @@ def record(name: str, rv: str, **labels: str) -> PodRecord:
     )
 
 
-def offline_informer() -> Informer[Any, PodRecord]:
+def offline_informer(
+    resource: Resource[PodWire, PodRecord] = PODS,
+) -> Informer[PodWire, PodRecord]:
     from prometheus_client import CollectorRegistry
 
     client = KubeClient(
         configuration=Config("http://unused.invalid"), metrics=KubeMetrics(CollectorRegistry())
     )
-    return Informer(client=client, resource=PODS, settings=LISTS)
+    return Informer(client=client, resource=resource, settings=LISTS)
 
 
 @pytest.mark.parametrize("size", [1, 7, 64, 10_000])
@@ -738,3 +742,104 @@ async def test_a_server_without_watch_list_is_listed(
         for q in state.requests
     ]
     assert kinds == ["watch-list", "list", "watch", "watch"]
+
+
+# -- renewing a pod's record (hvpa.kube.resources.Renewal) -------------------------------------
+
+
+def churned(name: str, rv: int, restarts: int, cpu: str = "100m", **labels: str) -> dict[str, Any]:
+    """`pod`, with what a kubelet rewrites most often and the record does not keep."""
+    body = pod(name, rv, cpu, **labels)
+    body["status"]["containerStatuses"] = [
+        {"name": "c", "restartCount": restarts, "state": {"running": {}}}
+    ]
+    return body
+
+
+def unconvertible(name: str, rv: int, restarts: int, **kwargs: str) -> dict[str, Any]:
+    """`churned`, with a start time that fits the wire struct but fails the conversion."""
+    body = churned(name, rv, restarts, **kwargs)
+    body["status"]["startTime"] = "yesterday"
+    return body
+
+
+class Conversions:
+    """PODS' converter, counted."""
+
+    def __init__(self) -> None:
+        self.count = 0
+
+    def __call__(self, wire: PodWire) -> PodRecord:
+        self.count += 1
+        return pod_from_wire(wire)
+
+
+def test_an_update_that_changes_nothing_the_record_keeps_renews_the_held_record() -> None:
+    """Every step leaves the store and the handlers where converting each object leaves
+    them (an informer without the renewal beside it); only the churn is renewed."""
+    steps = [
+        event("ADDED", churned("a", 1, 0)),
+        event("MODIFIED", churned("a", 2, 1)),  # renewed
+        event("MODIFIED", churned("a", 3, 2, version="2")),  # a label: converted
+        event("MODIFIED", churned("a", 4, 3, version="2")),  # renewed
+        event("MODIFIED", churned("a", 5, 3, cpu="200m", version="2")),  # converted
+        event("MODIFIED", unconvertible("a", 6, 4, cpu="200m", version="2")),  # skipped
+        event("MODIFIED", churned("a", 7, 5, cpu="200m", version="2")),  # renewed
+        event("DELETED", churned("a", 8, 5, cpu="200m", version="2")),
+        event("ADDED", churned("a", 9, 0, cpu="200m", version="2")),  # converted
+        event("MODIFIED", churned("a", 10, 1, cpu="200m", version="2")),  # renewed
+    ]
+    counted = Conversions()
+    renewing = offline_informer(dataclasses.replace(PODS, convert=counted))
+    converting = offline_informer(dataclasses.replace(PODS, renewal=None))
+    seen, expected = Recorder(), Recorder()
+    renewing.add_handler(seen.handler())
+    converting.add_handler(expected.handler())
+    for line in steps:
+        renewing.reflector._take_lines(bytearray(), line)
+        converting.reflector._take_lines(bytearray(), line)
+        assert dict(renewing.store.items()) == dict(converting.store.items())
+        assert seen.events == expected.events
+    assert renewing.store.get("ns/a") == pod_from_wire(
+        msgspec.json.decode(
+            orjson.dumps(churned("a", 10, 1, cpu="200m", version="2")), type=PodWire
+        )
+    )
+    assert counted.count == 5  # 10 events: 4 renewed, 1 deleted, 5 converted (1 failing)
+    renewing.reflector._take_lines(bytearray(), event("DELETED", churned("a", 11, 1)))
+    assert not renewing.reflector._digests  # a deleted pod's digest is not kept
+
+
+async def test_a_relist_replaces_the_digests_with_the_records(
+    api: tuple[Api, KubeClient, KubeMetrics],
+) -> None:
+    """A paged list puts records in the store that no digest describes, and a watch-list's
+    its own: an object that comes back as it was before the list is converted, not taken
+    for the listed record (a held digest of the older object would renew the listed one)."""
+    state, client, _ = api
+    state.lists = [
+        pod_list(10, [churned("a", 1, 0)]),
+        pod_list(20, [churned("a", 15, 0, cpu="300m")]),
+    ]
+    state.watches = [
+        ([event("MODIFIED", churned("a", 11, 1)), event("ERROR", expired())], 0.0),
+        ([event("MODIFIED", churned("a", 21, 2))], 0.0),
+    ]
+    listing = Informer(client=client, resource=PODS, settings=LISTS, rng=random.Random(1))
+    await run_until_exhausted(state, listing)
+    held = listing.store.get("ns/a")
+    assert held is not None and held.resource_version == "21"
+    assert held.containers[0].requests.cpu == 100
+
+    state.exhausted.clear()
+    state.watches = [
+        ([event("MODIFIED", churned("a", 11, 1)), initial_end(12)], 0.0),
+        ([event("MODIFIED", churned("a", 13, 2)), event("ERROR", expired())], 0.0),
+        ([event("ADDED", churned("a", 15, 0, cpu="300m")), initial_end(20)], 0.0),
+        ([event("MODIFIED", churned("a", 21, 2))], 0.0),
+    ]
+    streaming = Informer(client=client, resource=PODS, rng=random.Random(1))
+    await run_until_exhausted(state, streaming)
+    held = streaming.store.get("ns/a")
+    assert held is not None and held.resource_version == "21"
+    assert held.containers[0].requests.cpu == 100

@@ -72,6 +72,20 @@ def test_indexes_follow_updates_and_deletes() -> None:
     assert store.index_values(BY_NAMESPACE_LABEL) == []
 
 
+def test_a_renewed_record_replaces_the_held_one_and_an_unknown_key_is_filed() -> None:
+    """`renew` is for the held record at a newer resourceVersion: the record is replaced
+    and the index left as it is; a key the store does not hold is filed as by upsert."""
+    store = pod_store()
+    first = pod("a", "x", app="web")
+    assert store.renew("a/x", first) is None
+    assert store.index_keys(BY_NAMESPACE_LABEL, ("a", "app", "web")) == {"a/x"}
+    renewed = pod("a", "x", app="web")
+    assert store.renew("a/x", renewed) is first
+    assert store.get("a/x") is renewed
+    assert store.index_keys(BY_NAMESPACE, "a") == {"a/x"}
+    assert store.index_keys(BY_NAMESPACE_LABEL, ("a", "app", "web")) == {"a/x"}
+
+
 def test_indexes_after_random_updates_equal_indexes_built_afresh() -> None:
     """An update touches only the index values that changed: whatever the sequence of
     relabels, same-label updates and deletes, the indexes hold what filing the surviving
