@@ -26,7 +26,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
-from typing import Any, Final
+from typing import Any, Final, Protocol
 
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram
 from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Metric
@@ -112,6 +112,12 @@ class ControllerMetrics:
         self._active.dec()
 
 
+class Described(Protocol):
+    """Inputs kept as they were and spelled out only for /debug/state (SnapshotInputs)."""
+
+    def describe(self) -> dict[str, Any]: ...
+
+
 @dataclass(slots=True)
 class Observation:
     """The last thing that happened to one Hvpa, and its running counts."""
@@ -124,7 +130,7 @@ class Observation:
     invalid: tuple[str, ...] = ()
     dry_run: bool = False
     decision: Decision | None = None
-    inputs: dict[str, Any] = field(default_factory=dict)
+    inputs: dict[str, Any] | Described = field(default_factory=dict)
     # (axis, direction) -> count; (axis, direction, reason) -> count
     scalings: dict[tuple[str, str], int] = field(default_factory=dict)
     blocks: dict[tuple[str, str, str], int] = field(default_factory=dict)
@@ -372,8 +378,9 @@ def _entry(item: Observation, max_lines: int) -> dict[str, Any]:
         entry["error"] = item.error
     if item.invalid:
         entry["invalidSpec"] = list(item.invalid)
-    if item.inputs:
-        entry["inputs"] = item.inputs
+    inputs = item.inputs if isinstance(item.inputs, dict) else item.inputs.describe()
+    if inputs:
+        entry["inputs"] = inputs
     if item.decision is not None:
         decision = decision_to_dict(item.decision)
         # The status (history included) is on the Hvpa itself; here, what was decided and why.

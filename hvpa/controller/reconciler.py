@@ -56,13 +56,7 @@ from hvpa.controller.inplace import ResizeDiscovery, Resizer
 from hvpa.controller.metricsapi import MetricsReader
 from hvpa.controller.observability import Observations
 from hvpa.controller.resources import HvpaRecord
-from hvpa.controller.snapshot import (
-    Prepared,
-    complete,
-    describe_query,
-    describe_reading,
-    prepare,
-)
+from hvpa.controller.snapshot import Prepared, SnapshotInputs, complete, prepare
 from hvpa.controller.status import (
     DRY_RUN,
     INVALID_SPEC,
@@ -308,26 +302,7 @@ class Reconciler:
         observation.invalid = ()
         observation.dry_run = self.dry_run
         observation.decision = decision
-        target = snapshot.target
-        observation.inputs = {
-            "target": None
-            if target is None
-            else {
-                "kind": target.kind,
-                "name": target.name,
-                "resourceVersion": target.resource_version,
-                "replicas": target.spec_replicas,
-            },
-            "pods": len(snapshot.pods),
-            "nodes": len(snapshot.nodes),
-            "vpa": None if prepared.vpa is None else prepared.vpa.name,
-            "configMaps": [f"{c.namespace}/{c.name}" for c in snapshot.config_maps],
-            "writers": [w.describe() for w in snapshot.writers],
-            "metrics": [
-                {"query": describe_query(query), **describe_reading(reading)}
-                for query, reading in snapshot.metrics.items()
-            ],
-        }
+        observation.inputs = SnapshotInputs.of(snapshot, prepared.vpa)
 
     async def _invalid(self, record: HvpaRecord) -> None:
         observation = self._observations.get(record.key)

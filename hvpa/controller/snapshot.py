@@ -24,6 +24,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from typing import Any
 
+import msgspec
+
 from hvpa.api.resource import Hvpa
 from hvpa.controller.cache import Cache
 from hvpa.controller.resources import HvpaRecord, VpaObject, vpa_selector
@@ -42,7 +44,14 @@ from hvpa.engine.metrics import (
 )
 from hvpa.records import ConfigMapRecord, TargetRecord, check_readable, parse_time
 
-__all__ = ["Prepared", "complete", "describe_query", "describe_reading", "prepare"]
+__all__ = [
+    "Prepared",
+    "SnapshotInputs",
+    "complete",
+    "describe_query",
+    "describe_reading",
+    "prepare",
+]
 
 
 @dataclass(frozen=True, slots=True)
@@ -172,3 +181,58 @@ def describe_reading(reading: MetricReading) -> dict[str, Any]:
     if isinstance(reading, MetricReadError):
         return {"error": reading.message}
     return {"items": len(reading.items)}
+
+
+class SnapshotInputs(msgspec.Struct, frozen=True):
+    """What a decision was made from, as /debug/state shows it, described when shown.
+
+    Every reconcile leaves one for its Hvpa and few are ever read, so the
+    reconcile keeps the parts (immutable, and held by the snapshot already)
+    instead of spelling them out: the selectors, the writers and the counts
+    cost more to describe than the rest of the bookkeeping. The pods and nodes
+    are kept as counts, not the snapshot's tuples, so an Hvpa's entry does not
+    hold a cluster-proportional Hvpa's every node until its next reconcile.
+    A struct, not a frozen dataclass, whose __init__ cost more than the dict it
+    replaces."""
+
+    target: TargetRecord | None
+    pods: int
+    nodes: int
+    vpa: str | None
+    config_maps: tuple[ConfigMapRecord, ...]
+    writers: tuple[Writer, ...]
+    metrics: Mapping[MetricQuery, MetricReading]
+
+    @classmethod
+    def of(cls, snapshot: Snapshot, vpa: VpaObject | None) -> SnapshotInputs:
+        return cls(
+            target=snapshot.target,
+            pods=len(snapshot.pods),
+            nodes=len(snapshot.nodes),
+            vpa=None if vpa is None else vpa.name,
+            config_maps=snapshot.config_maps,
+            writers=snapshot.writers,
+            metrics=snapshot.metrics,
+        )
+
+    def describe(self) -> dict[str, Any]:
+        target = self.target
+        return {
+            "target": None
+            if target is None
+            else {
+                "kind": target.kind,
+                "name": target.name,
+                "resourceVersion": target.resource_version,
+                "replicas": target.spec_replicas,
+            },
+            "pods": self.pods,
+            "nodes": self.nodes,
+            "vpa": self.vpa,
+            "configMaps": [f"{c.namespace}/{c.name}" for c in self.config_maps],
+            "writers": [w.describe() for w in self.writers],
+            "metrics": [
+                {"query": describe_query(query), **describe_reading(reading)}
+                for query, reading in self.metrics.items()
+            ],
+        }

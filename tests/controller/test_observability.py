@@ -223,3 +223,26 @@ def test_informer_states_one_series_per_name() -> None:
     assert synced() == {"pods": 1.0, "configmaps/shop": 0.0, "nodes": 0.0, "gone": None}
     informers[1:] = [FakeInformer("configmaps/shop", True)]
     assert synced() == {"pods": 1.0, "configmaps/shop": 1.0, "nodes": None, "gone": None}
+
+
+class _KeptInputs:
+    """Inputs a reconcile keeps (as SnapshotInputs), counting their descriptions."""
+
+    def __init__(self) -> None:
+        self.described = 0
+
+    def describe(self) -> dict[str, Any]:
+        self.described += 1
+        return {"pods": 3}
+
+
+def test_debug_state_describes_the_kept_inputs_only_when_shown() -> None:
+    observations = Observations()
+    kept = _KeptInputs()
+    observations.get(KEY).inputs = kept
+    assert kept.described == 0
+    state = observations.state(max_hvpas=10, max_lines=10)
+    assert state["items"][KEY]["inputs"] == {"pods": 3}
+    assert kept.described == 1
+    observations.get(KEY).inputs = {}
+    assert "inputs" not in observations.state(max_hvpas=10, max_lines=10)["items"][KEY]

@@ -9,9 +9,10 @@ import pytest
 from controller_records import hpa, hvpa, node, pod, target, vpa
 
 from hvpa.controller.cache import Cache, Partitioned, pod_indexers
-from hvpa.controller.snapshot import prepare
-from hvpa.engine.metrics import ResourceMetricsQuery
+from hvpa.controller.snapshot import SnapshotInputs, complete, prepare
+from hvpa.engine.metrics import MetricReadError, PodMetricsList, ResourceMetricsQuery
 from hvpa.kube.store import Store
+from hvpa.labels import LabelSelector
 from hvpa.records import ConfigMapRecord, PodRecord
 
 VPA = {
@@ -64,6 +65,36 @@ def test_what_a_decision_sees() -> None:
         "VerticalPodAutoscaler default/web-vpa",
     ]
     assert prepared.queries == (ResourceMetricsQuery("default", snapshot.target.selector),)
+
+
+def test_the_inputs_shown_for_a_decision_are_described_from_its_snapshot() -> None:
+    """/debug/state's inputs of a decision: described from the parts kept, when shown."""
+    me = hvpa(vpa=VPA, clusterProportional={"configMapRef": {"name": "params"}})
+    cache = Cache.of_records(
+        hvpas=[me, hvpa("older", uid="uid-older")],
+        targets=[target("web")],
+        pods=[pod("web-1", app="web"), pod("web-2", app="web")],
+        vpas=[vpa(labels={"role": "web-vpa"})],
+        nodes=[node("n1"), node("n2"), node("n3")],
+        config_maps=[ConfigMapRecord("default", "params", {"linear": '{"nodesPerReplica": 1}'})],
+    )
+    prepared = prepare(me, cache)
+    assert prepared.target is not None
+    query = ResourceMetricsQuery("default", prepared.target.selector)
+    failed = ResourceMetricsQuery("default", LabelSelector.parse("x=y"))
+    snapshot = complete(prepared, {query: PodMetricsList(()), failed: MetricReadError("no")})
+    assert SnapshotInputs.of(snapshot, prepared.vpa).describe() == {
+        "target": {"kind": "Deployment", "name": "web", "resourceVersion": "7", "replicas": 2},
+        "pods": 2,
+        "nodes": 3,
+        "vpa": "web-vpa",
+        "configMaps": ["default/params"],
+        "writers": ["VerticalPodAutoscaler default/web-vpa", "Hvpa default/older"],
+        "metrics": [
+            {"query": "metrics.k8s.io pods selector app=web", "items": 0},
+            {"query": "metrics.k8s.io pods selector x=y", "error": "no"},
+        ],
+    }
 
 
 def test_pod_usage_is_read_for_the_vertical_axis_alone() -> None:
