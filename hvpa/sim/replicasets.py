@@ -59,7 +59,12 @@ def replica_set_name(deployment: str, template_hash: str) -> str:
 
 
 class ReplicaSets:
-    """Reads every ReplicaSet once per sync (`load`), then keeps them per Deployment."""
+    """Reads every ReplicaSet once per sync (`load`), then keeps them per Deployment.
+
+    The objects read are the server's shared decoded copies (`Objects.list_shared`: most
+    ReplicaSets have not changed since the last tick, and are not decoded again), so they
+    are never changed here: a write's result replaces the object in its Deployment's list.
+    """
 
     def __init__(self, objects: Objects) -> None:
         self._objects = objects
@@ -68,7 +73,7 @@ class ReplicaSets:
     def load(self) -> None:
         """Read the ReplicaSets, by the uid of the Deployment owning them (once per sync)."""
         self._owned = {}
-        for rs in self._objects.list("replicasets"):
+        for rs in self._objects.list_shared("replicasets"):
             owner = _controller(rs)
             if owner is not None and owner.get("kind") == "Deployment":
                 self._owned.setdefault(str(owner["uid"]), []).append(rs)
@@ -80,8 +85,8 @@ class ReplicaSets:
         name = replica_set_name(metadata["name"], template_hash)
         owned = self._owned.setdefault(str(metadata["uid"]), [])
         newest = max((_revision(rs) for rs in owned), default=0)
-        current = next((rs for rs in owned if rs["metadata"]["name"] == name), None)
-        if current is None:
+        index = next((i for i, rs in enumerate(owned) if rs["metadata"]["name"] == name), None)
+        if index is None:
             created = self._objects.create(
                 "replicasets",
                 _manifest(deployment, template_hash, name, newest + 1),
@@ -90,6 +95,7 @@ class ReplicaSets:
             )
             owned.append(created)
             return name, str(created["metadata"]["uid"])
+        current = owned[index]
         if _revision(current) < newest:
             updated = self._objects.patch(
                 "replicasets",
@@ -97,7 +103,7 @@ class ReplicaSets:
                 {"metadata": {"annotations": {REVISION: str(newest + 1)}}},
                 namespace=metadata["namespace"],
             )
-            current["metadata"] = updated["metadata"]
+            current = owned[index] = {**current, "metadata": updated["metadata"]}
         return name, str(current["metadata"]["uid"])
 
     def sync(
@@ -114,10 +120,10 @@ class ReplicaSets:
         namespace = metadata["namespace"]
         owned = self._owned.get(str(metadata["uid"]), [])
         annotations = {DESIRED: str(desired), MAX: str(desired + surge)}
-        for rs in owned:
+        for index, rs in enumerate(owned):
             template_hash = rs["metadata"]["labels"].get(TEMPLATE_HASH_LABEL, "")
             count = counts.get(template_hash, RevisionCount(0, 0))
-            self._scale(rs, count, annotations, namespace)
+            rs = owned[index] = self._scale(rs, count, annotations, namespace)
             self._write_status(rs, count, namespace)
         history = int(deployment["spec"].get("revisionHistoryLimit", _DEFAULT_HISTORY))
         empty = [
@@ -146,20 +152,23 @@ class ReplicaSets:
         count: RevisionCount,
         annotations: dict[str, str],
         namespace: str,
-    ) -> None:
+    ) -> dict[str, Any]:
+        """`rs` with the revision's replicas and the Deployment's annotations: itself if it has
+        them, else a new object with the metadata and spec the patch stored (the status it
+        was read with, which the status write that follows compares)."""
         current = rs["metadata"].get("annotations") or {}
         if rs["spec"].get("replicas") == count.replicas and all(
             current.get(k) == v for k, v in annotations.items()
         ):
-            return
+            return rs
         patch = {"metadata": {"annotations": annotations}, "spec": {"replicas": count.replicas}}
         try:
             updated = self._objects.patch(
                 "replicasets", rs["metadata"]["name"], patch, namespace=namespace
             )
         except NotFound:
-            return
-        rs["metadata"], rs["spec"] = updated["metadata"], updated["spec"]
+            return rs
+        return {**rs, "metadata": updated["metadata"], "spec": updated["spec"]}
 
     def _write_status(self, rs: dict[str, Any], count: RevisionCount, namespace: str) -> None:
         status = {

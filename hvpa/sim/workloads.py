@@ -137,7 +137,12 @@ def _running_and_ready(pod: SimPod) -> bool:
 
 
 class WorkloadController:
-    """Converges the pods of every Deployment and StatefulSet, one step per `sync`."""
+    """Converges the pods of every Deployment and StatefulSet, one step per `sync`.
+
+    The workloads it reads are the server's shared decoded copies (`Objects.list_shared`),
+    so nothing here changes them: a pod's manifest takes new dicts for what it sets, and
+    the templates kept for `spec_of` and `changes` are only read.
+    """
 
     def __init__(self, objects: Objects, pods: Pods, *, clock: Callable[[], float]) -> None:
         self._objects = objects
@@ -158,11 +163,11 @@ class WorkloadController:
         """Converge every workload one step; delete the pods of workloads that are gone, as the
         garbage collector would (their ownerReferences name a deleted owner)."""
         live: set[WorkloadKey] = set()
-        deployments = self._objects.list("deployments")
+        deployments = self._objects.list_shared("deployments")
         self._replica_sets.load()
         for obj in deployments:
             live.add(self._sync_deployment(obj))
-        for obj in self._objects.list("statefulsets"):
+        for obj in self._objects.list_shared("statefulsets"):
             live.add(self._sync_statefulset(obj))
         for pod in self._pods:
             if pod.workload not in live:

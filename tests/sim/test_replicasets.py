@@ -4,6 +4,9 @@ kept up to revisionHistoryLimit, and gone with their Deployment."""
 
 from __future__ import annotations
 
+import copy
+from typing import Any
+
 from sim_kit import container, model, resize, workload
 
 from hvpa.sim.replicasets import DESIRED, REVISION, TEMPLATE_HASH_LABEL
@@ -87,3 +90,36 @@ def test_replica_sets_go_with_their_deployment() -> None:
     m.server.objects.delete("deployments", "web")
     m.step()
     assert replica_sets(m) == {}
+
+
+def test_the_model_never_changes_the_shared_copies_it_reads() -> None:
+    """Deployments, StatefulSets and ReplicaSets are read through Objects.list_shared: one
+    decoded copy per stored version, which other readers get too. A rollout, a rollback
+    (the old ReplicaSet's revision annotation patched) and the scaling and status writes
+    in between must leave every copy handed out as it was handed out."""
+    m = model()
+    objects = m.server.objects
+    handed_out: list[tuple[dict[str, Any], dict[str, Any]]] = []
+    list_shared = objects.list_shared
+
+    def recording(resource: str, **options: Any) -> list[dict[str, Any]]:
+        shared = list_shared(resource, **options)
+        handed_out.extend((obj, copy.deepcopy(obj)) for obj in shared)
+        return shared
+
+    objects.list_shared = recording  # type: ignore[method-assign]
+    objects.create("deployments", workload("Deployment", replicas=2))
+    objects.create("statefulsets", workload("StatefulSet", name="db", replicas=2))
+    m.run(30)
+    for cpu in ("300m", "500m"):  # 500m: back to the first template
+        resize(m, "deployments", "web", cpu=cpu)
+        resize(m, "statefulsets", "db", cpu=cpu)
+        m.run(120)
+    assert {obj["kind"] for obj, _ in handed_out} == {"Deployment", "StatefulSet", "ReplicaSet"}
+    # The rollback made the first ReplicaSet the newest revision again (a patch of it).
+    assert sorted(rs["metadata"]["annotations"][REVISION] for rs in replica_sets(m).values()) == [
+        "2",
+        "3",
+    ]
+    changed = [obj["metadata"]["name"] for obj, then in handed_out if obj != then]
+    assert changed == []

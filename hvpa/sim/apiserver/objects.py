@@ -18,10 +18,14 @@ from typing import Any, Literal
 from hvpa.sim.apiserver.patching import PatchType
 from hvpa.sim.apiserver.registry import Registry
 from hvpa.sim.apiserver.resources import ResourceType
+from hvpa.sim.apiserver.storage import Entry
 
 __all__ = ["Objects"]
 
 Resource = str | ResourceType
+# Names of their own: the class below has a method called `list`.
+_Decoded = list[dict[str, Any]]
+_Entries = list[Entry]
 PatchKind = Literal["merge", "json", "strategic"]
 _PATCH_TYPES = {"merge": PatchType.MERGE, "json": PatchType.JSON, "strategic": PatchType.STRATEGIC}
 
@@ -94,6 +98,31 @@ class Objects:
         field_selector: str = "",
     ) -> list[dict[str, Any]]:
         """Objects in `namespace`, or in all namespaces when it is None."""
+        return [
+            entry.load()
+            for entry in self._entries(resource, namespace, label_selector, field_selector)
+        ]
+
+    def list_shared(
+        self,
+        resource: Resource,
+        *,
+        namespace: str | None = None,
+        label_selector: str = "",
+        field_selector: str = "",
+    ) -> _Decoded:
+        """As `list`, but each object is its stored version's one decoded copy, which every
+        caller of this method shares: read it, never change it (a caller that changes what
+        it reads takes `list`). An object not written since the last call is the same dict,
+        not decoded again; a write stores a new version, so a changed object is a new dict."""
+        return [
+            entry.shared()
+            for entry in self._entries(resource, namespace, label_selector, field_selector)
+        ]
+
+    def _entries(
+        self, resource: Resource, namespace: str | None, label_selector: str, field_selector: str
+    ) -> _Entries:
         rtype = self.resource(resource)
         page = self._registry.list(
             rtype,
@@ -101,7 +130,7 @@ class Objects:
             label_selector=label_selector,
             field_selector=field_selector,
         )
-        return [entry.load() for entry in page.entries]
+        return page.entries
 
     def update(
         self,

@@ -60,9 +60,10 @@ LIST_EXPIRED: Final = "The resourceVersion for the provided list is too old."
 
 
 class Entry:
-    """One stored version of one object. Never mutated: `load()` gives a private copy."""
+    """One stored version of one object. Never mutated: `load()` gives a private copy,
+    `shared()` the one decoded copy that readers which only read share."""
 
-    __slots__ = ("_item_start", "fields", "json", "key", "labels", "rv")
+    __slots__ = ("_item_start", "_shared", "fields", "json", "key", "labels", "rv")
 
     def __init__(
         self,
@@ -79,6 +80,7 @@ class Entry:
         self.labels = labels
         self.fields = fields
         self._item_start = item_start
+        self._shared: dict[str, Any] | None = None
 
     @classmethod
     def build(cls, rtype: ResourceType, key: str, obj: dict[str, Any], rv: int) -> Entry:
@@ -97,6 +99,18 @@ class Entry:
     def load(self) -> dict[str, Any]:
         loaded: dict[str, Any] = orjson.loads(self.json)
         return loaded
+
+    def shared(self) -> dict[str, Any]:
+        """The object decoded once for every reader that only reads it: the simulator's
+        controllers read every workload at every tick, and most have not changed since
+        the last. It depends on nothing but `json`, which never changes, so it cannot go
+        stale; a reader that changed it would change what the others read (not what is
+        stored, which the server reads through `load()`), so a reader that changes what
+        it reads takes `load()`."""
+        shared = self._shared
+        if shared is None:
+            shared = self._shared = orjson.loads(self.json)
+        return shared
 
     def untyped_tail(self) -> memoryview:
         """The JSON after `{"apiVersion":..,"kind":..,`: prefixed with `{`, the object as a

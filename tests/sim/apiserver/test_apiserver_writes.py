@@ -451,3 +451,29 @@ def test_objects_facade_uses_the_same_rules() -> None:
         objects.get("deployments", "web")
     with pytest.raises(LookupError):
         objects.get("gadgets", "x")
+
+
+def test_a_shared_list_decodes_a_version_once_and_follows_every_write() -> None:
+    """Objects.list_shared gives every caller the one decoded copy of each stored version:
+    the same dict while the object is not written, a new one carrying the change once it
+    is (spec, status or deletion); `list` stays a private copy each time."""
+    server = ApiServer(seed=1, clock=lambda: FAKE_NOW)
+    objects = server.objects
+    objects.create("deployments", deployment("a"))
+    objects.create("deployments", deployment("b"))
+    first = objects.list_shared("deployments")
+    again = objects.list_shared("deployments")
+    assert [x is y for x, y in zip(first, again, strict=True)] == [True, True]
+    assert first == objects.list("deployments")
+    assert objects.list("deployments")[0] is not first[0]
+
+    objects.patch("deployments", "b", {"spec": {"replicas": 3}})
+    scaled = objects.list_shared("deployments")
+    assert scaled[0] is first[0]
+    assert (first[1]["spec"]["replicas"], scaled[1]["spec"]["replicas"]) == (1, 3)
+    objects.patch("deployments", "b", {"status": {"replicas": 3}}, subresource="status")
+    status = objects.list_shared("deployments")
+    assert status[1]["status"] == {"replicas": 3}
+    assert status == objects.list("deployments")
+    objects.delete("deployments", "a")
+    assert [d["metadata"]["name"] for d in objects.list_shared("deployments")] == ["b"]
