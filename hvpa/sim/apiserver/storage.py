@@ -280,6 +280,9 @@ class Store:
         overlay = self._overlay_for(at_rv)
         low, high = self.bounds(namespace)
         items = self._iterate(low, high, after, overlay)
+        if predicate is None and limit is None:
+            # Everything in range, on one page (most lists): no per-item checks.
+            return ListPage(list(items), at_rv)
         entries: list[Entry] = []
         last_key = None
         for entry in items:

@@ -154,6 +154,18 @@ async def test_selectors(http: Http, selector: dict[str, str], expected: list[st
     assert names(reply.body) == expected
 
 
+async def test_a_list_holds_its_namespace_and_no_other(http: Http) -> None:
+    """Keys are `namespace/name`: `default`'s range must not reach `default-2` (whose keys
+    sort just before its own: '-' comes before '/') nor `a`; the list of all namespaces
+    holds all three, in key order as etcd's is."""
+    for namespace in ("a", "default-2"):
+        await http.post("/api/v1/namespaces", {"metadata": {"name": namespace}})
+    for namespace, name in (("a", "x"), ("default", "y"), ("default-2", "z"), ("default", "w")):
+        await http.post(f"/api/v1/namespaces/{namespace}/configmaps", configmap(name))
+    assert names((await http.get(CONFIGMAPS)).body) == ["w", "y"]
+    assert names((await http.get(ALL_CONFIGMAPS)).body) == ["x", "z", "w", "y"]
+
+
 async def test_watch_after_list_sees_each_change_exactly_once(
     http: Http, server: ApiServer, watch: Any
 ) -> None:
