@@ -22,7 +22,7 @@ from hvpa.sim.apiserver.crds import CRD_GROUP, default_crd
 from hvpa.sim.apiserver.errors import BadRequest
 from hvpa.sim.apiserver.resources import ResourceType
 
-__all__ = ["apply_defaults", "pod_qos_class", "prepare_create_status"]
+__all__ = ["apply_defaults", "has_defaults", "pod_qos_class", "prepare_create_status"]
 
 _QUANTITY_MESSAGE: Final = (
     "quantities must match the regular expression '^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$'"
@@ -34,6 +34,11 @@ def apply_defaults(rtype: ResourceType, obj: dict[str, Any]) -> None:
     defaulter = _DEFAULTERS.get((rtype.group, rtype.plural))
     if defaulter is not None:
         defaulter(obj)
+
+
+def has_defaults(rtype: ResourceType) -> bool:
+    """Whether apply_defaults can change an object of this kind (False: it leaves it as is)."""
+    return (rtype.group, rtype.plural) in _DEFAULTERS
 
 
 def prepare_create_status(rtype: ResourceType, obj: dict[str, Any]) -> None:

@@ -35,7 +35,7 @@ from hvpa.labels import LabelSelector
 from hvpa.records import format_time
 from hvpa.sim.apiserver.builtin_schemas import compiled_builtin
 from hvpa.sim.apiserver.crds import CRD_GROUP, crd_status, resource_type_of
-from hvpa.sim.apiserver.defaults import apply_defaults, prepare_create_status
+from hvpa.sim.apiserver.defaults import apply_defaults, has_defaults, prepare_create_status
 from hvpa.sim.apiserver.errors import (
     AlreadyExists,
     BadRequest,
@@ -386,7 +386,7 @@ class Registry:
                 f"UID in object meta: {old_meta.get('uid')}",
             )
         if subresource == "status":
-            new = current.load()
+            new = _status_base(rtype, current, old)
             if "status" in obj:
                 new["status"] = obj["status"]
             else:
@@ -880,6 +880,20 @@ def _private_copy(body: dict[str, Any], *, keep_nulls: bool = False) -> dict[str
         raise BadRequest(f"the object is not JSON: {error}") from error
     copied: dict[str, Any] = orjson.loads(raw)
     return _without_nulls(copied) if b"null" in raw and not keep_nulls else copied
+
+
+def _status_base(rtype: ResourceType, current: Entry, old: dict[str, Any]) -> dict[str, Any]:
+    """What a /status write starts from: the stored object, whose status it then replaces.
+
+    Without a defaulter for the kind (custom resources: an Hvpa's status write is the
+    controller's most frequent), `old`'s own parts, in a new top level and metadata, rather
+    than the stored bytes decoded a second time: below, only those two levels are changed
+    (status, resourceVersion, managedFields), and nothing changes `old`'s parts, so `old`
+    stays the version before for the comparisons. A kind with a defaulter gets its own
+    copy: apply_defaults changes an object's parts in place."""
+    if has_defaults(rtype):
+        return current.load()
+    return {**old, "metadata": dict(old["metadata"])}
 
 
 def _set_or_drop(metadata: dict[str, Any], key: str, value: Any) -> None:

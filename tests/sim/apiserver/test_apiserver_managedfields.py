@@ -15,6 +15,7 @@ from __future__ import annotations
 from typing import Any
 
 from apiserver_http import Http
+from apiserver_objects import widget
 
 DEPLOYMENTS = "/apis/apps/v1/namespaces/default/deployments"
 APPLY = "application/apply-patch+yaml"
@@ -343,3 +344,33 @@ async def test_a_custom_resources_lists_are_owned_whole(http: Http) -> None:
     assert entries(reply.body)[("recommender", "Update", "status")] == {
         "f:status": {".": {}, "f:conditions": {}}
     }
+
+
+async def test_a_status_write_that_only_clears_the_entries_is_a_write(
+    http: Http, widgets: str
+) -> None:
+    """A custom resource's /status write starts from the stored object's own parts (no second
+    decode); the metadata it changes must still be its own, so a write whose one change is
+    the entries cleared (`[{}]`, the status as it was) is stored, not taken for a no-op."""
+    created = await http.call("POST", widgets, widget(), params={"fieldManager": "maker"})
+    assert created.status == 201, created.body
+    body = dict(created.body)
+    body["status"] = {"replicas": 2}
+    written = await http.call(
+        "PUT", f"{widgets}/w/status", body, params={"fieldManager": "status-writer"}
+    )
+    assert [e["manager"] for e in written.body["metadata"]["managedFields"]] == [
+        "maker",
+        "status-writer",
+    ]
+    cleared_request = {**written.body, "metadata": {**written.body["metadata"]}}
+    cleared_request["metadata"]["managedFields"] = [{}]
+    cleared = await http.call("PUT", f"{widgets}/w/status", cleared_request)
+    assert cleared.status == 200, cleared.body
+    assert "managedFields" not in cleared.body["metadata"]
+    stored = (await http.get(f"{widgets}/w")).body
+    assert "managedFields" not in stored["metadata"]
+    assert stored["status"] == {"replicas": 2}
+    assert int(stored["metadata"]["resourceVersion"]) > int(
+        written.body["metadata"]["resourceVersion"]
+    )

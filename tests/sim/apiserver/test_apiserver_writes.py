@@ -3,6 +3,7 @@ bodies, server-set metadata, preconditions, status/spec separation, generations,
 
 from __future__ import annotations
 
+import copy
 from typing import Any
 
 import pytest
@@ -11,6 +12,7 @@ from apiserver_objects import deployment, pod
 
 from hvpa.records import format_time
 from hvpa.sim.apiserver import ApiServer, Conflict, Invalid, NotFound
+from hvpa.sim.apiserver.defaults import apply_defaults, has_defaults
 
 DEPLOYMENTS = "/apis/apps/v1/namespaces/default/deployments"
 PODS = "/api/v1/namespaces/default/pods"
@@ -477,3 +479,37 @@ def test_a_shared_list_decodes_a_version_once_and_follows_every_write() -> None:
     assert status == objects.list("deployments")
     objects.delete("deployments", "a")
     assert [d["metadata"]["name"] for d in objects.list_shared("deployments")] == ["b"]
+
+
+@pytest.mark.parametrize(
+    ("resource", "defaulted"),
+    [
+        pytest.param(resource, defaulted, id=resource)
+        for resource, defaulted in (
+            ("pods", True),
+            ("deployments", True),
+            ("statefulsets", True),
+            ("replicasets", True),
+            ("namespaces", True),
+            ("horizontalpodautoscalers", True),
+            ("configmaps", False),
+            ("leases", False),
+            ("hvpas", False),
+            ("verticalpodautoscalers", False),
+        )
+    ],
+)
+def test_has_defaults_says_which_kinds_defaulting_changes(resource: str, defaulted: bool) -> None:
+    """A /status write of a kind without defaults shares the stored object's parts instead of
+    decoding it again (registry.py): has_defaults must be False only where apply_defaults
+    changes nothing, and True where it does (an object of the kind with an empty spec and
+    one bare container, or none: what each defaulter fills in)."""
+    rtype = ApiServer(seed=1, clock=lambda: FAKE_NOW).objects.resource(resource)
+    obj: dict[str, Any] = {
+        "metadata": {"name": "x"},
+        "spec": {"containers": [{"name": "app"}], "template": {"spec": {"containers": []}}},
+    }
+    before = copy.deepcopy(obj)
+    apply_defaults(rtype, obj)
+    assert has_defaults(rtype) is defaulted
+    assert (obj != before) is defaulted
