@@ -346,10 +346,12 @@ def _decimal_mantissa(value: Decimal) -> tuple[str, str, int]:
 _SPELLINGS: Final = 4096
 
 
-# Digits and a suffix, no sign, point or exponent: how the kubelet and metrics-server write
-# usage (`123456789n`, `40960Ki`). At most 18 digits, so the largest, 999...9T, is 1e33 milli
-# (below UNITS_LIMIT); the binary ones are checked against BINARY_CAP.
-_PLAIN_RE: Final = re.compile(r"([0-9]{1,18})(Ki|Mi|Gi|Ti|[numkMGT])?")
+# Digits, perhaps a point and more digits, and a suffix, no sign or exponent: how the kubelet
+# and metrics-server write usage (`123456789n`, `40960Ki`) and how `format_human` writes the
+# status history (`19.52`, `41.913172725G`). At most 18 digits each side, so the largest,
+# 999...9.99...9T, is below 1e33 milli (UNITS_LIMIT is far); the binary ones are checked
+# against BINARY_CAP.
+_PLAIN_RE: Final = re.compile(r"([0-9]{1,18})(?:\.([0-9]{1,18}))?(Ki|Mi|Gi|Ti|[numkMGT])?")
 # suffix -> (multiply, divide) from the digits to milli-units
 _PLAIN_TO_MILLI: Final = {
     **{
@@ -362,17 +364,23 @@ _PLAIN_TO_MILLI: Final = {
 
 
 def milli_value(text: str | int | float) -> int:
-    """`parse(text).milli()`, reading the common spelling, digits and a suffix, with integer
-    arithmetic instead of Decimal: a PodMetrics answer holds an amount per container and
-    resource, each spelled differently, so no cache helps, and Decimal made reading one
-    four times slower. Anything else goes through `parse`."""
+    """`parse(text).milli()`, reading the common spellings, digits with or without a
+    fraction and a suffix, with integer arithmetic instead of Decimal: a PodMetrics answer
+    holds an amount per container and resource, each spelled differently, and so does each
+    Hvpa's status history, so no cache helps, and Decimal made reading one four to ten
+    times slower. Anything else goes through `parse`."""
     if isinstance(text, str):
         plain = _PLAIN_RE.fullmatch(text)
         if plain is not None:
-            digits, suffix = int(plain[1]), plain[2] or ""
-            if suffix not in _BINARY_SUFFIXES or digits << _BINARY_SUFFIXES[suffix] <= BINARY_CAP:
+            # The number is digits / 10^places: 19.52 is 1952 / 10^2.
+            fraction, suffix = plain[2] or "", plain[3] or ""
+            digits, scale = int(plain[1] + fraction), int(10 ** len(fraction))
+            if (
+                suffix not in _BINARY_SUFFIXES
+                or digits << _BINARY_SUFFIXES[suffix] <= BINARY_CAP * scale
+            ):
                 multiply, divide = _PLAIN_TO_MILLI[suffix]
-                return -(-digits * multiply // divide)  # rounded up: away from zero
+                return -(-digits * multiply // (divide * scale))  # rounded up: away from zero
     return parse(text).milli()
 
 
@@ -417,6 +425,11 @@ _KIBI: Final = 1 << 10
 # next suffix down says the same exactly (1.125Gi is 1152Mi).
 _BINARY_DECIMALS: Final = 2
 _HUMAN_BINARY: Final = ("Ei", "Pi", "Ti", "Gi", "Mi")
+_BINARY_HUNDREDTHS: Final = 10**_BINARY_DECIMALS
+# Past this many bits a reader's spelling goes through Decimal: str() of a Python integer
+# stops at 4,300 digits, and no amount the engine computes comes near (UNITS_LIMIT is
+# 10^38 units, 10^41 milli-units, about 137 bits).
+_INTEGER_SPELLING_BITS: Final = 1024
 
 
 def format_human(milli: int) -> str:
@@ -426,7 +439,7 @@ def format_human(milli: int) -> str:
     with the largest suffix that leaves a whole part, and every decimal it needs."""
     if abs(milli) < 1000:
         return f"{milli}m" if milli else "0"
-    return _human_decimal(_shifted(Decimal(milli), -3))
+    return _human_scaled(milli, 3)
 
 
 def format_human_bytes(count: int) -> str:
@@ -435,12 +448,14 @@ def format_human_bytes(count: int) -> str:
     sign = "-" if count < 0 else ""
     if _MEBI <= magnitude <= BINARY_CAP and magnitude % _MEBI == 0:
         for suffix in _HUMAN_BINARY:
-            mantissa = Decimal(magnitude) / Decimal(1 << _BINARY_SUFFIXES[suffix])
-            if mantissa >= 1 and mantissa == round(mantissa, _BINARY_DECIMALS):
-                return f"{sign}{_plain(mantissa)}{suffix}"
+            bits = _BINARY_SUFFIXES[suffix]
+            # The mantissa, magnitude / 2^bits, in hundredths when two decimals hold it exactly.
+            hundredths, rest = divmod(magnitude * _BINARY_HUNDREDTHS, 1 << bits)
+            if magnitude >> bits and not rest:
+                return f"{sign}{_decimals(hundredths, _BINARY_DECIMALS)}{suffix}"
     if _KIBI <= magnitude < _MEBI and magnitude % _KIBI == 0:
         return f"{sign}{magnitude // _KIBI}Ki"
-    return _human_decimal(Decimal(count))
+    return _human_scaled(count, 0)
 
 
 def format_human_memory(milli: int) -> str:
@@ -463,6 +478,32 @@ def format_human_resource(resource: str, milli: int) -> str:
     if resource in _BYTE_RESOURCES:
         return format_human_memory(milli)
     return format_human(milli)
+
+
+def _human_scaled(number: int, places: int) -> str:
+    """`_human_decimal(number / 10^places)` in integer arithmetic, the same text: every
+    decision spells the amounts it explains and the whole status history it keeps, each a
+    different value, so no cache helps, and the Decimal steps cost several times more."""
+    magnitude = abs(number)
+    if magnitude.bit_length() > _INTEGER_SPELLING_BITS:
+        return _human_decimal(_shifted(Decimal(number), -places))
+    if not number:
+        return "0"
+    exponent = 0
+    while exponent < _DECIMAL_SUFFIXES["E"] and magnitude >= 10 ** (places + exponent + 3):
+        exponent += 3
+    sign = "-" if number < 0 else ""
+    return f"{sign}{_decimals(magnitude, places + exponent)}{_DECIMAL_BY_EXPONENT[exponent]}"
+
+
+def _decimals(magnitude: int, places: int) -> str:
+    """magnitude / 10^places as `_plain` writes it: no exponent, no trailing zeros."""
+    if not places:
+        return str(magnitude)
+    whole, fraction = divmod(magnitude, 10**places)
+    if not fraction:
+        return str(whole)
+    return f"{whole}.{str(fraction).rjust(places, '0').rstrip('0')}"
 
 
 def _human_decimal(value: Decimal) -> str:

@@ -28,6 +28,7 @@ from hvpa.quantity import (
     parse_bytes,
     parse_milli,
 )
+from hvpa.quantity import _human_decimal as _human_decimal
 
 DSI, BSI, DEX = Format.DECIMAL_SI, Format.BINARY_SI, Format.DECIMAL_EXPONENT
 
@@ -507,6 +508,48 @@ def test_human_milli_is_exact(milli: int) -> None:
     assert parse_milli(format_human(milli)) == milli
 
 
+def _binary_reading(count: int) -> str | None:
+    """The binary spelling `format_human_bytes` promises, from its definition in fractions:
+    the largest suffix from Mi up whose mantissa is at least 1 and exact in two decimals."""
+    if not (1 << 20 <= abs(count) <= BINARY_CAP and count % (1 << 20) == 0):
+        return None
+    for suffix, bits in (("Ei", 60), ("Pi", 50), ("Ti", 40), ("Gi", 30), ("Mi", 20)):
+        mantissa = Fraction(abs(count), 1 << bits)
+        if mantissa >= 1 and (mantissa * 100).denominator == 1:
+            whole, hundredths = divmod(int(mantissa * 100), 100)
+            decimals = f".{hundredths:02d}".rstrip("0").rstrip(".")
+            return f"{'-' if count < 0 else ''}{whole}{decimals}{suffix}"
+    return None
+
+
+@given(
+    st.integers(min_value=1, max_value=(1 << 43) - 1).map(lambda mebibytes: mebibytes << 20)
+    | st.integers(min_value=1, max_value=1 << 13).map(
+        lambda hundredths: hundredths * (1 << 60) // 100
+    )
+)
+def test_human_bytes_binary_spelling(count: int) -> None:
+    """Whole MiB up to the cap (in MiB, and hundredths of an EiB to reach the large suffixes)
+    are spelled as the fractions say; integer arithmetic must not round a mantissa."""
+    expected = _binary_reading(count)
+    if expected is not None:
+        assert format_human_bytes(count) == expected
+
+
+@given(
+    st.integers(min_value=-(10**45), max_value=10**45)
+    | st.integers(min_value=-(1 << 1100), max_value=1 << 1100)
+)
+def test_human_spelling_is_the_decimal_one(number: int) -> None:
+    """The reader's decimal spelling, computed with integers, is the one the Decimal steps
+    give (`_human_decimal`, which spells amounts past 1,024 bits)."""
+    assert format_human(number) == (
+        f"{number}m" if 0 < abs(number) < 1000 else _human_decimal(Decimal(f"{number}e-3"))
+    )
+    if _binary_reading(number) is None and not (1 << 10 <= abs(number) < 1 << 20):
+        assert format_human_bytes(number) == _human_decimal(Decimal(number))
+
+
 @pytest.mark.parametrize(
     "text",
     [
@@ -528,6 +571,16 @@ def test_human_milli_is_exact(milli: int) -> None:
         pytest.param(" 100m ", id="spaces"),
         pytest.param("-100m", id="negative"),
         pytest.param("1.5Gi", id="fraction"),
+        pytest.param("19.52", id="fraction-as-the-status-history-writes-it"),
+        pytest.param("41.913172725G", id="memory-as-the-status-history-writes-it"),
+        pytest.param("0.0000000001", id="fraction-below-a-nano-rounds-up"),
+        pytest.param("000.500", id="zeros-each-side"),
+        pytest.param("8388607.5Ti", id="binary-fraction-below-the-cap"),
+        # 2^63 - 2^40 * 10^-18: within a byte of 2^63, above the cap
+        pytest.param("8388607.999999999999999999Ti", id="binary-fraction-past-the-cap"),
+        pytest.param("1.", id="point-without-fraction"),
+        pytest.param(".5", id="fraction-without-digits-before"),
+        pytest.param("1.5e3", id="fraction-and-exponent"),
         pytest.param("1e3", id="exponent"),
         pytest.param(2, id="int"),
         pytest.param(0.5, id="float"),
@@ -555,6 +608,21 @@ def test_milli_value_agrees_with_parse_on_digits_and_a_suffix(digits: int, suffi
             milli_value(text)
     else:
         assert milli_value(text) == expected
+
+
+@given(
+    whole=st.integers(min_value=0, max_value=10**19),
+    fraction=st.text("0123456789", min_size=1, max_size=20),
+    suffix=st.sampled_from(["", "n", "u", "m", "k", "M", "G", "T", "P", "E"])
+    | st.sampled_from(["Ki", "Mi", "Gi", "Ti", "Pi", "Ei"]),
+)
+def test_milli_value_agrees_with_parse_on_a_fraction(
+    whole: int, fraction: str, suffix: str
+) -> None:
+    """A point and decimals too (the spelling of `format_human`, which the status history
+    keeps): the integer reading rounds up and caps as the Decimal one does."""
+    text = f"{whole}.{fraction}{suffix}"
+    assert milli_value(text) == parse(text).milli()
 
 
 def test_milli_value_refuses_what_parse_refuses() -> None:
