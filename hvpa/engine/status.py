@@ -44,8 +44,9 @@ from hvpa.engine.gates import SCALE_KEYS, last_scale_times, scale_times_from_sta
 from hvpa.engine.history import HorizontalHistory, Recommendation, ScaleEvent
 from hvpa.engine.strategies.combine import Outcome
 from hvpa.engine.strategies.weights import FULL_WEIGHT
-from hvpa.engine.vertical import ContainerResources, ContainerTarget, amounts
-from hvpa.records import CPU, MEMORY
+from hvpa.engine.vertical import ContainerResources, ContainerTarget
+from hvpa.quantity import parse_milli
+from hvpa.records import CPU, MEMORY, Resources
 
 __all__ = [
     "read_conditions",
@@ -285,8 +286,21 @@ def read_scale_times(status: HvpaStatus | None) -> dict[str, float | None] | Non
 
 
 def _samples(written: tuple[ResourceSample, ...] | None) -> tuple[Sample, ...]:
+    """The status's samples as the engine reads them. Every decision converts all of them
+    (each watch event decodes the status anew, so there is no object to remember them by,
+    and remembering them by value would take 10,000 Hvpas' histories), hence the plain loop:
+    `_seconds` and `amounts` written out here, the same conversions without two calls a sample.
+    """
     return tuple(
-        Sample(_seconds(s.time), amounts(s.cpu, s.memory)) for s in written or () if s.time
+        Sample(
+            s.time.timestamp(),
+            Resources(
+                None if s.cpu is None else parse_milli(s.cpu),
+                None if s.memory is None else parse_milli(s.memory),
+            ),
+        )
+        for s in written or ()
+        if s.time
     )
 
 

@@ -29,7 +29,7 @@ from hvpa.engine.metrics import (
     query_for,
 )
 from hvpa.labels import LabelSelector, SelectorError
-from hvpa.quantity import parse
+from hvpa.quantity import parse_milli
 
 __all__ = [
     "MetricContext",
@@ -99,7 +99,9 @@ def _reading(metric: MetricSpec, context: MetricContext) -> MetricReading | None
 
 
 def _milli(quantity: str | int | float | None) -> int | None:
-    return None if quantity is None else parse(quantity).milli()
+    """A target's quantity in milli-units; the same few per spec, read at every decision,
+    so through the cached reading (hvpa.quantity.parse_milli), not Decimal each time."""
+    return None if quantity is None else parse_milli(quantity)
 
 
 def _describe_target(target: MetricTarget) -> str:
