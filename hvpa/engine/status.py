@@ -10,6 +10,7 @@ restarted controller decides as if it had never stopped.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from datetime import UTC, datetime
 from typing import cast
 
@@ -313,21 +314,55 @@ def read_demand_history(status: HvpaStatus | None) -> DemandHistory:
     return DemandHistory(_samples(history.usage), _samples(history.demands), since)
 
 
-def _written(samples: tuple[Sample, ...]) -> tuple[ResourceSample, ...]:
-    return tuple(
-        ResourceSample(
-            time=_moment(s.time),
-            cpu=None if s.amounts.cpu is None else format_amount(CPU, s.amounts.cpu),
-            memory=None if s.amounts.memory is None else format_amount(MEMORY, s.amounts.memory),
-        )
-        for s in samples
-    )
+def _written(
+    samples: tuple[Sample, ...], before: tuple[ResourceSample, ...] | None
+) -> tuple[ResourceSample, ...]:
+    """The samples as the status keeps them, reusing each entry the status already held.
+
+    A decision keeps all but the oldest samples it read and adds one, so most
+    of what it writes is what it read. Walking both in time order, a kept
+    sample whose entry in `before` is exactly what spelling it anew would give
+    is written as that entry: an aware UTC time of whole seconds at the
+    sample's instant (which encodes as `_moment`'s does) and the amounts
+    spelled the same way. An entry spelled otherwise (by someone else, or
+    with a fraction of a second) is spelled anew, as a new sample is.
+    """
+    entries = iter(before or ())
+    entry, at = _next_entry(entries)
+    written: list[ResourceSample] = []
+    for sample in samples:
+        while entry is not None and at < sample.time:
+            entry, at = _next_entry(entries)
+        amounts = sample.amounts
+        cpu = None if amounts.cpu is None else format_amount(CPU, amounts.cpu)
+        memory = None if amounts.memory is None else format_amount(MEMORY, amounts.memory)
+        if (
+            entry is not None
+            and at == sample.time
+            and entry.cpu == cpu
+            and entry.memory == memory
+            and entry.time.tzinfo is UTC
+            and not entry.time.microsecond
+        ):
+            written.append(entry)
+            entry, at = _next_entry(entries)
+        else:
+            written.append(ResourceSample(time=_moment(sample.time), cpu=cpu, memory=memory))
+    return tuple(written)
+
+
+def _next_entry(entries: Iterator[ResourceSample]) -> tuple[ResourceSample | None, float]:
+    """The next entry that has a time, and that time in POSIX seconds."""
+    for entry in entries:
+        if entry.time:
+            return entry, entry.time.timestamp()
+    return None, 0.0
 
 
 def _with_demand_history(history: History, kept: DemandHistory) -> History:
     return replace(
         history,
-        usage=_written(kept.usage),
-        demands=_written(kept.demands),
+        usage=_written(kept.usage, history.usage),
+        demands=_written(kept.demands, history.demands),
         demand_since=None if kept.since is None else _moment(kept.since),
     )

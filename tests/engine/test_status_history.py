@@ -7,8 +7,10 @@ that merely compares equal), and each sample is written as itself.
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta, timezone
 
+import msgspec
+import pytest
 from decide_kit import hvpa_object
 
 from hvpa.api import parse_hvpa
@@ -61,4 +63,104 @@ def test_samples_that_differ_in_any_field_are_written_each_as_itself() -> None:
         (45, "2.5", None),
         (45, "1.5", "1Gi"),
         (46, "1.5", None),
+    ]
+
+
+def _round_trip(entries: tuple[ResourceSample, ...]) -> tuple[ResourceSample, ...]:
+    """What a decision that keeps every sample it read writes back into `history.usage`."""
+    status = HvpaStatus(history=History(usage=entries))
+    hvpa = msgspec.structs.replace(HVPA, status=status)
+    kept = read_demand_history(status)
+    written = write_status(hvpa, (), (None, (), ()), 1, 1, None, (), MOMENT.timestamp(), kept)
+    assert written.history is not None and written.history.usage is not None
+    return written.history.usage
+
+
+def _spelled_anew(entry: ResourceSample) -> ResourceSample:
+    return _written(read_demand_history(HvpaStatus(history=History(usage=(entry,)))).usage[0])
+
+
+def test_a_sample_kept_as_the_status_spelled_it_is_written_as_that_entry() -> None:
+    entries = tuple(
+        ResourceSample(time=MOMENT + timedelta(seconds=15 * i), cpu="19.52", memory="41.913172725G")
+        for i in range(3)
+    )
+    written = _round_trip(entries)
+    assert all(w is e for w, e in zip(written, entries, strict=True))
+    # the oldest pruned, as each decision prunes it: the rest are still the status's entries
+    status = HvpaStatus(history=History(usage=entries))
+    read = read_demand_history(status)
+    pruned = write_status(
+        msgspec.structs.replace(HVPA, status=status),
+        (),
+        (None, (), ()),
+        1,
+        1,
+        None,
+        (),
+        MOMENT.timestamp(),
+        DemandHistory(usage=read.usage[1:]),
+    )
+    assert pruned.history is not None and pruned.history.usage is not None
+    assert all(w is e for w, e in zip(pruned.history.usage, entries[1:], strict=True))
+
+
+# Spelled otherwise than hvpa spells them: each is written in hvpa's spelling, as if the
+# sample were new (a time with microseconds loses them, metav1.Time keeps whole seconds).
+OTHERWISE = (
+    ResourceSample(time=MOMENT, cpu="1500m", memory="1Gi"),
+    ResourceSample(time=MOMENT, cpu="1.5", memory="1073741824"),
+    ResourceSample(time=MOMENT + timedelta(seconds=15), cpu=2, memory="1Gi"),
+    ResourceSample(time=MOMENT + timedelta(seconds=30, microseconds=500), cpu="2"),
+    ResourceSample(
+        time=(MOMENT + timedelta(seconds=45)).astimezone(timezone(timedelta(hours=1))), cpu="2"
+    ),
+)
+
+
+@pytest.mark.parametrize(
+    "entry", OTHERWISE, ids=["cpu-in-milli", "memory-in-bytes", "number", "microseconds", "offset"]
+)
+def test_a_sample_the_status_spelled_otherwise_is_spelled_anew(entry: ResourceSample) -> None:
+    (written,) = _round_trip((entry,))
+    assert written == _spelled_anew(entry)
+    assert msgspec.json.encode(written) == msgspec.json.encode(_spelled_anew(entry))
+    assert msgspec.json.encode(written) != msgspec.json.encode(entry)
+
+
+def test_samples_out_of_order_or_twice_are_each_spelled_as_they_are_read() -> None:
+    later, earlier = MOMENT + timedelta(seconds=30), MOMENT
+    entries = (
+        ResourceSample(time=later, cpu="3"),
+        ResourceSample(time=earlier, cpu="1500m"),
+        ResourceSample(time=earlier, cpu="1.5"),
+        ResourceSample(time=later, cpu="3000m"),
+    )
+    written = _round_trip(entries)
+    assert [(w.time, w.cpu) for w in written] == [
+        (later, "3"),
+        (earlier, "1.5"),
+        (earlier, "1.5"),
+        (later, "3"),
+    ]
+
+
+def test_a_new_sample_beside_an_entry_of_the_same_amounts_keeps_its_own_time() -> None:
+    entry = ResourceSample(time=MOMENT, cpu="3")
+    status = HvpaStatus(history=History(usage=(entry,)))
+    new = Sample(MOMENT.timestamp() - 15, Resources(cpu=3000))
+    written = write_status(
+        msgspec.structs.replace(HVPA, status=status),
+        (),
+        (None, (), ()),
+        1,
+        1,
+        None,
+        (),
+        MOMENT.timestamp(),
+        DemandHistory(usage=(new,)),
+    )
+    assert written.history is not None and written.history.usage is not None
+    assert [(w.time, w.cpu) for w in written.history.usage] == [
+        (MOMENT - timedelta(seconds=15), "3")
     ]
