@@ -299,14 +299,16 @@ def _record_for_the_largest(demands: Sequence[Sample], demand: Sample) -> tuple[
     """
     earlier = sorted((s for s in demands if s.time != demand.time), key=_sample_time)
     kept: list[Sample] = []
-    largest_later: dict[str, int] = {}
+    # The largest later amount of each resource, -1 before any;
+    # one variable each, read off the struct: a down window keeps up to 120 demands.
+    largest_cpu = largest_memory = -1
     for sample in reversed(earlier):
+        cpu, memory = sample.amounts.cpu, sample.amounts.memory
         needed = False
-        for resource, read in _AMOUNT.items():
-            amount = read(sample)
-            if amount is not None and amount > largest_later.get(resource, -1):
-                largest_later[resource] = amount
-                needed = True
+        if cpu is not None and cpu > largest_cpu:
+            largest_cpu, needed = cpu, True
+        if memory is not None and memory > largest_memory:
+            largest_memory, needed = memory, True
         if needed:
             kept.append(sample)
     return (*reversed(kept), demand)

@@ -381,9 +381,10 @@ def _move_limits(
     up = low if current < low else current + 1
     down = high if current > high else max(current - 1, 0)
     probe_settings = replace(settings, min_change_up=_ZERO, min_change_down=_ZERO)
+    changes = _probe_changes(reading, starving)  # the same for both counts
     reasons: dict[tuple[str, str, str], Reasons] = {}
     for replicas in (up, down):
-        probe = Plan("Capacity", horizontal, replicas, _probe_changes(reading, starving))
+        probe = Plan("Capacity", horizontal, replicas, changes)
         gated = apply_gates(
             probe, probe_settings, now=now, scale_times=scale_times, rollout=rollout, holds=holds
         )
