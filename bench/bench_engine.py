@@ -12,6 +12,14 @@ A second row decides for a `Capacity` Hvpa as a running one stands between
 decisions: its status keeps a 10-minute usage history of 15 s readings (40
 samples) and the demands of its down window, which every decision reads back
 and writes again (the strategy that costs the most per decision: docs/benchmarks.md).
+
+A third decides for such Hvpas as a controller of 10,000 meets them: the
+same spec object each time (the controller keeps it while the spec is
+unchanged), but a status of its own for each decision, with a full history
+(40 usage samples and a falling run of 120 demands over a 30-minute down
+window) spelled as hvpa writes it (`19.52`, `41.913172725G`). Every spelling
+is new, so the caches of spellings miss, as a round over 10,000 Hvpas' own
+histories makes them miss.
 """
 
 from __future__ import annotations
@@ -19,6 +27,8 @@ from __future__ import annotations
 import statistics
 import time
 from typing import Any
+
+import msgspec
 
 from bench.harness import Row, Size, pick
 from hvpa.api import parse_hvpa
@@ -34,6 +44,7 @@ from hvpa.engine.metrics import (
 )
 from hvpa.engine.settings import Settings
 from hvpa.labels import LabelSelector
+from hvpa.quantity import format_human, format_human_memory
 from hvpa.records import (
     ContainerMetrics,
     ContainerSpec,
@@ -143,6 +154,74 @@ def _capacity_hvpa() -> Hvpa:
     return parse_hvpa(raw)
 
 
+# The history of the third row: a down window of 30 minutes of 15 s decisions on a falling
+# demand keeps every one of them (engine/demand.py, _record_for_the_largest).
+DOWN_WINDOW_SECONDS = 1800
+FALLING_DEMANDS = DOWN_WINDOW_SECONDS // READING_SECONDS
+# Distinct statuses decided in turn: 1,000 x 160 samples x 2 amounts is 80 times the 4,096
+# spellings each cache of hvpa.quantity keeps.
+DISTINCT_STATUSES = 1000
+
+
+def _spelled_statuses(count: int) -> list[Hvpa]:
+    """`count` Capacity Hvpas sharing one spec object, each with its own full history."""
+    raw = _weighted()
+    raw["spec"]["strategy"] = "Capacity"
+    raw["spec"]["vpa"] = {"deploy": True}
+    raw["spec"]["capacity"] = {
+        "curve": [
+            {"replicas": 1, "cpu": "1", "memory": "2Gi"},
+            {"replicas": 5000, "cpu": "1", "memory": "2Gi"},
+        ],
+        "scaleDownStabilizationSeconds": DOWN_WINDOW_SECONDS,
+    }
+    spec = parse_hvpa(raw).spec
+    first = NOW - 30 - READING_SECONDS * (HISTORY_SAMPLES - 1)
+    older = NOW - READING_SECONDS * FALLING_DEMANDS
+    hvpas = []
+    for n in range(count):
+        # A few cores and tens of GB, different in every sample of every status.
+        usage = [
+            {
+                "time": _stamp(first + READING_SECONDS * i),
+                "cpu": format_human(19_520 + 7 * i + 1_000 * n),
+                "memory": format_human_memory((41_913_172_725 + 13_000 * i + 10**7 * n) * 1000),
+            }
+            for i in range(HISTORY_SAMPLES)
+        ]
+        demands = [
+            {
+                "time": _stamp(older + READING_SECONDS * i),
+                "cpu": format_human(29_000 - 11 * i + 1_000 * n),
+                "memory": format_human_memory((49_392_124_000 - 17_000 * i + 10**7 * n) * 1000),
+            }
+            for i in range(FALLING_DEMANDS)
+        ]
+        raw["status"] = {
+            "history": {
+                "recommendations": [],
+                "usage": usage,
+                "demands": demands,
+                "demandSince": _stamp(NOW - 3600),
+            }
+        }
+        hvpas.append(msgspec.structs.replace(parse_hvpa(raw), spec=spec))
+    return hvpas
+
+
+def _seconds_each(hvpas: list[Hvpa], rounds: int) -> float:
+    """The median over `rounds` of a round deciding each Hvpa once, per decision."""
+    snapshot, settings = _snapshot(10), Settings()
+    decide(hvpas[0], snapshot, NOW, settings)  # warm up the spec's own memos
+    samples = []
+    for _ in range(rounds):
+        start = time.perf_counter()
+        for hvpa in hvpas:
+            decide(hvpa, snapshot, NOW, settings)
+        samples.append((time.perf_counter() - start) / len(hvpas))
+    return statistics.median(samples)
+
+
 def _snapshot(count: int) -> Snapshot:
     containers = (ContainerSpec("app", requests=Resources(cpu=1000, memory=512_000_000_000)),)
     pods = tuple(
@@ -212,6 +291,10 @@ def run(size: Size = "full") -> list[Row]:
     }
     seconds = {count: _median_seconds(count, times) for count, times in repeats.items()}
     capacity = _median_seconds(10, repeats[10], _capacity_hvpa())
+    spelled = _seconds_each(
+        _spelled_statuses(pick(size, 5, DISTINCT_STATUSES, DISTINCT_STATUSES)),
+        pick(size, 1, 3, 5),
+    )
     rows = [
         Row.compared(
             "decide: decisions/s at 10 pods, 2 metrics (ref: the target)",
@@ -230,6 +313,14 @@ def run(size: Size = "full") -> list[Row]:
         Row(
             f"decide: decisions/s at 10 pods, Capacity, {HISTORY_SAMPLES} usage samples kept",
             1 / capacity,
+            "decisions/s",
+        )
+    )
+    rows.append(
+        Row(
+            f"decide: decisions/s at 10 pods, Capacity, {HISTORY_SAMPLES} usage and "
+            f"{FALLING_DEMANDS} demand samples, every spelling new (as at 10,000 Hvpas)",
+            1 / spelled,
             "decisions/s",
         )
     )
