@@ -352,6 +352,9 @@ _SPELLINGS: Final = 4096
 # 999...9.99...9T, is below 1e33 milli (UNITS_LIMIT is far); the binary ones are checked
 # against BINARY_CAP.
 _PLAIN_RE: Final = re.compile(r"([0-9]{1,18})(?:\.([0-9]{1,18}))?(Ki|Mi|Gi|Ti|[numkMGT])?")
+# 10^n for the n decimals a plain spelling or a reader's spelling has (up to 18, and 18 + 21
+# for the largest amount a reader's spelling shows with a suffix), computed once.
+_TENS: Final[tuple[int, ...]] = tuple(10**n for n in range(40))
 # suffix -> (multiply, divide) from the digits to milli-units
 _PLAIN_TO_MILLI: Final = {
     **{
@@ -373,8 +376,8 @@ def milli_value(text: str | int | float) -> int:
         plain = _PLAIN_RE.fullmatch(text)
         if plain is not None:
             # The number is digits / 10^places: 19.52 is 1952 / 10^2.
-            fraction, suffix = plain[2] or "", plain[3] or ""
-            digits, scale = int(plain[1] + fraction), int(10 ** len(fraction))
+            whole, fraction, suffix = plain.groups("")
+            digits, scale = int(whole + fraction), _TENS[len(fraction)]
             if (
                 suffix not in _BINARY_SUFFIXES
                 or digits << _BINARY_SUFFIXES[suffix] <= BINARY_CAP * scale
@@ -490,7 +493,7 @@ def _human_scaled(number: int, places: int) -> str:
     if not number:
         return "0"
     exponent = 0
-    while exponent < _DECIMAL_SUFFIXES["E"] and magnitude >= 10 ** (places + exponent + 3):
+    while exponent < _DECIMAL_SUFFIXES["E"] and magnitude >= _TENS[places + exponent + 3]:
         exponent += 3
     sign = "-" if number < 0 else ""
     return f"{sign}{_decimals(magnitude, places + exponent)}{_DECIMAL_BY_EXPONENT[exponent]}"
@@ -500,7 +503,7 @@ def _decimals(magnitude: int, places: int) -> str:
     """magnitude / 10^places as `_plain` writes it: no exponent, no trailing zeros."""
     if not places:
         return str(magnitude)
-    whole, fraction = divmod(magnitude, 10**places)
+    whole, fraction = divmod(magnitude, _TENS[places])
     if not fraction:
         return str(whole)
     return f"{whole}.{str(fraction).rjust(places, '0').rstrip('0')}"
