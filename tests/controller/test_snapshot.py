@@ -5,6 +5,8 @@ namespace when the controller watches only some."""
 
 from __future__ import annotations
 
+import gc
+
 import pytest
 from controller_records import hpa, hvpa, node, pod, target, vpa
 
@@ -95,6 +97,25 @@ def test_the_inputs_shown_for_a_decision_are_described_from_its_snapshot() -> No
             {"query": "metrics.k8s.io pods selector x=y", "error": "no"},
         ],
     }
+
+
+def test_the_inputs_kept_for_a_decision_hold_no_reading() -> None:
+    """Every Hvpa keeps its last inputs until its next reconcile: holding its metric
+    readings kept the previous period's PodMetrics of every pod alive (at 10,000 Hvpas,
+    100 MiB more). Only the item count or the error is kept."""
+    me = hvpa(vpa=VPA)
+    prepared = prepare(me, Cache.of_records(hvpas=[me], targets=[target("web")]))
+    assert prepared.target is not None
+    query = ResourceMetricsQuery("default", prepared.target.selector)
+    reading = PodMetricsList(())
+    kept = SnapshotInputs.of(complete(prepared, {query: reading}), prepared.vpa)
+    reachable = [
+        referent
+        for part in gc.get_referents(kept)
+        for inner in (part, *gc.get_referents(part))
+        for referent in (inner, *gc.get_referents(inner))
+    ]
+    assert not any(referent is reading for referent in reachable)
 
 
 def test_pod_usage_is_read_for_the_vertical_axis_alone() -> None:
