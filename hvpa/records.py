@@ -454,9 +454,14 @@ class _Terminated(msgspec.Struct, rename="camel"):
     finished_at: str | None = None
 
 
+class _Running(msgspec.Struct):
+    """That a container runs, nothing of it (its `startedAt` moves at every restart, and
+    the record reads only whether there is one: `pod_wire_digest` must not see it)."""
+
+
 class _State(msgspec.Struct):
     terminated: _Terminated | None = None
-    running: dict[str, Any] | None = None
+    running: _Running | None = None
 
 
 class _ContainerStatus(msgspec.Struct, rename="camel"):
@@ -902,10 +907,14 @@ def pod_wire_digest(wire: PodWire) -> bytes:
 
     Two versions of a pod with the same digest make records that differ only
     in `resource_version`: the record is built from the wire struct alone,
-    and the wire struct holds only the fields the record reads (a restart
-    count, a probe time or an IP is not in it). Most pod updates are of that
-    kind, so an informer can renew the record it holds (`pod_with_version`)
-    instead of building a new one, which costs several times the digest.
+    and the wire struct holds little the record does not read (a restart
+    count, a probe time, an IP or when a container started is not in it). An
+    update that changes none of it (a restart count, a probe, an annotation)
+    renews the record the informer holds (`pod_with_version`) instead of
+    building a new one, which costs several times the digest. A restart
+    itself is converted again: it writes the container's last termination,
+    whose time and reason the wire struct keeps for the OOM kills the record
+    reads.
 
     The digest is SHA-256's of the wire struct's JSON, its first 128 bits:
     nobody who writes a pod can make two different versions of it collide,

@@ -95,8 +95,8 @@ class Resource(Generic[W, R]):
 
     `convert` may raise (a RecordError for a bad quantity): the informer
     logs and skips that object, never the whole stream. `renewal`, for a
-    resource whose updates mostly leave its record as it was (pods: restart
-    counts, probe times), spares the conversion of those.
+    resource whose updates often leave its record as it was (pods: a probe,
+    a restart count, an annotation), spares the conversion of those.
     """
 
     group: str
