@@ -156,11 +156,7 @@ class Informer(Generic[W, R]):
             _logger.info("informer synced", extra=fields(informer=self.name, size=len(store)))
 
     def upsert(self, key: str, record: R) -> None:
-        old = self.store.upsert(key, record)
-        if old is None:
-            self._dispatch_add(record)
-        elif old != record:
-            self._dispatch_update(old, record)
+        self._dispatch_change(self.store.upsert(key, record), record)
 
     def delete(self, key: str) -> None:
         old = self.store.delete(key)
@@ -173,13 +169,16 @@ class Informer(Generic[W, R]):
     def renew(self, key: str, record: R) -> None:
         """As `upsert`, for a record that is the held one at a newer resourceVersion: the
         handlers see the update as before, the store's indexes are not recomputed."""
-        old = self.store.renew(key, record)
+        self._dispatch_change(self.store.renew(key, record), record)
+
+    # -- dispatch ------------------------------------------------------------
+
+    def _dispatch_change(self, old: R | None, record: R) -> None:
+        """`record` now held in place of `old` (None: it is new)."""
         if old is None:
             self._dispatch_add(record)
         elif old != record:
             self._dispatch_update(old, record)
-
-    # -- dispatch ------------------------------------------------------------
 
     def _dispatch_add(self, record: R) -> None:
         for handler in self._handlers:

@@ -162,8 +162,7 @@ class _Collect:
     def get(self, key: str) -> Any:
         return self.items.get(key)
 
-    def renew(self, key: str, record: Any) -> None:
-        self.items[key] = record
+    renew = upsert
 
 
 class _ShortWatch(KubeError):
@@ -576,25 +575,30 @@ class Reflector(Generic[W, R]):
             self.resource_version = meta.resource_version or self.resource_version
             return
         key = object_key(meta)
-        sink: ReflectorSink[R] | _Collect = self._sink
-        digests = self._digests
-        if self._initial is not None:
-            sink, digests = self._initial, self._initial.digests
         if kind == "DELETED":
-            digests.pop(key, None)
-            sink.delete(key)
+            self._delete(key)
         elif kind in ("ADDED", "MODIFIED"):
-            self._put(sink, digests, key, wire)
+            self._put(key, wire)
         else:
             raise _BrokenStream(f"watch of {self.name}: unknown event type {kind!r}")
         self.resource_version = meta.resource_version or self.resource_version
 
-    def _put(
-        self, sink: ReflectorSink[R] | _Collect, digests: dict[str, bytes], key: str, wire: W
-    ) -> None:
-        """Hand an added or modified object to `sink`: the held record renewed when the
-        object's digest is the one it was made from, else a conversion (`digests` are
-        the sink's)."""
+    def _target(self) -> tuple[ReflectorSink[R] | _Collect, dict[str, bytes]]:
+        """Where an event goes, with that sink's digests: a watch-list's initial events are
+        collected until the bookmark that ends them."""
+        if self._initial is not None:
+            return self._initial, self._initial.digests
+        return self._sink, self._digests
+
+    def _delete(self, key: str) -> None:
+        sink, digests = self._target()
+        digests.pop(key, None)
+        sink.delete(key)
+
+    def _put(self, key: str, wire: W) -> None:
+        """Hand an added or modified object to its sink: the held record renewed when the
+        object's digest is the one it was made from, else a conversion."""
+        sink, digests = self._target()
         renewal = self._renewal
         if renewal is None:
             record = self._convert(wire, key)
@@ -643,13 +647,7 @@ class Reflector(Generic[W, R]):
             ),
         )
         if event.type == "DELETED":
-            key = object_key(meta)
-            if self._initial is None:
-                self._digests.pop(key, None)
-                self._sink.delete(key)
-            else:
-                self._initial.digests.pop(key, None)
-                self._initial.delete(key)
+            self._delete(object_key(meta))
         self.resource_version = meta.resource_version or self.resource_version
 
     def _raise_status(self, line: bytes) -> None:
