@@ -44,14 +44,7 @@ from hvpa.engine.metrics import (
 )
 from hvpa.records import ConfigMapRecord, TargetRecord, check_readable, parse_time
 
-__all__ = [
-    "Prepared",
-    "SnapshotInputs",
-    "complete",
-    "describe_query",
-    "describe_reading",
-    "prepare",
-]
+__all__ = ["Prepared", "SnapshotInputs", "complete", "prepare"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -167,7 +160,7 @@ def complete(prepared: Prepared, readings: Mapping[MetricQuery, MetricReading]) 
 # Descriptions for /debug/state and logs
 
 
-def describe_query(query: MetricQuery) -> str:
+def _describe_query(query: MetricQuery) -> str:
     if isinstance(query, PodsMetricQuery):
         return f"custom.metrics.k8s.io pods/{query.metric} selector {query.selector}"
     if isinstance(query, ObjectMetricQuery):
@@ -177,12 +170,12 @@ def describe_query(query: MetricQuery) -> str:
     return f"metrics.k8s.io pods selector {query.selector}"
 
 
-def reading_outcome(reading: MetricReading) -> int | MetricReadError:
+def _reading_outcome(reading: MetricReading) -> int | MetricReadError:
     """What /debug/state tells of a reading: how many items it held, or its error."""
     return reading if isinstance(reading, MetricReadError) else len(reading.items)
 
 
-def describe_reading(outcome: int | MetricReadError) -> dict[str, Any]:
+def _describe_outcome(outcome: int | MetricReadError) -> dict[str, Any]:
     if isinstance(outcome, MetricReadError):
         return {"error": outcome.message}
     return {"items": outcome}
@@ -222,7 +215,7 @@ class SnapshotInputs(msgspec.Struct, frozen=True):
             config_maps=snapshot.config_maps,
             writers=snapshot.writers,
             metrics=tuple(
-                (query, reading_outcome(reading)) for query, reading in snapshot.metrics.items()
+                (query, _reading_outcome(reading)) for query, reading in snapshot.metrics.items()
             ),
         )
 
@@ -243,7 +236,7 @@ class SnapshotInputs(msgspec.Struct, frozen=True):
             "configMaps": [f"{c.namespace}/{c.name}" for c in self.config_maps],
             "writers": [w.describe() for w in self.writers],
             "metrics": [
-                {"query": describe_query(query), **describe_reading(outcome)}
+                {"query": _describe_query(query), **_describe_outcome(outcome)}
                 for query, outcome in self.metrics
             ],
         }
