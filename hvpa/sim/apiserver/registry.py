@@ -139,8 +139,6 @@ class Registry:
     def predicate(
         self, rtype: ResourceType, label_selector: str, field_selector: str
     ) -> Predicate | None:
-        if not label_selector and not field_selector:
-            return None  # most lists (the simulator's own at every tick) select everything
         labels = parse_label_selector(label_selector) if label_selector else LabelSelector()
         fields = FieldSelector.parse(field_selector, rtype) if field_selector else FieldSelector()
         if labels.empty and fields.empty:
