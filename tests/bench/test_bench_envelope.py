@@ -14,24 +14,13 @@ def settled(*, quiet: dict[str, float] | None = None, **fields: Any) -> dict[str
     return {"settled": True, "queued": 0, **({"quiet": quiet} if quiet else {}), **fields}
 
 
-def test_a_decision_dearer_than_one_cores_budget_is_not_met() -> None:
-    # 10,000 Hvpas every 15 s leave one core 1.5 ms a decision; 5,000 decisions in 10 CPU-s
-    # cost 2 ms each, churn included.
-    (per_decision,) = _what_a_period_needs(10_000, 15.0, (5_000, 10.0, 30.0), settled())
-    assert per_decision.value == pytest.approx(2.0)
-    assert per_decision.reference == pytest.approx(1.5)
-    assert per_decision.met is False
-
-
 def test_the_quiet_window_splits_a_decisions_own_cost_from_the_churns() -> None:
     # The resync alone: 1,000 decisions in 1.2 CPU-s, 1.2 ms each. The window: 3,000
     # decisions in 6 CPU-s over 20 s, so 6 - 3.6 = 2.4 CPU-s of churn, 12 % of a core.
     # Every Hvpa each period: 10,000 / 15 * 1.2 ms = 0.8 cores, plus 0.12: 0.92, one core
     # is enough; at 12,000 Hvpas 0.96 + 0.12 = 1.08 is not.
     quiet = {"decisions": 1_000, "cpu": 1.2, "seconds": 15.0}
-    _, own, churn, cores = _what_a_period_needs(
-        10_000, 15.0, (3_000, 6.0, 20.0), settled(quiet=quiet)
-    )
+    own, churn, cores = _what_a_period_needs(10_000, 15.0, (3_000, 6.0, 20.0), settled(quiet=quiet))
     assert own.value == pytest.approx(1.2)
     assert churn.value == pytest.approx(12.0)
     assert cores.value == pytest.approx(0.92)
@@ -45,11 +34,12 @@ def test_a_settle_that_gave_up_says_how_many_keys_were_still_queued() -> None:
     rows = _what_a_period_needs(
         10_000, 15.0, (5_000, 10.0, 30.0), settled(settled=False, queued=700)
     )
-    assert rows[-1].value == 700
-    assert f"after {SETTLE_PERIODS} sync periods" in rows[-1].name
+    assert [row.value for row in rows] == [700]
+    assert f"after {SETTLE_PERIODS} sync periods" in rows[0].name
 
 
-def test_no_decision_gives_no_cost_rows() -> None:
-    assert _what_a_period_needs(10, 15.0, (0, 1.0, 30.0), settled()) == []
+def test_no_decision_in_either_window_gives_no_cost_rows() -> None:
+    quiet = {"decisions": 1, "cpu": 1.0, "seconds": 3.0}
+    assert _what_a_period_needs(10, 15.0, (0, 1.0, 30.0), settled(quiet=quiet)) == []
     quiet = {"decisions": 0, "cpu": 1.0, "seconds": 3.0}
-    assert len(_what_a_period_needs(10, 15.0, (5, 1.0, 30.0), settled(quiet=quiet))) == 1
+    assert _what_a_period_needs(10, 15.0, (5, 1.0, 30.0), settled(quiet=quiet)) == []
