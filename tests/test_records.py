@@ -551,12 +551,18 @@ def _wire(body: dict[str, Any]) -> PodWire:
 
 
 def _churned(body: dict[str, Any]) -> None:
-    """What a kubelet writes most often: restart counts, probe results, IPs."""
+    """What a kubelet writes most often: restart counts, probe results, IPs, when a
+    container started."""
     body["metadata"]["resourceVersion"] = "99"
     body["metadata"]["managedFields"] = [{"manager": "kubelet", "time": "2026-11-21T11:00:00Z"}]
     body["status"]["podIP"] = "10.0.0.7"
     body["status"]["containerStatuses"] = [
-        {"name": "app", "restartCount": 3, "ready": True, "state": {"running": {}}}
+        {
+            "name": "app",
+            "restartCount": 3,
+            "ready": True,
+            "state": {"running": {"startedAt": "2026-11-21T10:59:00Z"}},
+        }
     ]
 
 
