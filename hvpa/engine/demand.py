@@ -110,8 +110,8 @@ class Sample(msgspec.Struct, frozen=True, gc=False):
     from the status is recognised as the same reading. A struct rather than a
     frozen dataclass: every decision of a Capacity Hvpa makes one for each
     sample its status keeps (40 to 160), and a frozen dataclass's __init__
-    cost about eight times as much to build. It holds numbers only, so the
-    collector need not track it.
+    cost about eight times as much to build. It holds a time and a Resources of
+    integers, so the collector need not track it.
     """
 
     time: float

@@ -46,7 +46,7 @@ from hvpa.engine.history import HorizontalHistory, Recommendation, ScaleEvent
 from hvpa.engine.strategies.combine import Outcome
 from hvpa.engine.strategies.weights import FULL_WEIGHT
 from hvpa.engine.vertical import ContainerResources, ContainerTarget
-from hvpa.quantity import parse_milli
+from hvpa.quantity import milli_value
 from hvpa.records import CPU, MEMORY, Resources
 
 __all__ = [
@@ -289,15 +289,16 @@ def read_scale_times(status: HvpaStatus | None) -> dict[str, float | None] | Non
 def _samples(written: tuple[ResourceSample, ...] | None) -> tuple[Sample, ...]:
     """The status's samples as the engine reads them. Every decision converts all of them
     (each watch event decodes the status anew, so there is no object to remember them by,
-    and remembering them by value would take 10,000 Hvpas' histories), hence the plain loop:
-    `_seconds` and `amounts` written out here, the same conversions without two calls a sample.
+    and remembering them by value would take 10,000 Hvpas' histories), hence the plain loop,
+    and `milli_value` rather than the cached `parse_milli`: at that scale no spelling
+    repeats, and each would only push a target's spelling out of that cache.
     """
     return tuple(
         Sample(
             s.time.timestamp(),
             Resources(
-                None if s.cpu is None else parse_milli(s.cpu),
-                None if s.memory is None else parse_milli(s.memory),
+                None if s.cpu is None else milli_value(s.cpu),
+                None if s.memory is None else milli_value(s.memory),
             ),
         )
         for s in written or ()
