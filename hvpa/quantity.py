@@ -352,8 +352,8 @@ _SPELLINGS: Final = 4096
 # 999...9.99...9T, is below 1e33 milli (UNITS_LIMIT is far); the binary ones are checked
 # against BINARY_CAP.
 _PLAIN_RE: Final = re.compile(r"([0-9]{1,18})(?:\.([0-9]{1,18}))?(Ki|Mi|Gi|Ti|[numkMGT])?")
-# 10^n for the n decimals a plain spelling or a reader's spelling has (up to 18, and 18 + 21
-# for the largest amount a reader's spelling shows with a suffix), computed once.
+# 10^n for the n decimals a plain spelling has (up to 18) and the places a reader's spelling
+# scales by (up to 3 + 15 + 3 = 21), computed once, with room to spare.
 _TENS: Final[tuple[int, ...]] = tuple(10**n for n in range(40))
 # suffix -> (multiply, divide) from the digits to milli-units
 _PLAIN_TO_MILLI: Final = {
@@ -474,10 +474,10 @@ def format_human_memory(milli: int) -> str:
 _BYTE_RESOURCES: Final = frozenset({"memory", "ephemeral-storage", "storage"})
 
 
-@lru_cache(maxsize=_SPELLINGS)
 def format_human_resource(resource: str, milli: int) -> str:
     """An amount of `resource` in milli-units for a reader: memory as `format_human_memory`,
-    CPU and anything else as `format_human`."""
+    CPU and anything else as `format_human`. Not cached: the status history's amounts are
+    each a different value at scale, and the integer spelling costs about a microsecond."""
     if resource in _BYTE_RESOURCES:
         return format_human_memory(milli)
     return format_human(milli)
