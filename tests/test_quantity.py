@@ -17,6 +17,7 @@ from hvpa.quantity import (
     Format,
     Quantity,
     QuantityError,
+    _human_decimal,
     format_bytes,
     format_human,
     format_human_bytes,
@@ -28,7 +29,6 @@ from hvpa.quantity import (
     parse_bytes,
     parse_milli,
 )
-from hvpa.quantity import _human_decimal as _human_decimal
 
 DSI, BSI, DEX = Format.DECIMAL_SI, Format.BINARY_SI, Format.DECIMAL_EXPONENT
 
@@ -523,17 +523,19 @@ def _binary_reading(count: int) -> str | None:
 
 
 @given(
-    st.integers(min_value=1, max_value=(1 << 43) - 1).map(lambda mebibytes: mebibytes << 20)
-    | st.integers(min_value=1, max_value=1 << 13).map(
-        lambda hundredths: hundredths * (1 << 60) // 100
+    st.integers(min_value=20, max_value=62).flatmap(
+        lambda bits: st.integers(min_value=1, max_value=BINARY_CAP >> bits).map(
+            lambda units: units << bits
+        )
     )
 )
 def test_human_bytes_binary_spelling(count: int) -> None:
-    """Whole MiB up to the cap (in MiB, and hundredths of an EiB to reach the large suffixes)
-    are spelled as the fractions say; integer arithmetic must not round a mantissa."""
+    """Whole MiB up to the cap, as multiples of 2^20 to 2^62 so that every suffix's
+    fractions come up (a count exact in hundredths of a TiB, PiB or EiB), are spelled as
+    the fractions say; integer arithmetic must not round a mantissa."""
     expected = _binary_reading(count)
-    if expected is not None:
-        assert format_human_bytes(count) == expected
+    assert expected is not None
+    assert format_human_bytes(count) == expected
 
 
 @given(

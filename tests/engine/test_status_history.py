@@ -143,6 +143,7 @@ def test_samples_out_of_order_or_twice_are_each_spelled_as_they_are_read() -> No
         (earlier, "1.5"),
         (later, "3"),
     ]
+    assert written[0] is entries[0]  # spelled as the status held it: that very entry
 
 
 def test_a_new_sample_beside_an_entry_of_the_same_amounts_keeps_its_own_time() -> None:
