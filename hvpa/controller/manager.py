@@ -416,7 +416,7 @@ class Manager:
         self._background.start(self._resync(), name="resync")
         self._workers_running = True
         for key in self.cache.hvpa_keys():
-            self.queue.add(key)
+            self.queue.add(key, low_priority=True)
 
     def stop(self) -> None:
         """Ask `run` to stop; it returns once workers, elector and informers are down."""
@@ -461,7 +461,10 @@ class Manager:
         Each key is added when its phase comes, not handed to the queue's delaying
         heap in advance: there a key keeps only its sooner deadline, so a retry
         pending at the round's start (a stale cache's, one second) swallowed the
-        resync, and the Hvpa went up to two periods undecided."""
+        resync, and the Hvpa went up to two periods undecided.
+
+        The resync's keys (and the first round's) are low priority: a change queued
+        meanwhile goes ahead of them (tests/integration/test_decision_rate.py)."""
         loop = asyncio.get_running_loop()
         period = self.settings.sync_period_seconds
         while True:
@@ -471,7 +474,7 @@ class Manager:
                 if wait > 0:
                     await asyncio.sleep(wait)
                 if key in self.cache.hvpas:
-                    self.queue.add(key)
+                    self.queue.add(key, low_priority=True)
             await asyncio.sleep(max(0.0, round_start + period - loop.time()))
 
     async def _work(self) -> None:

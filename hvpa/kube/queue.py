@@ -13,6 +13,12 @@ from client-go's util/workqueue:
 - `add_rate_limited` delays by the rate limiter: per key 5 ms doubling to
   1000 s, and overall a 10 qps / 100 burst token bucket, the longer wins.
   `forget` after a success resets the key's backoff.
+- Two lanes: a key added with `low_priority` (the resync's, the first round's)
+  waits behind every key an event or a retry added, and such an add moves a
+  low key already waiting to the front lane. controller-runtime's priority
+  queue gives its resync and initial list a low priority for the same
+  reason: at 10,000 Hvpas the resync queues 667 keys a second, and a change
+  behind them waited seconds for its write (docs/benchmarks.md).
 - `shut_down` refuses new adds and wakes idle workers; keys already queued
   are still handed out, then `get` raises `QueueShutDown`.
   `shut_down_with_drain` also waits until the queue is empty and no worker
@@ -62,7 +68,12 @@ class WorkQueue(Generic[K]):
             settings or QueueSettings(), clock=_loop_time
         )
         self._queue: deque[K] = deque()
+        # The low lane: `_low_keys` holds the keys it really has; an entry of `_low` whose
+        # key is not there any more (moved to the front lane) is skipped when reached.
+        self._low: deque[K] = deque()
+        self._low_keys: set[K] = set()
         self._dirty: set[K] = set()
+        self._only_low: set[K] = set()  # dirty keys every add of which was low priority
         self._processing: dict[K, float] = {}  # key -> when a worker took it
         self._added_at: dict[K, float] = {}  # key -> when it was first queued
         self._getters: deque[asyncio.Future[None]] = deque()
@@ -89,7 +100,7 @@ class WorkQueue(Generic[K]):
 
     def __len__(self) -> int:
         """Keys ready for a worker (not those waiting on a delay or being processed)."""
-        return len(self._queue)
+        return len(self._queue) + len(self._low_keys)
 
     @property
     def shutting_down(self) -> bool:
@@ -115,17 +126,37 @@ class WorkQueue(Generic[K]):
 
     # -- adding --------------------------------------------------------------
 
-    def add(self, key: K) -> None:
-        """Queue a key unless it is already queued; a key being processed is queued after `done`."""
-        if self._shutting_down or key in self._dirty:
+    def add(self, key: K, *, low_priority: bool = False) -> None:
+        """Queue a key unless it is already queued; a key being processed is queued after `done`.
+
+        `low_priority`: behind every key added without it. Added without it, a key
+        waiting in the low lane moves to the front one."""
+        if self._shutting_down:
+            return
+        if key in self._dirty:
+            if not low_priority:
+                self._only_low.discard(key)
+                if key in self._low_keys:
+                    self._low_keys.discard(key)
+                    self._queue.append(key)
             return
         self._adds.inc()
         self._dirty.add(key)
+        if low_priority:
+            self._only_low.add(key)
         self._added_at.setdefault(key, self._now())
         if key in self._processing:
             return
-        self._queue.append(key)
-        self._depth.set(len(self._queue))
+        self._enqueue(key)
+
+    def _enqueue(self, key: K) -> None:
+        """Put a dirty key in its lane and wake a worker."""
+        if key in self._only_low:
+            self._low.append(key)
+            self._low_keys.add(key)
+        else:
+            self._queue.append(key)
+        self._depth.set(len(self))
         self._wake_one()
 
     def add_after(self, key: K, delay_seconds: float) -> None:
@@ -193,7 +224,7 @@ class WorkQueue(Generic[K]):
 
         Raises QueueShutDown once the queue is shut down and empty.
         """
-        while not self._queue:
+        while not self._queue and not self._low_keys:
             if self._shutting_down:
                 raise QueueShutDown(self.name)
             getter: asyncio.Future[None] = asyncio.get_running_loop().create_future()
@@ -205,15 +236,24 @@ class WorkQueue(Generic[K]):
                 if getter.done() and not getter.cancelled():
                     self._wake_one()
                 raise
-        key = self._queue.popleft()
-        self._depth.set(len(self._queue))
+        key = self._queue.popleft() if self._queue else self._next_low()
+        self._depth.set(len(self))
         now = self._now()
         added = self._added_at.pop(key, None)
         if added is not None:
             self._latency.observe(now - added)
         self._processing[key] = now
         self._dirty.discard(key)
+        self._only_low.discard(key)
         return key
+
+    def _next_low(self) -> K:
+        """The first key the low lane really holds (it holds at least one)."""
+        while True:
+            key = self._low.popleft()
+            if key in self._low_keys:
+                self._low_keys.discard(key)
+                return key
 
     def done(self, key: K) -> None:
         """The worker has finished with the key; queue it again if it was re-added meanwhile."""
@@ -222,9 +262,7 @@ class WorkQueue(Generic[K]):
             return
         self._work_duration.observe(self._now() - started)
         if key in self._dirty:
-            self._queue.append(key)
-            self._depth.set(len(self._queue))
-            self._wake_one()
+            self._enqueue(key)
         self._check_idle()
 
     def _wake_one(self) -> None:
@@ -259,7 +297,7 @@ class WorkQueue(Generic[K]):
         await self._idle.wait()
 
     def _check_idle(self) -> None:
-        if self._idle is not None and not self._queue and not self._processing:
+        if self._idle is not None and not len(self) and not self._processing:
             self._idle.set()
 
     # -- metrics -------------------------------------------------------------

@@ -2,7 +2,8 @@
 resync reads that Hvpa's PodMetrics (nothing to share), and a worker waits for the answer.
 The workers, not the CPU, then bound how many Hvpas are decided per sync period:
 `concurrency` / the read's latency. With the default workers every Hvpa is still decided
-once per period when metrics-server takes two seconds to answer each read.
+once per period when metrics-server takes two seconds to answer each read; with too few,
+the resync keeps a backlog, and a change is still decided ahead of it.
 
 Derivation of the numbers: 40 Hvpas x 2 s per read = 80 worker-seconds per 15 s period;
 5 workers (the default before bench_envelope measured it) give 75, so some Hvpa waits
@@ -26,9 +27,11 @@ PERIOD = 15.0
 READ_SECONDS = 2.0  # each PodMetrics read (under the 10 s metrics timeout)
 
 
-async def test_every_hvpa_is_decided_once_a_period_with_a_slow_metrics_api(
-    apiserver: ApiServer, cluster: MiniCluster, start_controller: Any
-) -> None:
+def _one_hvpa_per_namespace(
+    apiserver: ApiServer, cluster: MiniCluster, *, vpa: bool = False
+) -> list[str]:
+    """HVPAS namespaces with a workload and its Hvpa each (`vpa`: with its child VPA),
+    every PodMetrics read slow."""
     keys = []
     for index in range(HVPAS):
         namespace = f"team-{index:02d}"
@@ -37,11 +40,18 @@ async def test_every_hvpa_is_decided_once_a_period_with_a_slow_metrics_api(
         team.deployment(
             "web", replicas=1, requests={"cpu": "100m", "memory": "64Mi"}, load=Load(50)
         )
-        manifest = hvpa_manifest("web", target="web")
+        manifest = hvpa_manifest("web", target="web", vpa=vpa)
         manifest["metadata"]["namespace"] = namespace
         apiserver.objects.create("hvpas", manifest, namespace=namespace)
         keys.append(f"{namespace}/web")
     apiserver.faults.delay(READ_SECONDS, method="GET", path="/apis/metrics.k8s.io/")
+    return keys
+
+
+async def test_every_hvpa_is_decided_once_a_period_with_a_slow_metrics_api(
+    apiserver: ApiServer, cluster: MiniCluster, start_controller: Any
+) -> None:
+    keys = _one_hvpa_per_namespace(apiserver, cluster)
     settings = ControllerSettings(sync_period_seconds=PERIOD)
     running = await start_controller(settings=settings)
     observations = running.manager.observations
@@ -54,3 +64,32 @@ async def test_every_hvpa_is_decided_once_a_period_with_a_slow_metrics_api(
         now = cluster.clock()
         late = [k for k in keys if now - observations.get(k).time > PERIOD + READ_SECONDS]
         assert not late, f"{len(late)} of {HVPAS} Hvpas not decided in the last period"
+
+
+async def test_a_change_is_decided_ahead_of_the_resync_backlog(
+    apiserver: ApiServer, cluster: MiniCluster, start_controller: Any
+) -> None:
+    """Two workers for 80 worker-seconds a period: the resync always has keys waiting
+    (about 30, 2 s each for a worker). A change to one Hvpa's target queues it ahead of
+    them (the resync's keys are low priority), so it is decided once a worker is free and
+    its read is back, within two reads, not after the backlog (about 30 s)."""
+    keys = _one_hvpa_per_namespace(apiserver, cluster)
+    running = await start_controller(
+        settings=ControllerSettings(sync_period_seconds=PERIOD, concurrency=2)
+    )
+    observations = running.manager.observations
+    await eventually(lambda: all(observations.get(k).time for k in keys), within=30 * PERIOD)
+    await asyncio.sleep(PERIOD)
+    queue = running.manager.queue
+    assert len(queue) >= 10, "the resync keeps a backlog"
+
+    key = next(k for k in keys if k in queue.pending() and k not in queue._processing)
+    namespace = key.split("/")[0]
+    changed_at = cluster.clock()
+    apiserver.objects.patch(
+        "deployments",
+        "web",
+        {"metadata": {"annotations": {"touched": "yes"}}},
+        namespace=namespace,
+    )
+    await eventually(lambda: observations.get(key).time > changed_at, within=2 * READ_SECONDS + 1)

@@ -1,5 +1,6 @@
-"""The work queue: dedup, one worker per key, re-add while processing, delays, pending keys,
-rate-limited retries, forget, shutdown with and without drain, and its metrics.
+"""The work queue: dedup, one worker per key, re-add while processing, the low-priority lane,
+delays, pending keys, rate-limited retries, forget, shutdown with and without drain, and its
+metrics.
 
 Everything runs in looptime's virtual time: delays of seconds or minutes
 take no real time, and loop.time() says exactly when a key came back.
@@ -73,8 +74,8 @@ async def test_done_without_re_add_does_not_requeue(metrics: KubeMetrics) -> Non
 
 
 async def test_workers_never_overlap_on_a_key_and_see_every_change(metrics: KubeMetrics) -> None:
-    """Random adds against four workers: no overlap per key, and every add is
-    followed by a processing of its key that starts after it (level-triggered)."""
+    """Random adds, in either lane, against four workers: no overlap per key, and every add
+    is followed by a processing of its key that starts after it (level-triggered)."""
     queue: WorkQueue[str] = WorkQueue(name="test", metrics=metrics)
     loop = asyncio.get_running_loop()
     rng = random.Random(42)
@@ -98,13 +99,68 @@ async def test_workers_never_overlap_on_a_key_and_see_every_change(metrics: Kube
     workers = [asyncio.create_task(worker()) for _ in range(4)]
     for _ in range(500):
         key = f"k{rng.randrange(10)}"
-        queue.add(key)
+        queue.add(key, low_priority=rng.random() < 0.5)
         last_add[key] = loop.time()
         await asyncio.sleep(rng.uniform(0.0, 0.01))
     await asyncio.wait_for(queue.shut_down_with_drain(), timeout=10)
     await asyncio.gather(*workers)
     for key, added in last_add.items():
         assert last_start[key] >= added, key
+
+
+async def test_low_priority_keys_wait_behind_the_others(metrics: KubeMetrics) -> None:
+    queue: WorkQueue[str] = WorkQueue(name="test", metrics=metrics)
+    queue.add("resync-1", low_priority=True)
+    queue.add("resync-2", low_priority=True)
+    queue.add("event-1")
+    queue.add("event-2")
+    assert len(queue) == 4
+    assert [await queue.get() for _ in range(4)] == ["event-1", "event-2", "resync-1", "resync-2"]
+    assert len(queue) == 0
+
+
+async def test_an_add_moves_a_waiting_low_key_to_the_front_lane(
+    metrics: KubeMetrics, registry: CollectorRegistry
+) -> None:
+    queue: WorkQueue[str] = WorkQueue(name="test", metrics=metrics)
+    for key in ("a", "b", "c"):
+        queue.add(key, low_priority=True)
+    queue.add("event")
+    queue.add("c")  # an event for a key the resync queued
+    queue.add("event", low_priority=True)  # and a resync of a key an event queued
+    assert len(queue) == 4
+    assert [await queue.get() for _ in range(4)] == ["event", "c", "a", "b"]
+    assert await next_key(queue) is None, "the moved key's old place is not handed out"
+    assert sample(registry, "workqueue_adds_total") == 4
+
+
+async def test_a_key_added_while_processed_comes_back_in_the_lane_of_its_adds(
+    metrics: KubeMetrics,
+) -> None:
+    queue: WorkQueue[str] = WorkQueue(name="test", metrics=metrics)
+    queue.add("a")
+    queue.add("b")
+    assert await queue.get() == "a"
+    assert await queue.get() == "b"
+    queue.add("a", low_priority=True)  # only the resync while it was processed: low
+    queue.add("b", low_priority=True)
+    queue.add("b")  # an event too: the front lane
+    queue.add("c")
+    queue.done("a")
+    queue.done("b")
+    assert [await queue.get() for _ in range(3)] == ["c", "b", "a"]
+
+
+async def test_shut_down_with_drain_waits_for_low_keys(metrics: KubeMetrics) -> None:
+    queue: WorkQueue[str] = WorkQueue(name="test", metrics=metrics)
+    queue.add("a", low_priority=True)
+    drained = asyncio.create_task(queue.shut_down_with_drain())
+    await asyncio.sleep(1)
+    assert not drained.done()
+    queue.done(await queue.get())
+    await asyncio.wait_for(drained, timeout=1)
+    with pytest.raises(QueueShutDown):
+        await queue.get()
 
 
 @pytest.mark.parametrize(
