@@ -143,7 +143,13 @@ def _capacity_hvpa() -> Hvpa:
         }
         for i in range(4)
     ]
-    raw["status"] = {
+    raw["status"] = _history_status(usage, demands)
+    return parse_hvpa(raw)
+
+
+def _history_status(usage: list[dict[str, str]], demands: list[dict[str, str]]) -> dict[str, Any]:
+    """A status whose history holds `usage` and `demands`, the demand raised an hour ago."""
+    return {
         "history": {
             "recommendations": [],
             "usage": usage,
@@ -151,7 +157,6 @@ def _capacity_hvpa() -> Hvpa:
             "demandSince": _stamp(NOW - 3600),
         }
     }
-    return parse_hvpa(raw)
 
 
 # The history of the third row: a down window of 30 minutes of 15 s decisions on a falling
@@ -197,14 +202,7 @@ def _spelled_statuses(count: int) -> list[Hvpa]:
             }
             for i in range(FALLING_DEMANDS)
         ]
-        raw["status"] = {
-            "history": {
-                "recommendations": [],
-                "usage": usage,
-                "demands": demands,
-                "demandSince": _stamp(NOW - 3600),
-            }
-        }
+        raw["status"] = _history_status(usage, demands)
         hvpas.append(msgspec.structs.replace(parse_hvpa(raw), spec=spec))
     return hvpas
 
