@@ -463,8 +463,8 @@ class Manager:
         pending at the round's start (a stale cache's, one second) swallowed the
         resync, and the Hvpa went up to two periods undecided.
 
-        The resync's keys (and the first round's) are low priority: a change queued
-        meanwhile goes ahead of them (tests/integration/test_decision_rate.py)."""
+        The resync's keys are low priority: a change queued meanwhile goes ahead of them
+        (tests/integration/test_decision_rate.py)."""
         loop = asyncio.get_running_loop()
         period = self.settings.sync_period_seconds
         while True:

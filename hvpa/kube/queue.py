@@ -13,8 +13,8 @@ from client-go's util/workqueue:
 - `add_rate_limited` delays by the rate limiter: per key 5 ms doubling to
   1000 s, and overall a 10 qps / 100 burst token bucket, the longer wins.
   `forget` after a success resets the key's backoff.
-- Two lanes: a key added with `low_priority` (the resync's, the first round's)
-  waits behind every key an event or a retry added, and such an add moves a
+- Two lanes: a key added with `low_priority` (the resync's) waits behind
+  every key an event or a retry added, and such an add moves a
   low key already waiting to the front lane. controller-runtime's priority
   queue gives its resync and initial list a low priority for the same
   reason: at 10,000 Hvpas the resync queues 667 keys a second, and a change
@@ -33,7 +33,7 @@ from __future__ import annotations
 import asyncio
 import heapq
 import itertools
-from collections import deque
+from collections import OrderedDict, deque
 from collections.abc import Hashable
 from typing import Generic, TypeVar
 
@@ -68,12 +68,13 @@ class WorkQueue(Generic[K]):
             settings or QueueSettings(), clock=_loop_time
         )
         self._queue: deque[K] = deque()
-        # The low lane: `_low_keys` holds the keys it really has; an entry of `_low` whose
-        # key is not there any more (moved to the front lane) is skipped when reached.
-        self._low: deque[K] = deque()
-        self._low_keys: set[K] = set()
+        # The low lane, in order; a key moved to the front lane leaves it (an OrderedDict:
+        # taking a plain dict's first item again and again costs more each time).
+        self._low: OrderedDict[K, None] = OrderedDict()
         self._dirty: set[K] = set()
-        self._only_low: set[K] = set()  # dirty keys every add of which was low priority
+        # Dirty keys whose adds were all low priority: the lane a key re-added while a worker
+        # held it goes to on `done`.
+        self._only_low: set[K] = set()
         self._processing: dict[K, float] = {}  # key -> when a worker took it
         self._added_at: dict[K, float] = {}  # key -> when it was first queued
         self._getters: deque[asyncio.Future[None]] = deque()
@@ -100,7 +101,7 @@ class WorkQueue(Generic[K]):
 
     def __len__(self) -> int:
         """Keys ready for a worker (not those waiting on a delay or being processed)."""
-        return len(self._queue) + len(self._low_keys)
+        return len(self._queue) + len(self._low)
 
     @property
     def shutting_down(self) -> bool:
@@ -136,8 +137,8 @@ class WorkQueue(Generic[K]):
         if key in self._dirty:
             if not low_priority:
                 self._only_low.discard(key)
-                if key in self._low_keys:
-                    self._low_keys.discard(key)
+                if key in self._low:
+                    del self._low[key]
                     self._queue.append(key)
             return
         self._adds.inc()
@@ -152,8 +153,7 @@ class WorkQueue(Generic[K]):
     def _enqueue(self, key: K) -> None:
         """Put a dirty key in its lane and wake a worker."""
         if key in self._only_low:
-            self._low.append(key)
-            self._low_keys.add(key)
+            self._low[key] = None
         else:
             self._queue.append(key)
         self._depth.set(len(self))
@@ -224,7 +224,7 @@ class WorkQueue(Generic[K]):
 
         Raises QueueShutDown once the queue is shut down and empty.
         """
-        while not self._queue and not self._low_keys:
+        while not self._queue and not self._low:
             if self._shutting_down:
                 raise QueueShutDown(self.name)
             getter: asyncio.Future[None] = asyncio.get_running_loop().create_future()
@@ -236,7 +236,7 @@ class WorkQueue(Generic[K]):
                 if getter.done() and not getter.cancelled():
                     self._wake_one()
                 raise
-        key = self._queue.popleft() if self._queue else self._next_low()
+        key = self._queue.popleft() if self._queue else self._low.popitem(last=False)[0]
         self._depth.set(len(self))
         now = self._now()
         added = self._added_at.pop(key, None)
@@ -246,14 +246,6 @@ class WorkQueue(Generic[K]):
         self._dirty.discard(key)
         self._only_low.discard(key)
         return key
-
-    def _next_low(self) -> K:
-        """The first key the low lane really holds (it holds at least one)."""
-        while True:
-            key = self._low.popleft()
-            if key in self._low_keys:
-                self._low_keys.discard(key)
-                return key
 
     def done(self, key: K) -> None:
         """The worker has finished with the key; queue it again if it was re-added meanwhile."""

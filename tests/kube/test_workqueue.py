@@ -134,6 +134,22 @@ async def test_an_add_moves_a_waiting_low_key_to_the_front_lane(
     assert sample(registry, "workqueue_adds_total") == 4
 
 
+async def test_a_key_moved_out_of_the_low_lane_and_back_waits_at_its_new_place(
+    metrics: KubeMetrics,
+) -> None:
+    """Moving a key to the front lane leaves nothing of it in the low one: queued low again
+    later, it waits behind the keys queued before it."""
+    queue: WorkQueue[str] = WorkQueue(name="test", metrics=metrics)
+    queue.add("a", low_priority=True)
+    queue.add("b", low_priority=True)
+    queue.add("a")
+    queue.done(await queue.get())
+    queue.add("x", low_priority=True)
+    queue.add("a", low_priority=True)
+    assert [await queue.get() for _ in range(3)] == ["b", "x", "a"]
+    assert await next_key(queue) is None
+
+
 async def test_a_key_added_while_processed_comes_back_in_the_lane_of_its_adds(
     metrics: KubeMetrics,
 ) -> None:
