@@ -12,9 +12,15 @@ from __future__ import annotations
 import os
 import shutil
 import sys
+from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
+from prometheus_client import CollectorRegistry
+
+from hvpa.kube.client import KubeClient, client_from_kubeconfig
+from hvpa.kube.metrics import KubeMetrics
+from hvpa.sim.apiserver import ApiServer
 
 
 def _required_tool(name: str, *, debian_package: str = "", install: str = "") -> str:
@@ -94,3 +100,15 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
 def _longest_first(item: pytest.Item) -> tuple[bool, bool]:
     comparison = item.nodeid.split("::", 1)[0] in SPLIT_BY_TRACE
     return (not comparison, item.get_closest_marker("slow") is None)
+
+
+@pytest.fixture
+async def kube(apiserver: ApiServer) -> AsyncIterator[KubeClient]:
+    """A client of the in-repo API server, built from the kubeconfig it writes, as `hvpa run`
+    builds one. `apiserver` is the directory's or module's own (each seeds it as its tests
+    need); tests/kube overrides this to share its `metrics` registry."""
+    client = await client_from_kubeconfig(
+        metrics=KubeMetrics(CollectorRegistry()), path=str(apiserver.kubeconfig_path)
+    )
+    async with client:
+        yield client

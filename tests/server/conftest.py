@@ -3,20 +3,12 @@
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
-
 import pytest
-from prometheus_client import CollectorRegistry
 
-from hvpa.kube.client import KubeClient, client_from_kubeconfig
-from hvpa.kube.metrics import KubeMetrics
-from hvpa.sim.apiserver import ApiServer
+from hvpa.kube.client import KubeClient
 
 
 @pytest.fixture
-async def client(apiserver: ApiServer) -> AsyncIterator[KubeClient]:
-    kube = await client_from_kubeconfig(
-        metrics=KubeMetrics(CollectorRegistry()), path=str(apiserver.kubeconfig_path)
-    )
-    async with kube:
-        yield kube
+def client(kube: KubeClient) -> KubeClient:
+    """tests/conftest.py's client, under the name the server tests use."""
+    return kube
