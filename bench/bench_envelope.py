@@ -376,7 +376,8 @@ def _rows(
     window_start = measured["began"]
     window_end = window_start + elapsed
     stalls = [(e, s) for e, s in after["stalls"] if window_start <= e <= window_end]
-    pauses = [(e, s) for e, _, s in after["gc"] if window_start <= e <= window_end]
+    pauses_by_generation = [(e, g, s) for e, g, s in after["gc"] if window_start <= e <= window_end]
+    pauses = [(e, s) for e, _, s in pauses_by_generation]
     requests: dict[tuple[str, str], int] = measured["requests"]
     total = sum(requests.values())
     metrics_reads = sum(n for (_, what), n in requests.items() if what.startswith("metrics.k8s.io"))
@@ -518,10 +519,14 @@ def _rows(
             100 * sum(_gc_delta("gc_cpu", before, after)) / cpu_seconds if cpu_seconds else 0.0,
             "%",
         ),
-        Row(
-            "controller GC pauses over 20 ms in the window: the longest",
-            1000 * max((s for _, s in pauses), default=0.0),
-            "ms",
+        *(
+            Row(
+                f"controller GC pauses over 20 ms in the window, generation {generation}: "
+                f"the longest (of {sum(1 for _, g, _ in pauses_by_generation if g == generation)})",
+                1000 * max((s for _, g, s in pauses_by_generation if g == generation), default=0.0),
+                "ms",
+            )
+            for generation in (0, 1, 2)
         ),
         Row(
             "share of the answers at or above the p99 that overlap a stall or GC pause",
@@ -546,8 +551,28 @@ def _rows(
             target="<= namespaces",
         ),
     ]
+    rows += _stall_rows(after)
     for (verb, what), count in sorted(requests.items(), key=lambda item: -item[1]):
         rows.append(
             Row(f"requests/s at steady state: {verb} {what}", count / elapsed, "requests/s")
         )
     return rows
+
+
+STALL_ROWS = 6
+
+
+def _stall_rows(after: dict[str, Any]) -> list[Row]:
+    """Where the loop's stalls in the window went (bench.harness.StallSampler): the stacks
+    sampled most, each as the time its samples stand for."""
+    samples: dict[str, int] = after["stall_samples"]
+    seconds_per_sample = after["stall_sample_seconds"]
+    top = sorted(samples.items(), key=lambda item: -item[1])[:STALL_ROWS]
+    return [
+        Row(
+            f"controller loop stalled over 50 ms in the window, sampled in: {stack}",
+            1000 * count * seconds_per_sample,
+            "ms",
+        )
+        for stack, count in top
+    ]

@@ -35,7 +35,14 @@ import time
 from multiprocessing.connection import Connection
 from typing import Any
 
-from bench.harness import GcPauses, LoopLag, counter_total, rss_bytes, run_delay_seconds
+from bench.harness import (
+    GcPauses,
+    LoopLag,
+    StallSampler,
+    counter_total,
+    rss_bytes,
+    run_delay_seconds,
+)
 
 __all__ = ["controller_main"]
 
@@ -89,6 +96,9 @@ async def _controller(conn: Connection, kubeconfig: str, sync_period_seconds: fl
     started = time.perf_counter()
     lag = LoopLag()
     pauses = GcPauses()
+    sampler = StallSampler(lag, pauses)
+    sampler.start()
+    stall_samples_before: dict[str, int] = {}
     lag_task = asyncio.create_task(lag.run())
     task = asyncio.create_task(manager.run())
     await manager.wait_synced()
@@ -144,6 +154,13 @@ async def _controller(conn: Connection, kubeconfig: str, sync_period_seconds: fl
                 cpu_before_pass = time.process_time()
                 counts = _counts(registry)
                 window.start()  # the first count starts it (nothing after the second)
+                stall_samples = dict(sampler.samples)
+                since_last_count = {
+                    key: n - stall_samples_before.get(key, 0)
+                    for key, n in stall_samples.items()
+                    if n > stall_samples_before.get(key, 0)
+                }
+                stall_samples_before = stall_samples
                 conn.send(
                     {
                         **counts,
@@ -154,6 +171,8 @@ async def _controller(conn: Connection, kubeconfig: str, sync_period_seconds: fl
                         "time": time.time(),
                         "rss": rss_bytes(),
                         "stalls": lag.stalls,
+                        "stall_samples": since_last_count,
+                        "stall_sample_seconds": sampler.interval,
                         "gc": pauses.pauses,
                         "gc_cpu": list(pauses.cpu),
                         "gc_collections": [s["collections"] for s in gc.get_stats()],
@@ -173,6 +192,7 @@ async def _controller(conn: Connection, kubeconfig: str, sync_period_seconds: fl
                 conn.send(sum(1 for key in manager.cache.hvpas if not observations.get(key).time))
             else:
                 window.stop()
+                sampler.stop()
                 lag_task.cancel()
                 manager.stop()
                 with contextlib.suppress(Exception):

@@ -234,16 +234,18 @@ class LoopLag:
     def __init__(self, period_seconds: float = 0.01) -> None:
         self.period = period_seconds
         self.stalls: list[tuple[float, float]] = []  # (ended at, seconds late) over 50 ms
+        self.beat = time.monotonic()  # when the sleeper last woke (StallSampler reads it)
 
     async def run(self) -> None:
         import asyncio
 
         while True:
-            before = time.monotonic()
+            before = self.beat = time.monotonic()
             await asyncio.sleep(self.period)
-            late = time.monotonic() - before - self.period
+            self.beat = time.monotonic()
+            late = self.beat - before - self.period
             if late > 0.05:
-                self.stalls.append((time.monotonic(), late))
+                self.stalls.append((self.beat, late))
 
 
 class GcPauses:
@@ -257,14 +259,82 @@ class GcPauses:
         self.pauses: list[tuple[float, int, float]] = []
         self.cpu = [0.0, 0.0, 0.0]  # the process's CPU time: the collector's own cost
         self._started = self._cpu_started = 0.0
+        self.collecting: int | None = None  # the generation being collected now, if any
         gc.callbacks.append(self._callback)
 
     def _callback(self, phase: str, info: dict[str, int]) -> None:
         now, cpu = time.monotonic(), time.process_time()
         if phase == "start":
             self._started, self._cpu_started = now, cpu
+            self.collecting = info["generation"]
             return
+        self.collecting = None
         generation, took = info["generation"], now - self._started
         self.cpu[generation] += cpu - self._cpu_started
         if took > 0.02:
             self.pauses.append((now, generation, took))
+
+
+class StallSampler:
+    """What the loop's thread was running while its loop stalled: the stack's samples.
+
+    A stall's length (LoopLag) says that the loop paused, not why; the tail of a
+    latency is only removed once the code that held the loop is known. A thread
+    wakes every `interval` and, when the LoopLag's sleeper is more than
+    `threshold` late, records the loop thread's innermost frames (those of hvpa
+    first), or "gc generation N" while the collector runs (GcPauses says which).
+    Each sample stands for about `interval` seconds of the stall. The thread takes
+    the GIL only to look, so the stall it measures is barely longer.
+    """
+
+    def __init__(
+        self,
+        lag: LoopLag,
+        pauses: GcPauses,
+        *,
+        threshold: float = 0.05,
+        interval: float = 0.005,
+    ) -> None:
+        import threading
+        from collections import Counter
+
+        self.lag, self.pauses = lag, pauses
+        self.threshold, self.interval = threshold, interval
+        self.samples: Counter[str] = Counter()
+        self._loop_thread = threading.get_ident()
+        self._stopped = threading.Event()
+        self._thread = threading.Thread(target=self._sample, name="stall-sampler", daemon=True)
+
+    def start(self) -> None:
+        self._thread.start()
+
+    def stop(self) -> None:
+        self._stopped.set()
+
+    def _sample(self) -> None:
+        while not self._stopped.wait(self.interval):
+            if time.monotonic() - self.lag.beat <= self.threshold:
+                continue
+            generation = self.pauses.collecting
+            if generation is not None:
+                self.samples[f"gc generation {generation}"] += 1
+                continue
+            frame = sys._current_frames().get(self._loop_thread)
+            if frame is not None:
+                self.samples[_stack_key(frame)] += 1
+
+
+def _stack_key(frame: Any, own: int = 4) -> str:
+    """The innermost `own` frames of hvpa's code (innermost first) and the innermost frame
+    of all when it is not hvpa's: `hvpa.engine.decide:decide < ... [json:loads]`."""
+    innermost = frame
+    ours: list[str] = []
+    while frame is not None and len(ours) < own:
+        module = frame.f_globals.get("__name__", "?")
+        if module.startswith(("hvpa.", "bench.")):
+            ours.append(f"{module}:{frame.f_code.co_name}")
+        frame = frame.f_back
+    module = innermost.f_globals.get("__name__", "?")
+    where = f"{module}:{innermost.f_code.co_name}"
+    key = " < ".join(ours) or "(no hvpa frame)"
+    return key if ours and ours[0] == where else f"{key} [{where}]"

@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
+import asyncio
+import gc
+import time
+
 from prometheus_client import CollectorRegistry, Counter
 
-from bench.harness import counter_total
+from bench.harness import GcPauses, LoopLag, StallSampler, counter_total
 
 
 def test_counter_total_sums_the_totals_of_the_label_sets_asked_for() -> None:
@@ -21,3 +25,44 @@ def test_counter_total_sums_the_totals_of_the_label_sets_asked_for() -> None:
     assert counter_total(families, "reconcile", result="success") == 3
     assert counter_total(families, "adds") == 7
     assert counter_total(families, "missing") == 0
+
+
+def _hold_the_loop(seconds: float) -> None:
+    """A synchronous stretch, as a long callback would be: the loop cannot wake its sleeper."""
+    end = time.monotonic() + seconds
+    while time.monotonic() < end:
+        pass
+
+
+async def test_the_stall_sampler_names_the_code_that_held_the_loop() -> None:
+    lag, pauses = LoopLag(), GcPauses()
+    sampler = StallSampler(lag, pauses, threshold=0.03, interval=0.005)
+    sampler.start()
+    lag_task = asyncio.create_task(lag.run())
+    try:
+        await asyncio.sleep(0.05)
+        _hold_the_loop(0.3)
+        await asyncio.sleep(0.05)
+    finally:
+        sampler.stop()
+        lag_task.cancel()
+        gc.callbacks.remove(pauses._callback)
+
+    held = sum(n for stack, n in sampler.samples.items() if "_hold_the_loop" in stack)
+    # About 270 ms past the threshold at a sample every 5 ms; a busy machine loses some.
+    assert held >= 10, sampler.samples
+    assert lag.stalls, "the loop's own measure saw no stall"
+
+
+def test_a_collection_is_sampled_as_its_generation() -> None:
+    lag, pauses = LoopLag(), GcPauses()
+    lag.beat = time.monotonic() - 1  # a loop that has been stalled for a second
+    sampler = StallSampler(lag, pauses, threshold=0.05, interval=0.001)
+    pauses.collecting = 2
+    sampler.start()
+    try:
+        time.sleep(0.05)
+    finally:
+        sampler.stop()
+        gc.callbacks.remove(pauses._callback)
+    assert set(sampler.samples) == {"gc generation 2"}
