@@ -375,8 +375,18 @@ def _rows(
     p99 = quantile(latencies, 0.99)
     window_start = measured["began"]
     window_end = window_start + elapsed
-    stalls = [(e, s) for e, s in after["stalls"] if window_start <= e <= window_end]
-    pauses_by_generation = [(e, g, s) for e, g, s in after["gc"] if window_start <= e <= window_end]
+    in_window = [
+        (stall, cpu)
+        for stall, cpu in zip(after["stalls"], after["stall_thread_cpu"], strict=True)
+        if window_start <= stall[0] <= window_end
+    ]
+    stalls = [stall for stall, _ in in_window]
+    gc_in_window = [
+        (pause, cpu)
+        for pause, cpu in zip(after["gc"], after["gc_thread_cpu"], strict=True)
+        if window_start <= pause[0] <= window_end
+    ]
+    pauses_by_generation = [pause for pause, _ in gc_in_window]
     pauses = [(e, s) for e, _, s in pauses_by_generation]
     requests: dict[tuple[str, str], int] = measured["requests"]
     total = sum(requests.values())
@@ -513,6 +523,13 @@ def _rows(
             "ms",
         ),
         Row(
+            f"controller event-loop stalls over 50 ms in the window ({len(stalls)}): "
+            "the share of their time its loop's thread was on a CPU (the rest it waited: "
+            "for a CPU, or for the GIL)",
+            _on_cpu_share([(s, cpu) for (_, s), cpu in in_window]),
+            "%",
+        ),
+        Row(
             "controller GC CPU time in the window, share of its CPU (collections of "
             f"generations 0/1/2: {'/'.join(str(n) for n in _gc_delta('gc_collections', before, after))}, "
             f"objects found unreachable: {'/'.join(str(n) for n in _gc_delta('gc_collected', before, after))})",
@@ -527,6 +544,12 @@ def _rows(
                 "ms",
             )
             for generation in (0, 1, 2)
+        ),
+        Row(
+            f"controller GC pauses over 20 ms in the window ({len(gc_in_window)}): the share "
+            "of their time the collecting thread was on a CPU",
+            _on_cpu_share([(s, cpu) for (_, _, s), cpu in gc_in_window]),
+            "%",
         ),
         Row(
             "share of the answers at or above the p99 that overlap a stall or GC pause",
@@ -557,6 +580,13 @@ def _rows(
             Row(f"requests/s at steady state: {verb} {what}", count / elapsed, "requests/s")
         )
     return rows
+
+
+def _on_cpu_share(pauses: list[tuple[float, float]]) -> float:
+    """Of (seconds, thread CPU seconds) pauses, the share of their time on a CPU (percent;
+    0 for none)."""
+    total = sum(seconds for seconds, _ in pauses)
+    return 100 * sum(cpu for _, cpu in pauses) / total if total else 0.0
 
 
 STALL_ROWS = 6

@@ -151,10 +151,10 @@ async def _controller(conn: Connection, kubeconfig: str, sync_period_seconds: fl
                 # the window: it ends before the pass and starts after it, for the profile
                 # and for the CPU the envelope divides decisions by.
                 window.stop()  # the second count ends the window
+                stall_samples = dict(sampler.samples)  # before the pass: its stall is the probe's
                 cpu_before_pass = time.process_time()
                 counts = _counts(registry)
                 window.start()  # the first count starts it (nothing after the second)
-                stall_samples = dict(sampler.samples)
                 since_last_count = {
                     key: n - stall_samples_before.get(key, 0)
                     for key, n in stall_samples.items()
@@ -171,9 +171,11 @@ async def _controller(conn: Connection, kubeconfig: str, sync_period_seconds: fl
                         "time": time.time(),
                         "rss": rss_bytes(),
                         "stalls": lag.stalls,
+                        "stall_thread_cpu": lag.thread_cpu,
                         "stall_samples": since_last_count,
                         "stall_sample_seconds": sampler.interval,
                         "gc": pauses.pauses,
+                        "gc_thread_cpu": pauses.thread_cpu,
                         "gc_cpu": list(pauses.cpu),
                         "gc_collections": [s["collections"] for s in gc.get_stats()],
                         "gc_collected": [s["collected"] for s in gc.get_stats()],

@@ -229,11 +229,15 @@ def note(message: str) -> None:
 
 class LoopLag:
     """How late the running loop wakes a 10 ms sleeper: its stalls, with when they ended
-    (time.monotonic, comparable between processes on one Linux machine)."""
+    (time.monotonic, comparable between processes on one Linux machine), and how much of
+    each the loop's thread spent on a CPU (`thread_cpu`): a stall the thread computed
+    through is the process's own, one it spent waiting is the machine's (or another
+    thread's, holding the GIL)."""
 
     def __init__(self, period_seconds: float = 0.01) -> None:
         self.period = period_seconds
         self.stalls: list[tuple[float, float]] = []  # (ended at, seconds late) over 50 ms
+        self.thread_cpu: list[float] = []  # the loop thread's CPU seconds in each stall
         self.beat = time.monotonic()  # when the sleeper last woke (StallSampler reads it)
 
     async def run(self) -> None:
@@ -241,31 +245,37 @@ class LoopLag:
 
         while True:
             before = self.beat = time.monotonic()
+            cpu_before = time.thread_time()
             await asyncio.sleep(self.period)
             self.beat = time.monotonic()
             late = self.beat - before - self.period
             if late > 0.05:
                 self.stalls.append((self.beat, late))
+                self.thread_cpu.append(time.thread_time() - cpu_before)
 
 
 class GcPauses:
-    """The garbage collector's pauses over 20 ms in this process: (ended at, generation, seconds);
-    and all of its CPU time, by generation (what its share of the CPU is; how many collections
-    and what they found, gc.get_stats() keeps)."""
+    """The garbage collector's pauses over 20 ms in this process: (ended at, generation, seconds),
+    and the collecting thread's CPU seconds in each (`thread_cpu`: a pause much longer than
+    its CPU was the machine's); and all of its CPU time, by generation (what its share of the
+    CPU is; how many collections and what they found, gc.get_stats() keeps)."""
 
     def __init__(self) -> None:
         import gc
 
         self.pauses: list[tuple[float, int, float]] = []
+        self.thread_cpu: list[float] = []
+        self._thread_cpu_started = 0.0
         self.cpu = [0.0, 0.0, 0.0]  # the process's CPU time: the collector's own cost
         self._started = self._cpu_started = 0.0
         self.collecting: int | None = None  # the generation being collected now, if any
         gc.callbacks.append(self._callback)
 
     def _callback(self, phase: str, info: dict[str, int]) -> None:
-        now, cpu = time.monotonic(), time.process_time()
+        now, cpu, thread_cpu = time.monotonic(), time.process_time(), time.thread_time()
         if phase == "start":
             self._started, self._cpu_started = now, cpu
+            self._thread_cpu_started = thread_cpu
             self.collecting = info["generation"]
             return
         self.collecting = None
@@ -273,6 +283,7 @@ class GcPauses:
         self.cpu[generation] += cpu - self._cpu_started
         if took > 0.02:
             self.pauses.append((now, generation, took))
+            self.thread_cpu.append(thread_cpu - self._thread_cpu_started)
 
 
 class StallSampler:

@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from bench.bench_envelope import SETTLE_PERIODS, _what_a_period_needs
+from bench.bench_envelope import SETTLE_PERIODS, _on_cpu_share, _what_a_period_needs
 
 
 def settled(*, quiet: dict[str, float] | None = None, **fields: Any) -> dict[str, Any]:
@@ -43,3 +43,9 @@ def test_no_decision_in_either_window_gives_no_cost_rows() -> None:
     assert _what_a_period_needs(10, 15.0, (0, 1.0, 30.0), settled(quiet=quiet)) == []
     quiet = {"decisions": 0, "cpu": 1.0, "seconds": 3.0}
     assert _what_a_period_needs(10, 15.0, (5, 1.0, 30.0), settled(quiet=quiet)) == []
+
+
+def test_a_pause_on_a_cpu_for_half_its_time_reads_as_half() -> None:
+    # 300 ms with 250 on a CPU, 100 ms with none: 250 / 400.
+    assert _on_cpu_share([(0.3, 0.25), (0.1, 0.0)]) == pytest.approx(62.5)
+    assert _on_cpu_share([]) == 0.0

@@ -66,3 +66,20 @@ def test_a_collection_is_sampled_as_its_generation() -> None:
         sampler.stop()
         gc.callbacks.remove(pauses._callback)
     assert set(sampler.samples) == {"gc generation 2"}
+
+
+async def test_a_stall_the_loop_computed_through_is_on_its_cpu_and_a_sleep_is_not() -> None:
+    lag = LoopLag()
+    lag_task = asyncio.create_task(lag.run())
+    try:
+        await asyncio.sleep(0.03)
+        _hold_the_loop(0.15)
+        await asyncio.sleep(0.03)
+        time.sleep(0.15)  # noqa: ASYNC251 - blocked on purpose, as a process waiting for a CPU is
+        await asyncio.sleep(0.03)
+    finally:
+        lag_task.cancel()
+    assert len(lag.stalls) == len(lag.thread_cpu) == 2, lag.stalls
+    computed, slept = lag.thread_cpu
+    assert computed > 0.1
+    assert slept < 0.05
