@@ -151,16 +151,18 @@ async def _controller(conn: Connection, kubeconfig: str, sync_period_seconds: fl
                 # the window: it ends before the pass and starts after it, for the profile
                 # and for the CPU the envelope divides decisions by.
                 window.stop()  # the second count ends the window
-                stall_samples = dict(sampler.samples)  # before the pass: its stall is the probe's
-                cpu_before_pass = time.process_time()
-                counts = _counts(registry)
-                window.start()  # the first count starts it (nothing after the second)
+                # The stalls sampled since the last count's pass (the probe's own are not
+                # the controller's).
+                stall_samples = dict(sampler.samples)
                 since_last_count = {
                     key: n - stall_samples_before.get(key, 0)
                     for key, n in stall_samples.items()
                     if n > stall_samples_before.get(key, 0)
                 }
-                stall_samples_before = stall_samples
+                cpu_before_pass = time.process_time()
+                counts = _counts(registry)
+                window.start()  # the first count starts it (nothing after the second)
+                stall_samples_before = dict(sampler.samples)
                 conn.send(
                     {
                         **counts,
