@@ -17,8 +17,9 @@ how many Hvpas have not been decided yet (cheap enough to poll while a restart
 is timed: no pass over the metrics registry); ("stop",) (or EOF) stops the
 Manager and reports the reconciles.
 
-The collector: tuned as `hvpa run` tunes it (`hvpa.controller.collector`), unless
-`HVPA_BENCH_GC_THRESHOLDS=700,10,10` (Python's defaults) sets other thresholds.
+The collector: tuned and paced as `hvpa run` does (`hvpa.controller.collector`), unless
+`HVPA_BENCH_GC_THRESHOLDS=700,10,10` (Python's defaults) sets other thresholds and
+no pacer.
 
 Profiling: `HVPA_BENCH_PROFILE=path` writes cProfile stats of the whole
 process there; `HVPA_BENCH_PROFILE_WINDOW=path` only of the time between the
@@ -71,15 +72,18 @@ def controller_main(
 async def _controller(conn: Connection, kubeconfig: str, sync_period_seconds: float | None) -> None:
     from prometheus_client import CollectorRegistry
 
-    from hvpa.controller.collector import tune_collector
+    from hvpa.controller.collector import pace_collector, tune_collector
     from hvpa.controller.manager import Manager
     from hvpa.kube.client import client_from_kubeconfig
     from hvpa.kube.metrics import KubeMetrics
     from hvpa.settings import ControllerSettings
 
-    tune_collector()  # as `hvpa run` does
+    tune_collector()  # as `hvpa run` does, with its pacer (below)
+    paced = True
     if thresholds := os.environ.get("HVPA_BENCH_GC_THRESHOLDS"):
         gc.set_threshold(*(int(n) for n in thresholds.split(",")))
+        paced = False
+    pacer = asyncio.create_task(pace_collector()) if paced else None
     rss_start = rss_bytes()
     registry = CollectorRegistry()
     kube_metrics = KubeMetrics(registry)
@@ -198,6 +202,8 @@ async def _controller(conn: Connection, kubeconfig: str, sync_period_seconds: fl
                 window.stop()
                 sampler.stop()
                 lag_task.cancel()
+                if pacer is not None:
+                    pacer.cancel()
                 manager.stop()
                 with contextlib.suppress(Exception):
                     await asyncio.wait_for(task, 60)

@@ -17,7 +17,8 @@ from typing import TYPE_CHECKING
 from hvpa.commands import BAD_INPUT, FAILED, OK
 
 if TYPE_CHECKING:
-    from collections.abc import Callable
+    from collections.abc import Callable, Coroutine
+    from typing import Any
 
     from prometheus_client import CollectorRegistry
 
@@ -113,4 +114,17 @@ def run(args: argparse.Namespace) -> int:
     # Here, not in run_controller: only the process `hvpa run` starts chooses its collector
     # (tests and the simulator run the controller in processes of their own).
     tune_collector()
-    return asyncio.run(run_controller(settings))
+    return asyncio.run(_with_paced_collector(run_controller(settings)))
+
+
+async def _with_paced_collector(controller: Coroutine[Any, Any, int]) -> int:
+    """`controller`'s exit code, with hvpa.controller.collector's pacer beside it."""
+    import asyncio
+
+    from hvpa.controller.collector import pace_collector
+
+    pacer = asyncio.create_task(pace_collector(), name="collector-pacer")
+    try:
+        return await controller
+    finally:
+        pacer.cancel()

@@ -1,13 +1,14 @@
-"""The controller process's collector thresholds (hvpa.controller.collector)."""
+"""The controller process's collector: its thresholds and its pacer (hvpa.controller.collector)."""
 
 from __future__ import annotations
 
+import asyncio
 import gc
 from collections.abc import Iterator
 
 import pytest
 
-from hvpa.controller.collector import THRESHOLDS, tune_collector
+from hvpa.controller.collector import THRESHOLDS, pace_collector, tune_collector
 
 
 @pytest.fixture
@@ -23,5 +24,57 @@ def test_a_controller_process_collects_less_often_than_python_by_default() -> No
     tune_collector()
     young, middle, oldest = gc.get_threshold()
     assert (young, middle, oldest) == THRESHOLDS
-    # Fewer collections of each generation than the defaults, none switched off (0).
-    assert young > 700 and middle >= 10 and oldest > 10
+    # Fewer collections of each generation than the defaults, none switched off (0); the
+    # oldest is the pacer's alone.
+    assert young > 700 and middle >= 10 and oldest >= 10**9
+
+
+def _collections() -> list[int]:
+    return [generation["collections"] for generation in gc.get_stats()]
+
+
+async def test_the_pacer_collects_every_generation_on_its_clock() -> None:
+    before = _collections()
+    pacer = asyncio.create_task(
+        pace_collector(young_every_seconds=0.005, middle_every=3, full_every_seconds=0.1)
+    )
+    await asyncio.sleep(0.35)
+    pacer.cancel()
+    young, middle, full = (n - m for n, m in zip(_collections(), before, strict=True))
+    # About 70 turns: a middle collection every third, a full one every 0.1 s (each counts
+    # once, in its own generation).
+    assert young >= 20
+    assert middle >= 8
+    assert 2 <= full <= 4
+
+
+async def _replace(kept: list[list[int]], times: int) -> int:
+    """Replace `kept`'s objects one by one, as a controller replaces what each decision
+    keeps, yielding to the loop now and then; the largest young generation seen."""
+    largest = 0
+    for turn in range(times):
+        kept[turn % len(kept)] = [turn]
+        if turn % 500 == 0:
+            largest = max(largest, len(gc.get_objects(0)))
+            await asyncio.sleep(0.002)
+    return largest
+
+
+@pytest.mark.usefixtures("thresholds_restored")
+async def test_replacing_what_is_kept_fills_the_young_generation_unless_paced() -> None:
+    tune_collector()
+    kept = [[n] for n in range(20_000)]
+    gc.collect()  # the kept objects start out old
+
+    # Each new object is an allocation and each replaced one a free, so CPython's count
+    # never reaches a young collection: the young generation fills with the survivors.
+    unpaced = await _replace(kept, 40_000)
+    assert unpaced >= 15_000
+
+    gc.collect()
+    pacer = asyncio.create_task(pace_collector(young_every_seconds=0.005))
+    try:
+        paced = await _replace(kept, 40_000)
+    finally:
+        pacer.cancel()
+    assert paced <= 6_000
