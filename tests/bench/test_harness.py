@@ -28,9 +28,10 @@ def test_counter_total_sums_the_totals_of_the_label_sets_asked_for() -> None:
 
 
 def _hold_the_loop(seconds: float) -> None:
-    """A synchronous stretch, as a long callback would be: the loop cannot wake its sleeper."""
-    end = time.monotonic() + seconds
-    while time.monotonic() < end:
+    """A synchronous stretch of `seconds` of this thread's CPU time (longer on a busy
+    machine), as a long callback would be: the loop cannot wake its sleeper."""
+    end = time.thread_time() + seconds
+    while time.thread_time() < end:
         pass
 
 
