@@ -1154,14 +1154,15 @@ def _container_usage(usage: _ContainerUsage, meta: _Meta) -> ContainerMetrics:
     return ContainerMetrics(sys.intern(usage.name), amounts)
 
 
-def pod_metrics_from_wire(wire: PodMetricsWire) -> PodMetricsRecord:
+def pod_metrics_from_wire(wire: PodMetricsWire, name: str | None = None) -> PodMetricsRecord:
     """Raises RecordError for an unreadable field: a metrics read fails as a whole, and its
-    reader turns that into a failed reading."""
+    reader turns that into a failed reading. `name`: the pod's name as the caller already
+    holds it (equal to the wire's), kept instead of the wire's copy."""
     return PodMetricsRecord(
         # A namespace's answer is kept for a period (controller/shared_pod_metrics.py):
         # its pods share one namespace and one name per container, not a copy each.
         namespace=sys.intern(wire.metadata.namespace),
-        name=wire.metadata.name,
+        name=wire.metadata.name if name is None else name,
         timestamp=parse_time(wire.timestamp),
         window_seconds=_duration_seconds(wire.window),
         containers=tuple(_container_usage(c, wire.metadata) for c in wire.containers),

@@ -337,6 +337,12 @@ class Cache:
     def hvpa_keys(self) -> list[str]:
         return sorted(self.hvpas)
 
+    def pod_name(self, namespace: str, name: str) -> str:
+        """The pod store's copy of pod `name`'s name (`name` itself for a pod it does not
+        hold): what a kept PodMetrics answer shares instead of a copy per period."""
+        pod = self.pods.get(f"{namespace}/{name}")
+        return pod.name if pod is not None else name
+
     def metrics_readers_in(self, namespace: str) -> int:
         """How many Hvpas of `namespace` read metrics (valid, not being deleted): whether one
         namespace-wide PodMetrics read would serve more than one reader

@@ -226,6 +226,7 @@ class Manager:
                     settings.sync_period_seconds if settings.share_pod_metrics else 0.0
                 ),
                 hvpas_in=self.cache.metrics_readers_in,
+                pod_name=self.cache.pod_name,
             ),
             applier=self.applier,
             observations=self.observations,

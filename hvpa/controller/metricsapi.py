@@ -37,6 +37,7 @@ import msgspec
 
 from hvpa.controller.shared_pod_metrics import (
     Fetched,
+    PodName,
     SharedPodMetrics,
     Unshareable,
     read_by_selector,
@@ -277,12 +278,14 @@ class MetricsReader:
         max_response_bytes: int = DEFAULT_METRICS_MAX_RESPONSE_BYTES,
         share_pod_metrics_seconds: float = 0.0,
         hvpas_in: Callable[[str], int] = lambda namespace: 1,
+        pod_name: PodName = lambda namespace, name: name,
     ) -> None:
         """An answer longer than `max_response_bytes` is a failed reading, not read further.
 
         `share_pod_metrics_seconds` above 0: PodMetrics answers are kept that long and
         shared between queries, one namespace-wide read where several Hvpas of the namespace
-        read metrics (`hvpas_in`), as `hvpa.controller.shared_pod_metrics` describes; 0 reads
+        read metrics (`hvpas_in`), as `hvpa.controller.shared_pod_metrics` describes (the kept
+        items share `pod_name`'s copy of each name); 0 reads
         every query afresh (`hvpa explain` decides once)."""
         self._client = client
         self._timeout = timeout_seconds
@@ -293,6 +296,7 @@ class MetricsReader:
                 fetch=self._fetch_pod_metrics,
                 max_age_seconds=share_pod_metrics_seconds,
                 hvpas_in=hvpas_in,
+                pod_name=pod_name,
             )
 
     async def read(self, queries: Iterable[MetricQuery]) -> dict[MetricQuery, MetricReading]:

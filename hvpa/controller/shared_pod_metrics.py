@@ -59,7 +59,7 @@ from hvpa.records import (
     pod_metrics_from_wire,
 )
 
-__all__ = ["Fetch", "Fetched", "SharedPodMetrics", "Unshareable", "read_by_selector"]
+__all__ = ["Fetch", "Fetched", "PodName", "SharedPodMetrics", "Unshareable", "read_by_selector"]
 
 # What a query gets: the items it selects, or the failure a read by selector would have met.
 PodMetricsReading = PodMetricsList | MetricReadError
@@ -85,6 +85,10 @@ class Fetched:
 # raises but for cancellation: a failed request is a Fetched with its failure's message,
 # and only a namespace-wide read answers Unshareable.
 Fetch = Callable[[str, LabelSelector | None], Awaitable[Fetched | Unshareable]]
+
+# The copy of a pod's name (namespace, name) that is kept anyway: the pod store's, or the
+# name given when the store holds no such pod. Equal to the name given, always.
+PodName = Callable[[str, str], str]
 
 # An answer kept: the namespace's (selector "") or one selector's.
 _Key = tuple[str, str]
@@ -131,25 +135,33 @@ class _Answer:
         return found
 
 
-def _item(wire: PodMetricsWire) -> _Item:
+def _item(wire: PodMetricsWire, pod_name: PodName) -> _Item:
     """The item as kept for the period. Its labels are the pod's, so they are the shared
     copy the pod store holds too: kept apart they were half of an answer's bytes (1,126 B
-    a pod with the benchmark's six labels; 627 B shared; tracemalloc of an answer of 75 pods)."""
+    a pod with the benchmark's six labels; 627 B shared; tracemalloc of an answer of 75 pods).
+    So is its name (`pod_name`): at 150,000 pods a copy of each name was about 12 MB."""
     labels = intern_labels(wire.metadata.labels)
+    meta = wire.metadata
     try:
-        return _Item(labels, pod_metrics_from_wire(wire), "")
+        return _Item(labels, pod_metrics_from_wire(wire, pod_name(meta.namespace, meta.name)), "")
     except DECODING_ERRORS as error:
         return _Item(labels, None, f"cannot read the answer: {error}")
 
 
-def _answer(read_at: float, fetched: Fetched | Unshareable, *, filtered: bool) -> _Answer | str:
+def _answer(
+    read_at: float,
+    fetched: Fetched | Unshareable,
+    *,
+    filtered: bool,
+    pod_name: PodName = lambda namespace, name: name,
+) -> _Answer | str:
     """What to keep of a response (`filtered`: it will be selected from); a failure's
     message is returned, not kept."""
     if isinstance(fetched, Unshareable):
         return _Answer(read_at, unshareable=fetched)
     if fetched.failure:
         return fetched.failure
-    items = tuple(_item(wire) for wire in fetched.items)
+    items = tuple(_item(wire, pod_name) for wire in fetched.items)
     if filtered and items and not any(item.labels for item in items):
         return _Answer(read_at, unshareable=Unshareable.UNLABELLED)
     return _Answer(read_at, items)
@@ -213,13 +225,16 @@ class SharedPodMetrics:
         fetch: Fetch,
         max_age_seconds: float,
         hvpas_in: Callable[[str], int],
+        pod_name: PodName = lambda namespace, name: name,
     ) -> None:
         """`fetch` reads one namespace; `hvpas_in` says how many Hvpas of a namespace read
-        metrics (an invalid or deleting one reads none).
+        metrics (an invalid or deleting one reads none); `pod_name`, the copy of a pod's
+        name that its kept items share (the pod store's).
         `max_age_seconds`: how long an answer serves (at most the sync period)."""
         self._fetch = fetch
         self._max_age = max_age_seconds
         self._hvpas_in = hvpas_in
+        self._pod_name = pod_name
         self._answers: dict[_Key, _Answer] = {}
         self._in_flight: dict[_Key, asyncio.Future[_Answer | str | None]] = {}
         self._pruned_at = 0.0
@@ -272,7 +287,7 @@ class SharedPodMetrics:
         try:
             read_at = loop.time()
             fetched = await self._fetch(key[0], selector)
-            outcome = _answer(read_at, fetched, filtered=selector is None)
+            outcome = _answer(read_at, fetched, filtered=selector is None, pod_name=self._pod_name)
             if isinstance(outcome, _Answer):
                 self._prune(read_at)
                 self._answers[key] = outcome

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from controller_records import hvpa
+from controller_records import hvpa, pod
 
 from hvpa.controller.cache import Cache
 
@@ -31,3 +31,14 @@ def test_a_reader_counts_again_once_its_spec_is_fixed() -> None:
     assert store is not None
     store.upsert("default/api", hvpa("api", uid="uid-api"))
     assert cache.metrics_readers_in("default") == 2
+
+
+def test_a_pods_name_is_the_stores_own_copy() -> None:
+    """What a kept PodMetrics answer holds instead of a copy of each name per period."""
+    held = pod("web-1")
+    cache = Cache.of_records(pods=[held])
+    asked = "".join(["web-", "1"])  # equal to the pod's name, another string
+    assert asked is not held.name
+    assert cache.pod_name("default", asked) is held.name
+    assert cache.pod_name("elsewhere", asked) is asked
+    assert cache.pod_name("default", "web-2") == "web-2"

@@ -314,8 +314,9 @@ async def test_an_answer_that_is_not_pod_metrics_fails_each_query_as_before(
 def test_a_kept_item_holds_shared_labels_and_names_not_copies() -> None:
     """An answer is kept for a whole period, one item per pod of the namespace: its labels are
     the interned map the pod store holds, so pods of one template share one map, and its
-    namespace and container names are interned strings (kept apart, the labels were half
-    of an answer's bytes and the names a sixth of the rest)."""
+    namespace and container names are interned strings, and its pod's name is the pod
+    store's (kept apart, the labels were half of an answer's bytes and the names a sixth of
+    the rest)."""
     from hvpa.controller import shared_pod_metrics
     from hvpa.records import PodMetricsWire, decode_pod
 
@@ -328,13 +329,20 @@ def test_a_kept_item_holds_shared_labels_and_names_not_copies() -> None:
         }
         return msgspec.json.decode(orjson.dumps(body), type=PodMetricsWire)
 
-    first, second = (shared_pod_metrics._item(wire(name)) for name in ("web-1", "web-2"))
     pod = decode_pod({"metadata": {"name": "web-1", "namespace": "team-07", "labels": labels}})
+
+    def pod_name(namespace: str, name: str) -> str:
+        """The pod store's copy, as the Manager's cache gives it."""
+        return pod.name if (namespace, name) == (pod.namespace, pod.name) else name
+
+    first, second = (shared_pod_metrics._item(wire(name), pod_name) for name in ("web-1", "web-2"))
     assert first.labels == labels
     assert first.labels is second.labels is pod.labels
     assert first.record is not None and second.record is not None
     assert first.record.namespace is second.record.namespace
     assert first.record.containers[0].name is second.record.containers[0].name
+    assert first.record.name is pod.name
+    assert second.record.name == "web-2"
 
 
 def _selection_answer() -> Any:
