@@ -556,6 +556,12 @@ def _rows(
             100 * _tail_explained(measured, p99, stalls + pauses),
             "%",
         ),
+        Row(
+            "share of the answers at or above the p99 that overlap a stall over 50 ms of the "
+            "API server process (the cluster's, not the controller's)",
+            100 * _tail_explained(measured, p99, measured["stalls"]),
+            "%",
+        ),
         Row.compared(
             "API requests per Hvpa per sync period, every verb "
             "(ref: upstream HPA, GET /scale + status write per HPA per sync)",
