@@ -7,7 +7,12 @@ from typing import Any
 
 import pytest
 
-from bench.bench_envelope import SETTLE_PERIODS, _on_cpu_share, _what_a_period_needs
+from bench.bench_envelope import (
+    SETTLE_PERIODS,
+    _on_cpu_share,
+    _shortest_reread,
+    _what_a_period_needs,
+)
 
 
 def settled(*, quiet: dict[str, float] | None = None, **fields: Any) -> dict[str, Any]:
@@ -49,3 +54,10 @@ def test_a_pause_on_a_cpu_for_half_its_time_reads_as_half() -> None:
     # 300 ms with 250 on a CPU, 100 ms with none: 250 / 400.
     assert _on_cpu_share([(0.3, 0.25), (0.1, 0.0)]) == pytest.approx(62.5)
     assert _on_cpu_share([]) == 0.0
+
+
+def test_the_shortest_reread_is_of_one_namespace() -> None:
+    # Two namespaces read 15 s apart each, 1 s apart from each other: 15 s.
+    reads = [("a", 0.0), ("b", 1.0), ("a", 15.0), ("b", 16.5), ("a", 31.0)]
+    assert _shortest_reread(reads) == pytest.approx(15.0)
+    assert _shortest_reread([("a", 0.0), ("b", 0.5)]) == float("inf")
