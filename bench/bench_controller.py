@@ -317,6 +317,7 @@ def settle_and_measure(
         ("measure", churn, triggers_per_second, seconds), timeout=seconds + timeout / 5
     )
     after = controller.ask(("count",))
+    after["full_collection"] = controller.ask(("full_collection",))
     controller.send(("stop",))
     controller.recv(timeout=timeout / 5)
     return settled, before, measured, after

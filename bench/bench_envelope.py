@@ -46,6 +46,7 @@ history), and on two shared cores several minutes; `--quick` runs 1,000 Hvpas.
 
 from __future__ import annotations
 
+import itertools
 import os
 import time
 from collections import Counter
@@ -173,7 +174,7 @@ def _tail_explained(
     measured: dict[str, Any], p99_seconds: float, hiccups: list[tuple[float, float]]
 ) -> float:
     """The share of answers at or above the p99 whose wait overlaps a loop stall or GC pause
-    of the controller (`hiccups`: (ended at, seconds), time.monotonic of this machine)."""
+    of a process (`hiccups`: (ended at, seconds), time.monotonic of this machine)."""
     began = measured["began"]
     tail = [(began + at, latency) for at, latency in measured["answered"] if latency >= p99_seconds]
     if not tail:
@@ -397,6 +398,11 @@ def _rows(
     ]
     pauses_by_generation = [pause for pause, _ in gc_in_window]
     pauses = [(e, s) for e, _, s in pauses_by_generation]
+    transit_slack = (
+        READ_TRANSIT_SLACK_SECONDS
+        + max((s for _, s in stalls), default=0.0)
+        + max((s for _, s in measured["stalls"]), default=0.0)
+    )
     requests: dict[tuple[str, str], int] = measured["requests"]
     total = sum(requests.values())
     metrics_reads = sum(n for (_, what), n in requests.items() if what.startswith("metrics.k8s.io"))
@@ -555,6 +561,12 @@ def _rows(
             for generation in (0, 1, 2)
         ),
         Row(
+            "one full collection of the controller's heap, timed after the window (the pacer "
+            "makes one every 10 minutes; a window seldom holds one)",
+            1000 * after["full_collection"]["seconds"],
+            "ms",
+        ),
+        Row(
             f"controller GC pauses over 20 ms in the window ({len(gc_in_window)}): the share "
             "of their time the collecting thread was on a CPU",
             _on_cpu_share([(s, cpu) for (_, _, s), cpu in gc_in_window]),
@@ -598,12 +610,13 @@ def _rows(
         ),
         Row.compared(
             "metrics-API reads of one namespace: the shortest time between two, as the "
-            f"server saw them (ref: the sync period less {READ_TRANSIT_SLACK_SECONDS:g} s "
-            "for a request's transit; at least that is at most one read per namespace per "
-            "period)",
+            f"server saw them (ref: the sync period less {transit_slack:.2f} s, "
+            f"{READ_TRANSIT_SLACK_SECONDS:g} s for a request's transit and the window's "
+            "longest stalls of the two processes, which can hold one request and not the "
+            "next; at least that is at most one read per namespace per period)",
             _shortest_reread(measured["metrics_reads"]),
             "s",
-            sync_period - READ_TRANSIT_SLACK_SECONDS,
+            sync_period - transit_slack,
             ratio_at_least=1.0,
             target=">= sync period",
         ),
@@ -622,11 +635,8 @@ def _shortest_reread(reads: list[tuple[str, float]]) -> float:
     by_namespace: dict[str, list[float]] = {}
     for namespace, at in reads:
         by_namespace.setdefault(namespace, []).append(at)
-    gaps = (
-        later - earlier
-        for times in by_namespace.values()
-        for earlier, later in zip(sorted(times), sorted(times)[1:], strict=False)
-    )
+    ordered = [sorted(times) for times in by_namespace.values()]
+    gaps = (later - earlier for times in ordered for earlier, later in itertools.pairwise(times))
     return min(gaps, default=float("inf"))
 
 

@@ -10,7 +10,8 @@ most `within` seconds (then it reports `settled: False` and the keys still
 queued: a controller short of CPU never drains the resync's queue); ("count",) reports reconciles so far (all,
 and those that decided), the process's CPU time and its wait for a CPU, the
 work queue's adds, when each Hvpa was last decided, and RSS; ("cpu",) the
-process's CPU time and run delay alone; ("tally",) the decisions so far and
+process's CPU time and run delay alone; ("full_collection",) times one full collection;
+("tally",) the decisions so far and
 the CPU time before and after the pass over the registry that counts them
 (outside the profiled window); ("undecided",)
 how many Hvpas have not been decided yet (cheap enough to poll while a restart
@@ -33,6 +34,7 @@ import contextlib
 import gc
 import os
 import time
+from collections import Counter
 from multiprocessing.connection import Connection
 from typing import Any
 
@@ -70,20 +72,27 @@ def controller_main(
 
 
 async def _controller(conn: Connection, kubeconfig: str, sync_period_seconds: float | None) -> None:
+    """The collector as `hvpa run` chooses it, unless HVPA_BENCH_GC_THRESHOLDS."""
+    from hvpa.controller.collector import paced_collector
+
+    async with contextlib.AsyncExitStack() as stack:
+        if thresholds := os.environ.get("HVPA_BENCH_GC_THRESHOLDS"):
+            gc.set_threshold(*(int(n) for n in thresholds.split(",")))
+        else:
+            await stack.enter_async_context(paced_collector())  # as `hvpa run` does
+        await _measured_controller(conn, kubeconfig, sync_period_seconds)
+
+
+async def _measured_controller(
+    conn: Connection, kubeconfig: str, sync_period_seconds: float | None
+) -> None:
     from prometheus_client import CollectorRegistry
 
-    from hvpa.controller.collector import pace_collector, tune_collector
     from hvpa.controller.manager import Manager
     from hvpa.kube.client import client_from_kubeconfig
     from hvpa.kube.metrics import KubeMetrics
     from hvpa.settings import ControllerSettings
 
-    tune_collector()  # as `hvpa run` does, with its pacer (below)
-    paced = True
-    if thresholds := os.environ.get("HVPA_BENCH_GC_THRESHOLDS"):
-        gc.set_threshold(*(int(n) for n in thresholds.split(",")))
-        paced = False
-    pacer = asyncio.create_task(pace_collector()) if paced else None
     rss_start = rss_bytes()
     registry = CollectorRegistry()
     kube_metrics = KubeMetrics(registry)
@@ -102,7 +111,7 @@ async def _controller(conn: Connection, kubeconfig: str, sync_period_seconds: fl
     pauses = GcPauses()
     sampler = StallSampler(lag, pauses)
     sampler.start()
-    stall_samples_before: dict[str, int] = {}
+    stall_samples_before: Counter[str] = Counter()
     lag_task = asyncio.create_task(lag.run())
     task = asyncio.create_task(manager.run())
     await manager.wait_synced()
@@ -157,16 +166,11 @@ async def _controller(conn: Connection, kubeconfig: str, sync_period_seconds: fl
                 window.stop()  # the second count ends the window
                 # The stalls sampled since the last count's pass (the probe's own are not
                 # the controller's).
-                stall_samples = dict(sampler.samples)
-                since_last_count = {
-                    key: n - stall_samples_before.get(key, 0)
-                    for key, n in stall_samples.items()
-                    if n > stall_samples_before.get(key, 0)
-                }
+                since_last_count = dict(sampler.samples - stall_samples_before)
                 cpu_before_pass = time.process_time()
                 counts = _counts(registry)
                 window.start()  # the first count starts it (nothing after the second)
-                stall_samples_before = dict(sampler.samples)
+                stall_samples_before = sampler.samples.copy()
                 conn.send(
                     {
                         **counts,
@@ -193,6 +197,17 @@ async def _controller(conn: Connection, kubeconfig: str, sync_period_seconds: fl
                 conn.send(
                     {**counts, "cpu_before_pass": cpu_before_pass, "cpu": time.process_time()}
                 )
+            elif command[0] == "full_collection":
+                # What the pacer's full collection every FULL_EVERY_SECONDS holds the loop for
+                # (a window of two periods seldom holds one).
+                started_at, cpu_started = time.perf_counter(), time.thread_time()
+                gc.collect(2)
+                conn.send(
+                    {
+                        "seconds": time.perf_counter() - started_at,
+                        "thread_cpu": time.thread_time() - cpu_started,
+                    }
+                )
             elif command[0] == "cpu":
                 conn.send({"cpu": time.process_time(), "run_delay": run_delay_seconds()})
             elif command[0] == "undecided":
@@ -202,8 +217,6 @@ async def _controller(conn: Connection, kubeconfig: str, sync_period_seconds: fl
                 window.stop()
                 sampler.stop()
                 lag_task.cancel()
-                if pacer is not None:
-                    pacer.cancel()
                 manager.stop()
                 with contextlib.suppress(Exception):
                     await asyncio.wait_for(task, 60)

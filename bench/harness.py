@@ -336,8 +336,9 @@ class StallSampler:
 
 
 def _stack_key(frame: Any, own: int = 4) -> str:
-    """The innermost `own` frames of hvpa's code (innermost first) and the innermost frame
-    of all when it is not hvpa's: `hvpa.engine.decide:decide < ... [json:loads]`."""
+    """The innermost `own` frames of hvpa's or the benchmark's code (innermost first) and the
+    innermost frame of all when it is not one of them: `hvpa.engine.decide:decide < ...
+    [json:loads]`."""
     innermost = frame
     ours: list[str] = []
     while frame is not None and len(ours) < own:

@@ -17,8 +17,7 @@ from typing import TYPE_CHECKING
 from hvpa.commands import BAD_INPUT, FAILED, OK
 
 if TYPE_CHECKING:
-    from collections.abc import Callable, Coroutine
-    from typing import Any
+    from collections.abc import Callable
 
     from prometheus_client import CollectorRegistry
 
@@ -102,7 +101,6 @@ def run(args: argparse.Namespace) -> int:
     import asyncio
 
     from hvpa import logs
-    from hvpa.controller.collector import tune_collector
     from hvpa.settings import settings_from_args
 
     try:
@@ -111,20 +109,14 @@ def run(args: argparse.Namespace) -> int:
         sys.stderr.write(f"hvpa run: {error}\n")
         return BAD_INPUT
     logs.configure(settings.log_level, settings.log_format)
-    # Here, not in run_controller: only the process `hvpa run` starts chooses its collector
-    # (tests and the simulator run the controller in processes of their own).
-    tune_collector()
-    return asyncio.run(_with_paced_collector(run_controller(settings)))
+    return asyncio.run(_run_with_paced_collector(settings))
 
 
-async def _with_paced_collector(controller: Coroutine[Any, Any, int]) -> int:
-    """`controller`'s exit code, with hvpa.controller.collector's pacer beside it."""
-    import asyncio
+async def _run_with_paced_collector(settings: RunSettings) -> int:
+    """run_controller with the controller process's collector (hvpa.controller.collector):
+    here, not in run_controller, because only the process `hvpa run` starts chooses its
+    collector (tests and the simulator run the controller in processes of their own)."""
+    from hvpa.controller.collector import paced_collector
 
-    from hvpa.controller.collector import pace_collector
-
-    pacer = asyncio.create_task(pace_collector(), name="collector-pacer")
-    try:
-        return await controller
-    finally:
-        pacer.cancel()
+    async with paced_collector():
+        return await run_controller(settings)

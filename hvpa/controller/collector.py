@@ -1,44 +1,47 @@
-"""The garbage collector's thresholds for a controller process (`hvpa run`).
+"""The garbage collector of a controller process (`hvpa run`): its thresholds and its pacer.
 
 A controller's heap at steady state is its caches (frozen out of the
 collector's sight once they synced: `hvpa.kube.store.freeze_heap`) and what
 each decision leaves for a sync period: the decision and its explanation
 kept for /debug/state and the `hvpa_*` series, the status, the PodMetrics
-answer kept for the namespace. Those outlive two young collections, so they
-reach the oldest generation, and with Python's defaults (700, 10, 10) every
-tenth collection of the middle one scanned all of them again: at 3,000 Hvpas
-(docs/benchmarks.md) ten full collections in 30 s, the longest 607 ms, 18.7%
-of the controller's CPU, and none of them found anything to free (the
-controller's objects do not form cycles; reference counting frees them).
+answer kept for the namespace. The controller's objects do not form cycles
+(reference counting frees them), so the collector finds nothing at steady
+state, and its pauses are pure cost.
 
-So the young generation is allowed more allocations before a collection (a
-decision's temporaries die before one, instead of being promoted), and the
-oldest is collected a tenth as often. Cycles, should some code make them,
-are still collected, later. Not set for the simulator or tests, which run
-the Manager in a process of their own making: only the controller's own
-process chooses its collector.
+First the thresholds were raised, from Python's (700, 10, 10) to (10,000,
+10, 100): with the defaults, at 3,000 Hvpas (docs/benchmarks.md), ten full
+collections in 30 s, the longest 607 ms, 18.7 % of the controller's CPU.
+That was not enough at 10,000 Hvpas: CPython counts a young collection's due
+allocations *less the objects freed since*, of any age. A controller at
+steady state replaces what it keeps (each decision's results replace the last
+period's), so frees match allocations and the count hardly moves while the
+young generation fills with the new survivors. A collection, when it came,
+scanned 50,000 to 120,000 objects and held the loop for 100 to 320 ms, on the
+CPU; every trigger answered at the p99 waited behind one.
 
-Raising the thresholds was not enough at 10,000 Hvpas (docs/benchmarks.md):
-CPython counts a young collection's due allocations *less the objects freed
-since*, of any age. A controller at steady state replaces what it keeps: each
-decision's results replace the last period's, so frees match allocations and
-the count hardly moves while the young generation fills with the new
-survivors. A collection, when it came, scanned 50,000 to 120,000 objects and
-held the loop for 100 to 320 ms, on the CPU; every trigger answered at the
-p99 waited behind one. So `pace_collector` collects on a clock instead: the
-young generation every YOUNG_EVERY_SECONDS, the middle one every
-MIDDLE_EVERY-th time, so each holds only what a fraction of a second left;
-the oldest every FULL_EVERY_SECONDS (the thresholds leave it to the pacer
-alone: with the middle generation collected twenty times as often, CPython's
-own rule would start a full collection far more often than before). A
-collection's work per object is what it was; it is only split into pieces
-that each fit in a trigger's latency budget.
+So the collector is paced on the loop's clock (`paced_collector`): the young
+generation every YOUNG_EVERY_SECONDS, the middle one every MIDDLE_EVERY-th
+time, so each holds only what a fraction of a second left. The oldest is out
+of CPython's reach (THRESHOLDS): with the middle generation collected twenty
+times as often, CPython's own rule would start a full collection far more
+often than before. The pacer runs one every FULL_EVERY_SECONDS, about as
+often as the earlier (10,000, 10, 100) did at 10,000 Hvpas, so cycles, should
+some code make them, are still collected. A full collection is not split: it
+scans everything kept outside the frozen caches at once, and its pause
+grows with the Hvpas (the envelope benchmark times one). The young and
+middle collections' work per object is what it was, cut into pieces that each
+fit in a trigger's latency budget.
+
+Not for the simulator or tests, which run the Manager in a process of their
+own making: only the controller's own process chooses its collector.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import gc
+from collections.abc import AsyncIterator
 from typing import Final
 
 __all__ = [
@@ -47,25 +50,34 @@ __all__ = [
     "THRESHOLDS",
     "YOUNG_EVERY_SECONDS",
     "pace_collector",
-    "tune_collector",
+    "paced_collector",
 ]
 
 # (young, middle, oldest): allocations (less frees) before a young collection, young
 # collections per middle one, middle ones per full one (Python's defaults: 700, 10, 10).
-# The oldest is out of CPython's reach: pace_collector runs the full collections.
+# The oldest is out of CPython's reach: the pacer runs the full collections.
 THRESHOLDS: Final = (10_000, 10, 1_000_000_000)
 
 # The pacer's clock: a young collection every 50 ms, a middle one every tenth (CPython's
-# own ratio), a full one every 10 minutes (about as often as the thresholds above made
-# one at 10,000 Hvpas before the pacer).
+# own ratio), a full one every 10 minutes.
 YOUNG_EVERY_SECONDS: Final = 0.05
 MIDDLE_EVERY: Final = 10
 FULL_EVERY_SECONDS: Final = 600.0
 
 
-def tune_collector() -> None:
-    """Set THRESHOLDS for this process (run pace_collector beside it)."""
+@contextlib.asynccontextmanager
+async def paced_collector() -> AsyncIterator[asyncio.Task[None]]:
+    """THRESHOLDS and the pacer for as long as the block runs (the pacer's task); the
+    thresholds before it, after. One piece, so that the thresholds, which leave the full
+    collections to the pacer, are never set without it."""
+    before = gc.get_threshold()
     gc.set_threshold(*THRESHOLDS)
+    pacer = asyncio.create_task(pace_collector(), name="collector-pacer")
+    try:
+        yield pacer
+    finally:
+        pacer.cancel()
+        gc.set_threshold(*before)
 
 
 async def pace_collector(

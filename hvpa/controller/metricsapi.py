@@ -40,6 +40,7 @@ from hvpa.controller.shared_pod_metrics import (
     PodName,
     SharedPodMetrics,
     Unshareable,
+    own_name,
     read_by_selector,
 )
 from hvpa.engine.metrics import (
@@ -278,7 +279,7 @@ class MetricsReader:
         max_response_bytes: int = DEFAULT_METRICS_MAX_RESPONSE_BYTES,
         share_pod_metrics_seconds: float = 0.0,
         hvpas_in: Callable[[str], int] = lambda namespace: 1,
-        pod_name: PodName = lambda namespace, name: name,
+        pod_name: PodName = own_name,
     ) -> None:
         """An answer longer than `max_response_bytes` is a failed reading, not read further.
 

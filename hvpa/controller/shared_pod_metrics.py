@@ -59,7 +59,15 @@ from hvpa.records import (
     pod_metrics_from_wire,
 )
 
-__all__ = ["Fetch", "Fetched", "PodName", "SharedPodMetrics", "Unshareable", "read_by_selector"]
+__all__ = [
+    "Fetch",
+    "Fetched",
+    "PodName",
+    "SharedPodMetrics",
+    "Unshareable",
+    "own_name",
+    "read_by_selector",
+]
 
 # What a query gets: the items it selects, or the failure a read by selector would have met.
 PodMetricsReading = PodMetricsList | MetricReadError
@@ -89,6 +97,12 @@ Fetch = Callable[[str, LabelSelector | None], Awaitable[Fetched | Unshareable]]
 # The copy of a pod's name (namespace, name) that is kept anyway: the pod store's, or the
 # name given when the store holds no such pod. Equal to the name given, always.
 PodName = Callable[[str, str], str]
+
+
+def own_name(namespace: str, name: str) -> str:
+    """The PodName of a reader that keeps nothing else: the name given."""
+    return name
+
 
 # An answer kept: the namespace's (selector "") or one selector's.
 _Key = tuple[str, str]
@@ -140,8 +154,8 @@ def _item(wire: PodMetricsWire, pod_name: PodName) -> _Item:
     copy the pod store holds too: kept apart they were half of an answer's bytes (1,126 B
     a pod with the benchmark's six labels; 627 B shared; tracemalloc of an answer of 75 pods).
     So is its name (`pod_name`): at 150,000 pods a copy of each name was about 12 MB."""
-    labels = intern_labels(wire.metadata.labels)
     meta = wire.metadata
+    labels = intern_labels(meta.labels)
     try:
         return _Item(labels, pod_metrics_from_wire(wire, pod_name(meta.namespace, meta.name)), "")
     except DECODING_ERRORS as error:
@@ -153,7 +167,7 @@ def _answer(
     fetched: Fetched | Unshareable,
     *,
     filtered: bool,
-    pod_name: PodName = lambda namespace, name: name,
+    pod_name: PodName = own_name,
 ) -> _Answer | str:
     """What to keep of a response (`filtered`: it will be selected from); a failure's
     message is returned, not kept."""
@@ -225,7 +239,7 @@ class SharedPodMetrics:
         fetch: Fetch,
         max_age_seconds: float,
         hvpas_in: Callable[[str], int],
-        pod_name: PodName = lambda namespace, name: name,
+        pod_name: PodName = own_name,
     ) -> None:
         """`fetch` reads one namespace; `hvpas_in` says how many Hvpas of a namespace read
         metrics (an invalid or deleting one reads none); `pod_name`, the copy of a pod's

@@ -8,7 +8,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from hvpa.controller.collector import THRESHOLDS, pace_collector, tune_collector
+from hvpa.controller.collector import THRESHOLDS, pace_collector, paced_collector
 
 
 @pytest.fixture
@@ -18,15 +18,19 @@ def thresholds_restored() -> Iterator[None]:
     gc.set_threshold(*before)
 
 
-@pytest.mark.usefixtures("thresholds_restored")
-def test_a_controller_process_collects_less_often_than_python_by_default() -> None:
-    gc.set_threshold(700, 10, 10)
-    tune_collector()
-    young, middle, oldest = gc.get_threshold()
-    assert (young, middle, oldest) == THRESHOLDS
-    # Fewer collections of each generation than the defaults, none switched off (0); the
-    # oldest is the pacer's alone.
-    assert young > 700 and middle >= 10 and oldest >= 10**9
+async def test_the_paced_collector_sets_its_thresholds_and_runs_its_pacer_only_inside() -> None:
+    before = gc.get_threshold()
+    async with paced_collector() as pacer:
+        young, middle, oldest = gc.get_threshold()
+        assert (young, middle, oldest) == THRESHOLDS
+        # Fewer young collections than Python's default, none switched off (0); the oldest
+        # is the pacer's alone.
+        assert young > 700 and middle >= 10 and oldest >= 10**9
+        await asyncio.sleep(0)
+        assert not pacer.done()
+    await asyncio.sleep(0)
+    assert pacer.cancelled()
+    assert gc.get_threshold() == before
 
 
 def _collections() -> list[int]:
@@ -62,7 +66,7 @@ async def _replace(kept: list[list[int]], times: int) -> int:
 
 @pytest.mark.usefixtures("thresholds_restored")
 async def test_replacing_what_is_kept_fills_the_young_generation_unless_paced() -> None:
-    tune_collector()
+    gc.set_threshold(*THRESHOLDS)
     kept = [[n] for n in range(20_000)]
     gc.collect()  # the kept objects start out old
 

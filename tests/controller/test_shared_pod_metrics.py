@@ -110,6 +110,25 @@ async def test_one_request_per_namespace_and_the_same_readings(
 
 
 @pytest.mark.looptime
+async def test_a_kept_answer_holds_the_copy_of_each_name_the_reader_is_given(
+    apiserver: ApiServer, kube: KubeClient
+) -> None:
+    """The Manager gives its cache's `pod_name` (the pod store's strings); any PodName's
+    copies are the ones kept, in a namespace-wide answer and in one read by selector."""
+    _fill(apiserver)
+    given: dict[tuple[str, str], str] = {}
+
+    def pod_name(namespace: str, name: str) -> str:
+        return given.setdefault((namespace, name), name[:1] + name[1:])  # a copy of its own
+
+    for hvpas in (len(APPS), 1):
+        readings = await _one_by_one(_shared(kube, hvpas, pod_name=pod_name), _queries())
+        names = [pod.name for reading in readings for pod in getattr(reading, "items", ())]
+        assert len(names) == 2 * len(APPS)
+        assert all(name is given["default", name] for name in names)
+
+
+@pytest.mark.looptime
 async def test_an_answer_serves_for_one_period_only(apiserver: ApiServer, kube: KubeClient) -> None:
     _fill(apiserver)
     reader = _shared(kube)
