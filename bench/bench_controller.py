@@ -49,7 +49,17 @@ from typing import Any
 from bench import corpus
 from bench.cluster import ClusterSpec, PodChurn, serve
 from bench.controller_process import controller_main
-from bench.harness import Child, GcPauses, LoopLag, Row, Size, note, pick, quantile
+from bench.harness import (
+    Child,
+    GcPauses,
+    LoopLag,
+    Row,
+    Size,
+    StallSampler,
+    note,
+    pick,
+    quantile,
+)
 from hvpa.sim.apiserver import ApiServer
 
 MB = 1_000_000
@@ -199,6 +209,8 @@ class Recommender:
         lag = LoopLag()
         lag_task = asyncio.create_task(lag.run())
         pauses = GcPauses()
+        sampler = StallSampler(lag, pauses)
+        sampler.start()
         pending: dict[tuple[str, str], float] = {}  # Deployment (namespace, name) -> triggered at
         latencies: list[float] = []
         loop = asyncio.get_running_loop()
@@ -222,6 +234,7 @@ class Recommender:
             await asyncio.sleep(0.005)
         made = await churn
         gc.enable()
+        sampler.stop()
         lag_task.cancel()
         self._answers(pending, latencies)
         return {
@@ -229,6 +242,8 @@ class Recommender:
             "answered": self.answered,
             "began": self._began,
             "stalls": lag.stalls,
+            "stall_samples": dict(sampler.samples),
+            "stall_sample_seconds": sampler.interval,
             "gc": pauses.pauses,
             "triggers": triggered,
             "unanswered": len(pending),

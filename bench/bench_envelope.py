@@ -621,7 +621,8 @@ def _rows(
             target=">= sync period",
         ),
     ]
-    rows += _stall_rows(after)
+    rows += _stall_rows(after, "controller")
+    rows += _stall_rows(measured, "API server process")
     for (verb, what), count in sorted(requests.items(), key=lambda item: -item[1]):
         rows.append(
             Row(f"requests/s at steady state: {verb} {what}", count / elapsed, "requests/s")
@@ -650,15 +651,15 @@ def _on_cpu_share(pauses: list[tuple[float, float]]) -> float:
 STALL_ROWS = 6
 
 
-def _stall_rows(after: dict[str, Any]) -> list[Row]:
-    """Where the loop's stalls in the window went (bench.harness.StallSampler): the stacks
-    sampled most, each as the time its samples stand for."""
-    samples: dict[str, int] = after["stall_samples"]
-    seconds_per_sample = after["stall_sample_seconds"]
+def _stall_rows(sampled: dict[str, Any], process: str) -> list[Row]:
+    """Where a process's loop stalls in the window went (bench.harness.StallSampler): the
+    stacks sampled most, each as the time its samples stand for."""
+    samples: dict[str, int] = sampled["stall_samples"]
+    seconds_per_sample = sampled["stall_sample_seconds"]
     top = sorted(samples.items(), key=lambda item: -item[1])[:STALL_ROWS]
     return [
         Row(
-            f"controller loop stalled over 50 ms in the window, sampled in: {stack}",
+            f"{process} loop stalled over 50 ms in the window, sampled in: {stack}",
             1000 * count * seconds_per_sample,
             "ms",
         )
