@@ -205,13 +205,16 @@ class Metrics:
             candidates = [(namespace, n) for n in sorted(self._pod_names.get(namespace, ()))]
         else:
             candidates = sorted(self._pods)
+        created = _time_text(self._clock())  # one read's objects are made at one time
         for pod_namespace, pod_name in candidates:
             usage = self._pods.get((pod_namespace, pod_name))
             entry = entries.get(f"{pod_namespace}/{pod_name}")
             if usage is None or entry is None or not selects(selector, entry.labels):
                 continue
             containers = [{"name": c, "usage": dict(u)} for c, u in usage.usage.items()]
-            item = self._metrics_object("PodMetrics", pod_name, pod_namespace, entry.labels, usage)
+            item = self._metrics_object(
+                "PodMetrics", pod_name, pod_namespace, entry.labels, usage, created
+            )
             item["containers"] = containers
             found.append((entry.key, item))
         if name is not None and not found:
@@ -226,12 +229,15 @@ class Metrics:
         assert nodes is not None
         entries = self._storage.store(nodes).entries
         found: list[dict[str, Any]] = []
+        created = _time_text(self._clock())
         for node_name in sorted([name] if name is not None else self._nodes):
             usage = self._nodes.get(node_name)
             entry = entries.get(node_name)
             if usage is None or entry is None or not selector.matches(entry.labels):
                 continue
-            item = self._metrics_object("NodeMetrics", node_name, None, entry.labels, usage)
+            item = self._metrics_object(
+                "NodeMetrics", node_name, None, entry.labels, usage, created
+            )
             item["usage"] = dict(usage.usage)
             found.append(item)
         if name is not None and not found:
@@ -248,11 +254,14 @@ class Metrics:
         namespace: str | None,
         labels: Mapping[str, str],
         usage: _Usage,
+        created: str,
     ) -> dict[str, Any]:
+        """`created`: the read's time, spelled (the clock is read once per read: under a
+        real clock each item's own reading missed the spelling's cache)."""
         metadata: dict[str, Any] = {"name": name}
         if namespace is not None:
             metadata["namespace"] = namespace
-        metadata["creationTimestamp"] = _time_text(self._clock())
+        metadata["creationTimestamp"] = created
         if labels:
             metadata["labels"] = dict(labels)
         return {
