@@ -162,7 +162,7 @@ def _item(wire: PodMetricsWire, pod_name: PodName) -> _Item:
         return _Item(labels, None, f"cannot read the answer: {error}")
 
 
-async def _answer(
+def _answer(
     read_at: float,
     fetched: Fetched | Unshareable,
     *,
@@ -175,27 +175,10 @@ async def _answer(
         return _Answer(read_at, unshareable=fetched)
     if fetched.failure:
         return fetched.failure
-    items = await _items(fetched.items, pod_name)
+    items = tuple(_item(wire, pod_name) for wire in fetched.items)
     if filtered and items and not any(item.labels for item in items):
         return _Answer(read_at, unshareable=Unshareable.UNLABELLED)
     return _Answer(read_at, items)
-
-
-# How many items of an answer are converted before the loop is served again: a namespace of
-# 750 pods (10,000 Hvpas over 200 namespaces) held the loop 50-160 ms converted in one go
-# (docs/benchmarks.md), and every trigger waiting behind it waited as long.
-CONVERT_SLICE: Final = 250
-
-
-async def _items(wires: Sequence[PodMetricsWire], pod_name: PodName) -> tuple[_Item, ...]:
-    """The items to keep, converted CONVERT_SLICE at a time with the loop served between
-    slices (an answer of at most one slice is converted without a pause)."""
-    items: list[_Item] = []
-    for start in range(0, len(wires), CONVERT_SLICE):
-        if start:
-            await asyncio.sleep(0)
-        items.extend(_item(wire, pod_name) for wire in wires[start : start + CONVERT_SLICE])
-    return tuple(items)
 
 
 def _candidates(answer: _Answer, selector: LabelSelector) -> Sequence[int] | None:
@@ -240,8 +223,7 @@ async def read_by_selector(
     """One read of `selector`'s PodMetrics, kept nowhere: where nothing is shared (`hvpa
     explain` decides once), the same reading a shared read by selector gives."""
     loop = asyncio.get_running_loop()
-    read_at = loop.time()
-    return _reading(await _answer(read_at, await fetch(namespace, selector), filtered=False))
+    return _reading(_answer(loop.time(), await fetch(namespace, selector), filtered=False))
 
 
 # How many Hvpas a namespace needs before one read of all its pods is worth it.
@@ -319,9 +301,7 @@ class SharedPodMetrics:
         try:
             read_at = loop.time()
             fetched = await self._fetch(key[0], selector)
-            outcome = await _answer(
-                read_at, fetched, filtered=selector is None, pod_name=self._pod_name
-            )
+            outcome = _answer(read_at, fetched, filtered=selector is None, pod_name=self._pod_name)
             if isinstance(outcome, _Answer):
                 self._prune(read_at)
                 self._answers[key] = outcome

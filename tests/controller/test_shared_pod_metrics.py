@@ -19,7 +19,6 @@ from aiohttp import web
 from aiohttp.test_utils import TestServer
 from prometheus_client import CollectorRegistry
 
-from hvpa.controller import shared_pod_metrics
 from hvpa.controller.metricsapi import MetricsReader
 from hvpa.engine.metrics import (
     MetricQuery,
@@ -382,7 +381,7 @@ def _selection_answer() -> Any:
         }
         wires.append(msgspec.json.decode(orjson.dumps(body), type=PodMetricsWire))
     fetched = shared_pod_metrics.Fetched(wires)
-    return asyncio.run(shared_pod_metrics._answer(0.0, fetched, filtered=True))
+    return shared_pod_metrics._answer(0.0, fetched, filtered=True)
 
 
 @pytest.mark.parametrize(
@@ -448,54 +447,3 @@ def test_a_selection_matches_only_the_items_its_label_index_names() -> None:
     reading = shared_pod_metrics._select(answer, Counting(web.requirements))
     assert isinstance(reading, PodMetricsList) and len(reading.items) == 4
     assert len(matched) == 4  # of 12 items
-
-
-def _wires(count: int) -> list[Any]:
-    from hvpa.records import PodMetricsWire
-
-    body = [
-        {
-            "metadata": {"name": f"web-{n}", "namespace": "default", "labels": {"app": "web"}},
-            "containers": [{"name": "app", "usage": {"cpu": "1m", "memory": "1Mi"}}],
-        }
-        for n in range(count)
-    ]
-    return msgspec.json.decode(orjson.dumps(body), type=list[PodMetricsWire])
-
-
-@pytest.mark.parametrize(
-    "count", [shared_pod_metrics.CONVERT_SLICE, 3 * shared_pod_metrics.CONVERT_SLICE]
-)
-async def test_a_large_answer_is_converted_in_slices_with_the_loop_served_between(
-    count: int,
-) -> None:
-    """A namespace of many pods does not hold the loop for its whole conversion; an answer
-    of one slice (every namespace the simulator makes) is converted without a pause."""
-    turns = 0
-
-    async def other_work() -> None:
-        nonlocal turns
-        while True:
-            turns += 1
-            await asyncio.sleep(0)
-
-    seen: list[int] = []  # the other work's turns when each item was converted
-
-    def pod_name(namespace: str, name: str) -> str:
-        seen.append(turns)
-        return name
-
-    other = asyncio.create_task(other_work())
-    await asyncio.sleep(0)
-    answer = await shared_pod_metrics._answer(
-        0.0, shared_pod_metrics.Fetched(_wires(count)), filtered=True, pod_name=pod_name
-    )
-    other.cancel()
-    assert isinstance(answer, shared_pod_metrics._Answer)
-    assert [item.record.name for item in answer.items if item.record] == [
-        f"web-{n}" for n in range(count)
-    ]
-    slices = [seen[start] for start in range(0, count, shared_pod_metrics.CONVERT_SLICE)]
-    assert len(set(slices)) == len(slices)  # the loop ran between any two slices
-    for start in range(0, count, shared_pod_metrics.CONVERT_SLICE):  # never within one
-        assert len(set(seen[start : start + shared_pod_metrics.CONVERT_SLICE])) == 1
