@@ -599,7 +599,11 @@ def _rows(
         ),
         # Per period, the reads' count over the window's periods wavers by the namespaces
         # read once more or less at its two edges; "at most one read per namespace per
-        # period" is exactly the shortest time between two reads of one namespace.
+        # period" is the shortest time between two reads of one namespace. The server sees
+        # each read when it arrives, after however long it waited in either process, so that
+        # time is shown against the period, without a target: the rule itself (an answer
+        # serves one period, from when its request went out) is the controller's by
+        # construction, and tests/controller/test_shared_pod_metrics.py checks it.
         Row.compared(
             f"metrics-API reads per sync period (ref: {namespaces} namespaces with Hvpas; "
             "a namespace read at both edges of the window counts once more)",
@@ -617,8 +621,6 @@ def _rows(
             _shortest_reread(measured["metrics_reads"]),
             "s",
             sync_period - transit_slack,
-            ratio_at_least=1.0,
-            target=">= sync period",
         ),
     ]
     rows += _stall_rows(after, "controller")

@@ -166,7 +166,8 @@ async def _measured_controller(
                 window.stop()  # the second count ends the window
                 # The stalls sampled since the last count's pass (the probe's own are not
                 # the controller's).
-                since_last_count = dict(sampler.samples - stall_samples_before)
+                # A copy first, in one C call: the sampler's thread writes the Counter.
+                since_last_count = dict(sampler.samples.copy() - stall_samples_before)
                 cpu_before_pass = time.process_time()
                 counts = _counts(registry)
                 window.start()  # the first count starts it (nothing after the second)

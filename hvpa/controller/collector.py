@@ -17,7 +17,7 @@ steady state replaces what it keeps (each decision's results replace the last
 period's), so frees match allocations and the count hardly moves while the
 young generation fills with the new survivors. A collection, when it came,
 scanned 50,000 to 120,000 objects and held the loop for 100 to 320 ms, on the
-CPU; every trigger answered at the p99 waited behind one.
+CPU, and the slowest triggers' answers overlapped those pauses.
 
 So the collector is paced on the loop's clock (`paced_collector`): the young
 generation every YOUNG_EVERY_SECONDS, the middle one every MIDDLE_EVERY-th
@@ -27,8 +27,8 @@ times as often, CPython's own rule would start a full collection far more
 often than before. The pacer runs one every FULL_EVERY_SECONDS, about as
 often as the earlier (10,000, 10, 100) did at 10,000 Hvpas, so cycles, should
 some code make them, are still collected. A full collection is not split: it
-scans everything kept outside the frozen caches at once, and its pause
-grows with the Hvpas (the envelope benchmark times one). The young and
+scans everything kept outside the frozen caches at once (545-631 ms at
+10,000 Hvpas; the envelope benchmark times one). The young and
 middle collections' work per object is what it was, cut into pieces that each
 fit in a trigger's latency budget.
 
@@ -40,9 +40,15 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import gc
+import logging
 from collections.abc import AsyncIterator
 from typing import Final
+
+from hvpa.logs import fields
+
+logger = logging.getLogger(__name__)
 
 __all__ = [
     "FULL_EVERY_SECONDS",
@@ -73,11 +79,24 @@ async def paced_collector() -> AsyncIterator[asyncio.Task[None]]:
     before = gc.get_threshold()
     gc.set_threshold(*THRESHOLDS)
     pacer = asyncio.create_task(pace_collector(), name="collector-pacer")
+    pacer.add_done_callback(functools.partial(_unpaced, before))
     try:
         yield pacer
     finally:
         pacer.cancel()
         gc.set_threshold(*before)
+
+
+def _unpaced(thresholds: tuple[int, int, int], pacer: asyncio.Task[None]) -> None:
+    """A pacer that stopped other than by cancellation leaves CPython's thresholds (the
+    ones before), not a process whose oldest generation nobody collects."""
+    if pacer.cancelled():
+        return
+    gc.set_threshold(*thresholds)
+    logger.error(
+        "the collector's pacer stopped; CPython's thresholds are back",
+        extra=fields(error=repr(pacer.exception())),
+    )
 
 
 async def pace_collector(

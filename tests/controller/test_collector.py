@@ -8,7 +8,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from hvpa.controller.collector import THRESHOLDS, pace_collector, paced_collector
+from hvpa.controller.collector import THRESHOLDS, _unpaced, pace_collector, paced_collector
 
 
 @pytest.fixture
@@ -82,3 +82,25 @@ async def test_replacing_what_is_kept_fills_the_young_generation_unless_paced() 
     finally:
         pacer.cancel()
     assert paced <= 6_000
+
+
+@pytest.mark.usefixtures("thresholds_restored")
+async def test_a_pacer_that_fails_gives_cpythons_thresholds_back() -> None:
+    async def failing() -> None:
+        raise RuntimeError("boom")
+
+    gc.set_threshold(*THRESHOLDS)
+    failed = asyncio.create_task(failing())
+    with pytest.raises(RuntimeError):
+        await failed
+    _unpaced((700, 10, 10), failed)
+    assert gc.get_threshold() == (700, 10, 10)
+
+    cancelled = asyncio.create_task(asyncio.sleep(1))
+    await asyncio.sleep(0)
+    cancelled.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await cancelled
+    gc.set_threshold(*THRESHOLDS)
+    _unpaced((700, 10, 10), cancelled)  # the context's own cancel: its finally restores
+    assert gc.get_threshold() == THRESHOLDS
