@@ -49,17 +49,7 @@ from typing import Any
 from bench import corpus
 from bench.cluster import ClusterSpec, PodChurn, serve
 from bench.controller_process import controller_main
-from bench.harness import (
-    Child,
-    GcPauses,
-    LoopLag,
-    Row,
-    Size,
-    StallSampler,
-    note,
-    pick,
-    quantile,
-)
+from bench.harness import Child, LoopWatch, Row, Size, note, pick, quantile
 from hvpa.sim.apiserver import ApiServer
 
 MB = 1_000_000
@@ -212,11 +202,8 @@ class Recommender:
         gc.collect()
         gc.disable()
         churn = asyncio.create_task(self.churn.run(churn_per_second, seconds))
-        lag = LoopLag()
-        lag_task = asyncio.create_task(lag.run())
-        pauses = GcPauses()
-        sampler = StallSampler(lag, pauses)
-        sampler.start()
+        watch = LoopWatch()
+        watch.start()
         pending: dict[tuple[str, str], float] = {}  # Deployment (namespace, name) -> triggered at
         latencies: list[float] = []
         loop = asyncio.get_running_loop()
@@ -240,17 +227,16 @@ class Recommender:
             await asyncio.sleep(0.005)
         made = await churn
         gc.enable()
-        sampler.stop()
-        lag_task.cancel()
+        watch.stop()
         self._answers(pending, latencies)
         return {
             "latencies": latencies,
             "answered": self.answered,
             "began": self._began,
-            "stalls": lag.stalls,
-            "stall_samples": dict(sampler.samples),
-            "stall_sample_seconds": sampler.interval,
-            "gc": pauses.pauses,
+            "stalls": watch.lag.stalls,
+            "stall_samples": dict(watch.sampler.samples),
+            "stall_sample_seconds": watch.sampler.interval,
+            "gc": watch.pauses.pauses,
             "triggers": triggered,
             "unanswered": len(pending),
             "churn_rate": made,

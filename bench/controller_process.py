@@ -38,14 +38,7 @@ from collections import Counter
 from multiprocessing.connection import Connection
 from typing import Any
 
-from bench.harness import (
-    GcPauses,
-    LoopLag,
-    StallSampler,
-    counter_total,
-    rss_bytes,
-    run_delay_seconds,
-)
+from bench.harness import LoopWatch, counter_total, rss_bytes, run_delay_seconds
 
 __all__ = ["controller_main"]
 
@@ -107,12 +100,10 @@ async def _measured_controller(
     )
     sync_period = manager.settings.sync_period_seconds
     started = time.perf_counter()
-    lag = LoopLag()
-    pauses = GcPauses()
-    sampler = StallSampler(lag, pauses)
-    sampler.start()
+    watch = LoopWatch()
+    watch.start()
+    lag, pauses, sampler = watch.lag, watch.pauses, watch.sampler
     stall_samples_before: Counter[str] = Counter()
-    lag_task = asyncio.create_task(lag.run())
     task = asyncio.create_task(manager.run())
     await manager.wait_synced()
     conn.send({"synced_seconds": time.perf_counter() - started, "rss_start": rss_start})
@@ -165,8 +156,8 @@ async def _measured_controller(
                 # and for the CPU the envelope divides decisions by.
                 window.stop()  # the second count ends the window
                 # The stalls sampled since the last count's pass (the probe's own are not
-                # the controller's).
-                # A copy first, in one C call: the sampler's thread writes the Counter.
+                # the controller's); a copy first, in one C call, as the sampler's thread
+                # writes the Counter.
                 since_last_count = dict(sampler.samples.copy() - stall_samples_before)
                 cpu_before_pass = time.process_time()
                 counts = _counts(registry)
@@ -201,14 +192,9 @@ async def _measured_controller(
             elif command[0] == "full_collection":
                 # What the pacer's full collection every FULL_EVERY_SECONDS holds the loop for
                 # (a window of two periods seldom holds one).
-                started_at, cpu_started = time.perf_counter(), time.thread_time()
+                started_at = time.perf_counter()
                 gc.collect(2)
-                conn.send(
-                    {
-                        "seconds": time.perf_counter() - started_at,
-                        "thread_cpu": time.thread_time() - cpu_started,
-                    }
-                )
+                conn.send({"seconds": time.perf_counter() - started_at})
             elif command[0] == "cpu":
                 conn.send({"cpu": time.process_time(), "run_delay": run_delay_seconds()})
             elif command[0] == "undecided":
@@ -216,8 +202,7 @@ async def _measured_controller(
                 conn.send(sum(1 for key in manager.cache.hvpas if not observations.get(key).time))
             else:
                 window.stop()
-                sampler.stop()
-                lag_task.cancel()
+                watch.stop()
                 manager.stop()
                 with contextlib.suppress(Exception):
                     await asyncio.wait_for(task, 60)

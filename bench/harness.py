@@ -271,6 +271,13 @@ class GcPauses:
         self.collecting: int | None = None  # the generation being collected now, if any
         gc.callbacks.append(self._callback)
 
+    def close(self) -> None:
+        """Stop timing collections."""
+        import gc
+
+        if self._callback in gc.callbacks:
+            gc.callbacks.remove(self._callback)
+
     def _callback(self, phase: str, info: dict[str, int]) -> None:
         now, cpu, thread_cpu = time.monotonic(), time.process_time(), time.thread_time()
         if phase == "start":
@@ -350,3 +357,27 @@ def _stack_key(frame: Any, own: int = 4) -> str:
     where = f"{module}:{innermost.f_code.co_name}"
     key = " < ".join(ours) or "(no hvpa frame)"
     return key if ours and ours[0] == where else f"{key} [{where}]"
+
+
+class LoopWatch:
+    """A process's loop watched three ways for the time it runs: its stalls (LoopLag), its
+    collector's pauses (GcPauses) and what it ran while stalled (StallSampler)."""
+
+    def __init__(self, *, threshold: float = 0.05, interval: float = 0.005) -> None:
+        self.lag = LoopLag()
+        self.pauses = GcPauses()
+        self.sampler = StallSampler(self.lag, self.pauses, threshold=threshold, interval=interval)
+        self._lag_task: Any = None
+
+    def start(self) -> None:
+        """From inside the running loop."""
+        import asyncio
+
+        self.sampler.start()
+        self._lag_task = asyncio.create_task(self.lag.run())
+
+    def stop(self) -> None:
+        self.sampler.stop()
+        if self._lag_task is not None:
+            self._lag_task.cancel()
+        self.pauses.close()

@@ -8,7 +8,7 @@ import time
 
 from prometheus_client import CollectorRegistry, Counter
 
-from bench.harness import GcPauses, LoopLag, StallSampler, counter_total
+from bench.harness import GcPauses, LoopLag, LoopWatch, StallSampler, counter_total
 
 
 def test_counter_total_sums_the_totals_of_the_label_sets_asked_for() -> None:
@@ -36,23 +36,21 @@ def _hold_the_loop(seconds: float) -> None:
 
 
 async def test_the_stall_sampler_names_the_code_that_held_the_loop() -> None:
-    lag, pauses = LoopLag(), GcPauses()
-    sampler = StallSampler(lag, pauses, threshold=0.03, interval=0.005)
-    sampler.start()
-    lag_task = asyncio.create_task(lag.run())
+    watch = LoopWatch(threshold=0.03, interval=0.005)
+    watch.start()
     try:
         await asyncio.sleep(0.05)
         _hold_the_loop(0.3)
         await asyncio.sleep(0.05)
     finally:
-        sampler.stop()
-        lag_task.cancel()
-        gc.callbacks.remove(pauses._callback)
+        watch.stop()
+    lag, sampler = watch.lag, watch.sampler
 
     held = sum(n for stack, n in sampler.samples.items() if "_hold_the_loop" in stack)
     # About 270 ms past the threshold at a sample every 5 ms; a busy machine loses some.
     assert held >= 10, sampler.samples
     assert lag.stalls, "the loop's own measure saw no stall"
+    assert not any(getattr(callback, "__self__", None) is watch.pauses for callback in gc.callbacks)
 
 
 def test_a_collection_is_sampled_as_its_generation() -> None:
@@ -65,7 +63,7 @@ def test_a_collection_is_sampled_as_its_generation() -> None:
         time.sleep(0.05)
     finally:
         sampler.stop()
-        gc.callbacks.remove(pauses._callback)
+        pauses.close()
     assert set(sampler.samples) == {"gc generation 2"}
 
 
