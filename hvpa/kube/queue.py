@@ -72,9 +72,9 @@ class WorkQueue(Generic[K]):
         # taking a plain dict's first item again and again costs more each time).
         self._low: OrderedDict[K, None] = OrderedDict()
         self._dirty: set[K] = set()
-        # Dirty keys whose adds were all low priority: the lane a key re-added while a worker
-        # held it goes to on `done`.
-        self._only_low: set[K] = set()
+        # Keys re-added while a worker held them whose adds were all low priority: the lane
+        # they go to on `done` (a waiting key's lane is where it waits).
+        self._low_after_done: set[K] = set()
         self._processing: dict[K, float] = {}  # key -> when a worker took it
         self._added_at: dict[K, float] = {}  # key -> when it was first queued
         self._getters: deque[asyncio.Future[None]] = deque()
@@ -136,23 +136,23 @@ class WorkQueue(Generic[K]):
             return
         if key in self._dirty:
             if not low_priority:
-                self._only_low.discard(key)
+                self._low_after_done.discard(key)
                 if key in self._low:
                     del self._low[key]
                     self._queue.append(key)
             return
         self._adds.inc()
         self._dirty.add(key)
-        if low_priority:
-            self._only_low.add(key)
         self._added_at.setdefault(key, self._now())
         if key in self._processing:
+            if low_priority:
+                self._low_after_done.add(key)
             return
-        self._enqueue(key)
+        self._enqueue(key, low_priority=low_priority)
 
-    def _enqueue(self, key: K) -> None:
+    def _enqueue(self, key: K, *, low_priority: bool) -> None:
         """Put a dirty key in its lane and wake a worker."""
-        if key in self._only_low:
+        if low_priority:
             self._low[key] = None
         else:
             self._queue.append(key)
@@ -244,7 +244,6 @@ class WorkQueue(Generic[K]):
             self._latency.observe(now - added)
         self._processing[key] = now
         self._dirty.discard(key)
-        self._only_low.discard(key)
         return key
 
     def done(self, key: K) -> None:
@@ -254,7 +253,8 @@ class WorkQueue(Generic[K]):
             return
         self._work_duration.observe(self._now() - started)
         if key in self._dirty:
-            self._enqueue(key)
+            self._enqueue(key, low_priority=key in self._low_after_done)
+        self._low_after_done.discard(key)
         self._check_idle()
 
     def _wake_one(self) -> None:
