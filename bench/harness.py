@@ -268,7 +268,6 @@ class GcPauses:
         self._thread_cpu_started = 0.0
         self.cpu = [0.0, 0.0, 0.0]  # the process's CPU time: the collector's own cost
         self._started = self._cpu_started = 0.0
-        self.collecting: int | None = None  # the generation being collected now, if any
         gc.callbacks.append(self._callback)
 
     def close(self) -> None:
@@ -283,9 +282,7 @@ class GcPauses:
         if phase == "start":
             self._started, self._cpu_started = now, cpu
             self._thread_cpu_started = thread_cpu
-            self.collecting = info["generation"]
             return
-        self.collecting = None
         generation, took = info["generation"], now - self._started
         self.cpu[generation] += cpu - self._cpu_started
         if took > 0.02:
@@ -300,15 +297,15 @@ class StallSampler:
     latency is only removed once the code that held the loop is known. A thread
     wakes every `interval` and, when the LoopLag's sleeper is more than
     `threshold` late, records the loop thread's innermost frames (those of hvpa
-    first), or "gc generation N" while the collector runs (GcPauses says which).
-    Each sample stands for about `interval` seconds of the stall. The thread takes
+    first). Each sample stands for about `interval` seconds of Python running:
+    a C call that holds the GIL, a garbage collection among them, keeps the
+    thread out until it returns (GcPauses times collections). The thread takes
     the GIL only to look, so the stall it measures is barely longer.
     """
 
     def __init__(
         self,
         lag: LoopLag,
-        pauses: GcPauses,
         *,
         threshold: float = 0.05,
         interval: float = 0.005,
@@ -316,7 +313,7 @@ class StallSampler:
         import threading
         from collections import Counter
 
-        self.lag, self.pauses = lag, pauses
+        self.lag = lag
         self.threshold, self.interval = threshold, interval
         self.samples: Counter[str] = Counter()
         self._loop_thread = threading.get_ident()
@@ -332,10 +329,6 @@ class StallSampler:
     def _sample(self) -> None:
         while not self._stopped.wait(self.interval):
             if time.monotonic() - self.lag.beat <= self.threshold:
-                continue
-            generation = self.pauses.collecting
-            if generation is not None:
-                self.samples[f"gc generation {generation}"] += 1
                 continue
             frame = sys._current_frames().get(self._loop_thread)
             if frame is not None:
@@ -366,7 +359,7 @@ class LoopWatch:
     def __init__(self, *, threshold: float = 0.05, interval: float = 0.005) -> None:
         self.lag = LoopLag()
         self.pauses = GcPauses()
-        self.sampler = StallSampler(self.lag, self.pauses, threshold=threshold, interval=interval)
+        self.sampler = StallSampler(self.lag, threshold=threshold, interval=interval)
         self._lag_task: Any = None
 
     def start(self) -> None:

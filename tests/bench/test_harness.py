@@ -8,7 +8,7 @@ import time
 
 from prometheus_client import CollectorRegistry, Counter
 
-from bench.harness import GcPauses, LoopLag, LoopWatch, StallSampler, counter_total
+from bench.harness import LoopLag, LoopWatch, counter_total
 
 
 def test_counter_total_sums_the_totals_of_the_label_sets_asked_for() -> None:
@@ -51,20 +51,6 @@ async def test_the_stall_sampler_names_the_code_that_held_the_loop() -> None:
     assert held >= 10, sampler.samples
     assert lag.stalls, "the loop's own measure saw no stall"
     assert not any(getattr(callback, "__self__", None) is watch.pauses for callback in gc.callbacks)
-
-
-def test_a_collection_is_sampled_as_its_generation() -> None:
-    lag, pauses = LoopLag(), GcPauses()
-    lag.beat = time.monotonic() - 1  # a loop that has been stalled for a second
-    sampler = StallSampler(lag, pauses, threshold=0.05, interval=0.001)
-    pauses.collecting = 2
-    sampler.start()
-    try:
-        time.sleep(0.05)
-    finally:
-        sampler.stop()
-        pauses.close()
-    assert set(sampler.samples) == {"gc generation 2"}
 
 
 async def test_a_stall_the_loop_computed_through_is_on_its_cpu_and_a_sleep_is_not() -> None:
