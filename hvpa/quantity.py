@@ -370,8 +370,8 @@ def milli_value(text: str | int | float) -> int:
     """`parse(text).milli()`, reading the common spellings, digits with or without a
     fraction and a suffix, with integer arithmetic instead of Decimal: a PodMetrics answer
     holds an amount per container and resource, each spelled differently, and so does each
-    Hvpa's status history, so no cache helps, and Decimal made reading one four to ten
-    times slower. Anything else goes through `parse`."""
+    Hvpa's status history, so no cache helps, and Decimal made reading one slower. Anything
+    else goes through `parse`."""
     if isinstance(text, str):
         plain = _PLAIN_RE.fullmatch(text)
         if plain is not None:
@@ -477,7 +477,7 @@ _BYTE_RESOURCES: Final = frozenset({"memory", "ephemeral-storage", "storage"})
 def format_human_resource(resource: str, milli: int) -> str:
     """An amount of `resource` in milli-units for a reader: memory as `format_human_memory`,
     CPU and anything else as `format_human`. Not cached: the status history's amounts are
-    each a different value at scale, and the integer spelling costs about a microsecond."""
+    each a different value at scale, so a cache would only miss."""
     if resource in _BYTE_RESOURCES:
         return format_human_memory(milli)
     return format_human(milli)
@@ -486,7 +486,7 @@ def format_human_resource(resource: str, milli: int) -> str:
 def _human_scaled(number: int, places: int) -> str:
     """`_human_decimal(number / 10^places)` in integer arithmetic, the same text: every
     decision spells the amounts it explains and the whole status history it keeps, each a
-    different value, so no cache helps, and the Decimal steps cost several times more."""
+    different value, so no cache helps, and the Decimal steps cost more."""
     magnitude = abs(number)
     if magnitude.bit_length() > _INTEGER_SPELLING_BITS:
         return _human_decimal(_shifted(Decimal(number), -places))

@@ -15,9 +15,10 @@ That was not enough at 10,000 Hvpas: CPython counts a young collection's due
 allocations *less the objects freed since*, of any age. A controller at
 steady state replaces what it keeps (each decision's results replace the last
 period's), so frees match allocations and the count hardly moves while the
-young generation fills with the new survivors. A collection, when it came,
-scanned 50,000 to 120,000 objects and held the loop for 100 to 320 ms, on the
-CPU, and the slowest triggers' answers overlapped those pauses.
+young generation fills with the new survivors. A census at 3,000 Hvpas found
+young generations of 54,000 objects and middle ones of 122,000; at 10,000
+Hvpas a collection held the loop 190 to 320 ms, on the CPU, and the slowest
+triggers' answers overlapped those pauses (docs/benchmarks.md).
 
 So the collector is paced on the loop's clock (`paced_collector`): the young
 generation every YOUNG_EVERY_SECONDS, the middle one every MIDDLE_EVERY-th

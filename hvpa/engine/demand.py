@@ -109,8 +109,8 @@ class Sample(msgspec.Struct, frozen=True, gc=False):
     Times are whole seconds, as the status keeps them, so a reading read back
     from the status is recognised as the same reading. A struct rather than a
     frozen dataclass: every decision of a Capacity Hvpa makes one for each
-    sample its status keeps (40 to 160), and a frozen dataclass's __init__
-    cost about eight times as much to build. It holds a time and a Resources of
+    sample its status keeps, and a frozen dataclass's __init__ costs more to
+    build than a struct's. It holds a time and a Resources of
     integers, so the collector need not track it.
     """
 

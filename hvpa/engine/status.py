@@ -295,7 +295,7 @@ def _samples(written: tuple[ResourceSample, ...] | None) -> tuple[Sample, ...]:
     """
     return tuple(
         Sample(
-            s.time.timestamp(),
+            _seconds(s.time),
             Resources(
                 None if s.cpu is None else milli_value(s.cpu),
                 None if s.memory is None else milli_value(s.memory),

@@ -8,6 +8,7 @@ from collections.abc import Iterator
 
 import pytest
 
+from hvpa.controller import collector
 from hvpa.controller.collector import THRESHOLDS, _unpaced, pace_collector, paced_collector
 
 
@@ -82,6 +83,25 @@ async def test_replacing_what_is_kept_fills_the_young_generation_unless_paced() 
     finally:
         pacer.cancel()
     assert paced <= 6_000
+
+
+@pytest.mark.usefixtures("thresholds_restored")
+async def test_a_paced_collector_whose_pacer_fails_gives_the_thresholds_back(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Inside the block, not only after it: a pacer that died leaves no process whose oldest
+    generation nobody collects."""
+
+    async def failing() -> None:
+        raise RuntimeError("boom")
+
+    monkeypatch.setattr(collector, "pace_collector", failing)
+    gc.set_threshold(700, 10, 10)
+    async with paced_collector() as pacer:
+        await asyncio.sleep(0)
+        await asyncio.sleep(0)
+        assert pacer.done()
+        assert gc.get_threshold() == (700, 10, 10)
 
 
 @pytest.mark.usefixtures("thresholds_restored")
