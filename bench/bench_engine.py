@@ -17,9 +17,9 @@ A third decides for such Hvpas as a controller of 10,000 meets them: the
 same spec object each time (the controller keeps it while the spec is
 unchanged), but a status of its own for each decision, with a full history
 (40 usage samples and a falling run of 120 demands over a 30-minute down
-window) spelled as hvpa writes it (`19.52`, `41.913172725G`). Every spelling
-is new, so the caches of spellings miss, as a round over 10,000 Hvpas' own
-histories makes them miss.
+window) spelled as hvpa writes it (`19.52`, `41.913172725G`). Nearly every
+spelling is new, as in a round over 10,000 Hvpas' own histories, so nothing
+keyed by a spelling or by a status object can spare the work.
 """
 
 from __future__ import annotations
@@ -163,8 +163,8 @@ def _history_status(usage: list[dict[str, str]], demands: list[dict[str, str]]) 
 # demand keeps every one of them (engine/demand.py, _record_for_the_largest).
 DOWN_WINDOW_SECONDS = 1800
 FALLING_DEMANDS = DOWN_WINDOW_SECONDS // READING_SECONDS
-# Distinct statuses decided in turn: 1,000 x 160 samples x 2 amounts is 80 times the 4,096
-# spellings each cache of hvpa.quantity keeps.
+# Distinct statuses decided in turn: 1,000 x 160 samples of two amounts, far more spellings
+# than any of hvpa.quantity's caches keeps (4,096 each).
 DISTINCT_STATUSES = 1000
 
 
@@ -185,7 +185,8 @@ def _spelled_statuses(count: int) -> list[Hvpa]:
     older = NOW - READING_SECONDS * FALLING_DEMANDS
     hvpas = []
     for n in range(count):
-        # A few cores and tens of GB, different in every sample of every status.
+        # A few cores and tens of GB, nearly all different (the CPU of a usage sample and
+        # of a demand can meet).
         usage = [
             {
                 "time": _stamp(first + READING_SECONDS * i),
@@ -317,7 +318,7 @@ def run(size: Size = "full") -> list[Row]:
     rows.append(
         Row(
             f"decide: decisions/s at 10 pods, Capacity, {HISTORY_SAMPLES} usage and "
-            f"{FALLING_DEMANDS} demand samples, every spelling new (as at 10,000 Hvpas)",
+            f"{FALLING_DEMANDS} demand samples, nearly every spelling new (as at 10,000 Hvpas)",
             1 / spelled,
             "decisions/s",
         )

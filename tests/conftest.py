@@ -103,12 +103,17 @@ def _longest_first(item: pytest.Item) -> tuple[bool, bool]:
 
 
 @pytest.fixture
-async def kube(apiserver: ApiServer) -> AsyncIterator[KubeClient]:
+def kube_metrics() -> KubeMetrics:
+    """The client metrics of `kube`: a registry of the test's own (tests/kube overrides this
+    to read them through its `metrics`)."""
+    return KubeMetrics(CollectorRegistry())
+
+
+@pytest.fixture
+async def kube(apiserver: ApiServer, kube_metrics: KubeMetrics) -> AsyncIterator[KubeClient]:
     """A client of the in-repo API server, built from the kubeconfig it writes, as `hvpa run`
     builds one. `apiserver` is the directory's or module's own (each seeds it as its tests
-    need); tests/kube overrides this to share its `metrics` registry."""
-    client = await client_from_kubeconfig(
-        metrics=KubeMetrics(CollectorRegistry()), path=str(apiserver.kubeconfig_path)
-    )
+    need)."""
+    client = await client_from_kubeconfig(metrics=kube_metrics, path=str(apiserver.kubeconfig_path))
     async with client:
         yield client
