@@ -40,13 +40,20 @@ def test_an_integer_and_an_equal_float_are_read_each_as_its_own_spelling() -> No
     assert (as_int, as_float, again) == (EXACT * 1000, AS_FLOAT_SPELLS * 1000, EXACT * 1000)
 
 
+def _usage_written(
+    status: HvpaStatus | None, kept: DemandHistory, now: float = MOMENT.timestamp()
+) -> tuple[ResourceSample, ...]:
+    """`history.usage` as write_status writes it for an Hvpa with `status` that keeps `kept`
+    (nothing else decided: one replica, no change)."""
+    hvpa = HVPA if status is None else msgspec.structs.replace(HVPA, status=status)
+    written = write_status(hvpa, (), (None, (), ()), 1, 1, None, (), now, kept)
+    assert written.history is not None and written.history.usage is not None
+    return written.history.usage
+
+
 def _written(sample: Sample) -> ResourceSample:
     """The sample as write_status keeps it in `status.history.usage`."""
-    status = write_status(
-        HVPA, (), (None, (), ()), 1, 1, None, (), sample.time, DemandHistory(usage=(sample,))
-    )
-    assert status.history is not None and status.history.usage is not None
-    return status.history.usage[0]
+    return _usage_written(None, DemandHistory(usage=(sample,)), sample.time)[0]
 
 
 def test_samples_that_differ_in_any_field_are_written_each_as_itself() -> None:
@@ -69,11 +76,7 @@ def test_samples_that_differ_in_any_field_are_written_each_as_itself() -> None:
 def _round_trip(entries: tuple[ResourceSample, ...]) -> tuple[ResourceSample, ...]:
     """What a decision that keeps every sample it read writes back into `history.usage`."""
     status = HvpaStatus(history=History(usage=entries))
-    hvpa = msgspec.structs.replace(HVPA, status=status)
-    kept = read_demand_history(status)
-    written = write_status(hvpa, (), (None, (), ()), 1, 1, None, (), MOMENT.timestamp(), kept)
-    assert written.history is not None and written.history.usage is not None
-    return written.history.usage
+    return _usage_written(status, read_demand_history(status))
 
 
 def _spelled_anew(entry: ResourceSample) -> ResourceSample:
@@ -90,19 +93,8 @@ def test_a_sample_kept_as_the_status_spelled_it_is_written_as_that_entry() -> No
     # the oldest pruned, as each decision prunes it: the rest are still the status's entries
     status = HvpaStatus(history=History(usage=entries))
     read = read_demand_history(status)
-    pruned = write_status(
-        msgspec.structs.replace(HVPA, status=status),
-        (),
-        (None, (), ()),
-        1,
-        1,
-        None,
-        (),
-        MOMENT.timestamp(),
-        DemandHistory(usage=read.usage[1:]),
-    )
-    assert pruned.history is not None and pruned.history.usage is not None
-    assert all(w is e for w, e in zip(pruned.history.usage, entries[1:], strict=True))
+    pruned = _usage_written(status, DemandHistory(usage=read.usage[1:]))
+    assert all(w is e for w, e in zip(pruned, entries[1:], strict=True))
 
 
 # Spelled otherwise than hvpa spells them: each is written in hvpa's spelling, as if the
@@ -150,18 +142,5 @@ def test_a_new_sample_beside_an_entry_of_the_same_amounts_keeps_its_own_time() -
     entry = ResourceSample(time=MOMENT, cpu="3")
     status = HvpaStatus(history=History(usage=(entry,)))
     new = Sample(MOMENT.timestamp() - 15, Resources(cpu=3000))
-    written = write_status(
-        msgspec.structs.replace(HVPA, status=status),
-        (),
-        (None, (), ()),
-        1,
-        1,
-        None,
-        (),
-        MOMENT.timestamp(),
-        DemandHistory(usage=(new,)),
-    )
-    assert written.history is not None and written.history.usage is not None
-    assert [(w.time, w.cpu) for w in written.history.usage] == [
-        (MOMENT - timedelta(seconds=15), "3")
-    ]
+    written = _usage_written(status, DemandHistory(usage=(new,)))
+    assert [(w.time, w.cpu) for w in written] == [(MOMENT - timedelta(seconds=15), "3")]
