@@ -114,6 +114,18 @@ def _resync_order(keys: Iterable[str]) -> list[tuple[float, str]]:
     return sorted((resync_phase(key), key) for key in keys)
 
 
+async def _let_others_run() -> None:
+    """One turn of the event loop between two reconciles.
+
+    The queue hands a waiting key over without suspending, and a resync's
+    reconcile whose metrics are kept and whose status is unchanged never
+    suspends either, so without this a worker drained a backlog of such keys
+    in one callback: the loop stalled for as long as the backlog took, and a
+    VPA change that arrived meanwhile waited for all of it (docs/benchmarks.md,
+    the envelope's trigger latency)."""
+    await asyncio.sleep(0)
+
+
 class Manager:
     def __init__(
         self,
@@ -496,6 +508,7 @@ class Manager:
                 self.metrics.worker_finished()
                 self.queue.done(key)
             self.metrics.reconciled(result, loop.time() - started)
+            await _let_others_run()
 
     async def _process(self, key: str) -> str:
         """One reconcile and its consequence for the queue; the result label."""

@@ -92,3 +92,23 @@ async def test_a_change_is_decided_ahead_of_the_resync_backlog(
         namespace=namespace,
     )
     await eventually(lambda: observations.get(key).time > changed_at, within=2 * READ_SECONDS + 1)
+
+
+async def test_a_worker_lets_the_loop_run_between_two_reconciles(
+    apiserver: ApiServer, cluster: MiniCluster, start_controller: Any
+) -> None:
+    """The queue hands a waiting key over without suspending, and the reconcile of a key
+    whose Hvpa is gone never suspends: a worker that did not yield between two drained
+    every such key in one turn of the loop, and nothing else ran meanwhile (a watch
+    event, a change's reconcile). Each worker now takes one key per turn."""
+    running = await start_controller(settings=ControllerSettings(sync_period_seconds=PERIOD))
+    queue = running.manager.queue
+    await eventually(lambda: len(queue) == 0, within=PERIOD)
+    ghosts = 200
+    for index in range(ghosts):
+        queue.add(f"default/gone-{index:03d}", low_priority=True)
+    waiting_then: list[int] = []
+    asyncio.get_running_loop().call_soon(lambda: waiting_then.append(len(queue)))
+    await eventually(lambda: len(queue) == 0, within=1)
+    concurrency = running.manager.settings.concurrency
+    assert waiting_then == [ghosts - concurrency]  # one key each, then the loop's turn
