@@ -125,7 +125,8 @@ class Recommender:
         self.server = server
         self.spec = spec
         self.churn = churn
-        self.answered: list[tuple[float, float]] = []  # (seconds into the phase, latency)
+        # (seconds into the phase, latency, the Deployment's "namespace/name")
+        self.answered: list[tuple[float, float, str]] = []
         self._began = 0.0
         self.workloads = spec.pods // spec.pods_per_workload
         objects = server.objects
@@ -253,7 +254,7 @@ class Recommender:
             if at is None:
                 continue
             latencies.append(record.received_at - at)
-            self.answered.append((at - self._began, record.received_at - at))
+            self.answered.append((at - self._began, record.received_at - at, "/".join(key)))
             deployment = self.server.objects.get("deployments.apps", record.name, namespace=key[0])
             self.server.objects.patch(
                 "deployments.apps",

@@ -9,7 +9,8 @@ more keys than the resync adds in a tenth of a second for that long, or at
 most `within` seconds (then it reports `settled: False` and the keys still
 queued: a controller short of CPU never drains the resync's queue); ("count",) reports reconciles so far (all,
 and those that decided), the process's CPU time and its wait for a CPU, the
-work queue's adds, when each Hvpa was last decided, and RSS; ("cpu",) the
+work queue's adds, when each Hvpa was last decided, RSS, and the trigger moments
+since the last count (TriggerMoments, recorded from the first count on); ("cpu",) the
 process's CPU time and run delay alone; ("full_collection",) times one full collection;
 ("tally",) the decisions so far and
 the CPU time before and after the pass over the registry that counts them
@@ -40,7 +41,64 @@ from typing import Any
 
 from bench.harness import LoopWatch, counter_total, rss_bytes, run_delay_seconds
 
-__all__ = ["controller_main"]
+__all__ = ["TriggerMoments", "controller_main"]
+
+# More moments than a window's triggers could make: a bound, not a sample.
+MAX_MOMENTS = 100_000
+
+
+class TriggerMoments:
+    """Two moments inside the controller that split a trigger's latency, keyed by
+    "namespace/name" of the Deployment (its Hvpa and VPA are named after it): when a VPA's
+    update reached the controller's handlers (its watch event read, decoded and in the
+    cache, its Hvpa queued in the same call), and when the controller sent a PATCH of the
+    Deployment. Taken with the informer's public handler API and a wrapper of this
+    process's client, so nothing in hvpa/ knows it is timed; time.monotonic, which this
+    machine's processes share, so the API server process's moments compare with them."""
+
+    def __init__(self) -> None:
+        self.recording = False
+        self.vpa_updates: list[tuple[str, float]] = []
+        self.patches: list[tuple[str, float]] = []
+
+    def follow(self, client: Any, informers: list[Any]) -> None:
+        """Time `client`'s Deployment PATCHes and the VPA informers' updates."""
+        from hvpa.controller.resources import OWNED_VPAS
+        from hvpa.kube.informer import EventHandler
+
+        request = client.request
+
+        async def timed_request(method: str, path: str, **options: Any) -> Any:
+            if method == "PATCH" and "/deployments/" in path:
+                self._record(self.patches, _deployment_key(path))
+            return await request(method, path, **options)
+
+        client.request = timed_request
+        handler = EventHandler(on_update=self._vpa_updated)
+        for informer in informers:
+            if informer.resource is OWNED_VPAS:
+                informer.add_handler(handler)
+
+    def _vpa_updated(self, old: Any, new: Any) -> None:
+        record = new.record
+        self._record(self.vpa_updates, f"{record.namespace}/{record.target_name}")
+
+    def _record(self, moments: list[tuple[str, float]], key: str) -> None:
+        if self.recording and len(moments) < MAX_MOMENTS:
+            moments.append((key, time.monotonic()))
+
+    def take(self) -> dict[str, list[tuple[str, float]]]:
+        """What was recorded since the last take; recording goes on from now."""
+        taken = {"vpa_updates": self.vpa_updates, "patches": self.patches}
+        self.vpa_updates, self.patches = [], []
+        self.recording = True
+        return taken
+
+
+def _deployment_key(path: str) -> str:
+    """ "namespace/name" of /apis/apps/v1/namespaces/NAMESPACE/deployments/NAME[/...]."""
+    parts = path.split("/")
+    return f"{parts[parts.index('namespaces') + 1]}/{parts[parts.index('deployments') + 1]}"
 
 
 def controller_main(
@@ -90,6 +148,7 @@ async def _measured_controller(
     registry = CollectorRegistry()
     kube_metrics = KubeMetrics(registry)
     client = await client_from_kubeconfig(metrics=kube_metrics, path=kubeconfig)
+    moments = TriggerMoments()
     manager = Manager(
         client=client,
         kube_metrics=kube_metrics,
@@ -98,6 +157,7 @@ async def _measured_controller(
         else ControllerSettings(sync_period_seconds=sync_period_seconds),
         identity="bench",
     )
+    moments.follow(client, manager.informers)
     sync_period = manager.settings.sync_period_seconds
     started = time.perf_counter()
     watch = LoopWatch()
@@ -181,6 +241,7 @@ async def _measured_controller(
                         "gc_cpu": list(pauses.cpu),
                         "gc_collections": [s["collections"] for s in gc.get_stats()],
                         "gc_collected": [s["collected"] for s in gc.get_stats()],
+                        "trigger_moments": moments.take(),
                     }
                 )
             elif command[0] == "tally":
