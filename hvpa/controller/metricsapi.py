@@ -303,6 +303,10 @@ class MetricsReader:
     async def read(self, queries: Iterable[MetricQuery]) -> dict[MetricQuery, MetricReading]:
         """Every query's reading, read concurrently; failures are MetricReadErrors."""
         unique = list(dict.fromkeys(queries))
+        if len(unique) == 1:
+            # Most Hvpas read one metric: read in the reconcile's own task, which goes on
+            # at once when the answer is kept, not a loop's turn later as a gathered task.
+            return {unique[0]: await self._read_one(unique[0])}
         readings = await asyncio.gather(*(self._read_one(query) for query in unique))
         return dict(zip(unique, readings, strict=True))
 

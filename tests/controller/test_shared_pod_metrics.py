@@ -447,3 +447,20 @@ def test_a_selection_matches_only_the_items_its_label_index_names() -> None:
     reading = shared_pod_metrics._select(answer, Counting(web.requirements))
     assert isinstance(reading, PodMetricsList) and len(reading.items) == 4
     assert len(matched) == 4  # of 12 items
+
+
+@pytest.mark.looptime
+async def test_a_kept_answer_is_read_without_a_turn_of_the_loop(
+    apiserver: ApiServer, kube: KubeClient
+) -> None:
+    """One query (most Hvpas read one metric) is read in the reconcile's own task, so a
+    kept answer comes back at once: a task per query would have waited a turn of the loop
+    for every reconcile, behind whatever else the turn ran."""
+    _fill(apiserver)
+    reader = _shared(kube)
+    (web, api, _) = _queries()
+    await reader.read([web])
+    turns: list[str] = []
+    asyncio.get_running_loop().call_soon(turns.append, "a turn")
+    assert isinstance((await reader.read([api]))[api], PodMetricsList)
+    assert turns == []
