@@ -67,27 +67,30 @@ def test_the_shortest_reread_is_of_one_namespace() -> None:
     assert _shortest_reread([("a", 0.0), ("b", 0.5)]) == float("inf")
 
 
-def test_a_trigger_is_split_at_the_controllers_first_moments_after_it() -> None:
+def test_a_trigger_is_split_at_the_first_moments_after_it_in_turn() -> None:
     """Triggered at 101.0 (1 s after the window began), read by the server 100 ms later:
-    the controller's update and PATCH before the trigger are an earlier one's."""
+    the moments before the trigger, or before the part before them, are an earlier one's."""
+    watch_writes = [("ns/a", 100.4), ("ns/a", 101.01)]
     moments = {
-        "vpa_updates": [("ns/a", 100.5), ("ns/a", 101.02), ("ns/a", 101.04)],
-        "patches": [("ns/a", 101.01), ("ns/a", 101.07), ("ns/b", 101.5)],
+        "vpa_updates": [("ns/a", 100.5), ("ns/a", 101.005), ("ns/a", 101.03), ("ns/a", 101.04)],
+        "patches": [("ns/a", 101.02), ("ns/a", 101.07), ("ns/b", 101.5)],
     }
-    answered = [(1.0, 0.100, "ns/a"), (1.0, 0.2, "ns/b")]  # b: no update, left out
-    (split,) = split_triggers(100.0, answered, moments)
+    answered = [(1.0, 0.100, "ns/a"), (1.0, 0.2, "ns/b")]  # b: no watch write, left out
+    (split,) = split_triggers(100.0, answered, moments, watch_writes)
+    assert split.server == pytest.approx(0.01)
     assert split.delivery == pytest.approx(0.02)
-    assert split.controller == pytest.approx(0.05)
+    assert split.controller == pytest.approx(0.04)
     assert split.return_ == pytest.approx(0.03)
     assert split.total == pytest.approx(0.1)
 
 
-def test_the_tails_share_in_the_controller_is_of_the_slowest_answers_time() -> None:
-    # 199 fast answers, all in the controller; one slow one past the p99, a quarter of it there.
-    splits = [TriggerSplit(0.0, 0.010, 0.0)] * 199 + [TriggerSplit(0.3, 0.1, 0.0)]
+def test_the_tails_shares_are_of_the_slowest_answers_time() -> None:
+    # 199 fast answers, all in the controller; one slow one past the p99: 300 ms in the
+    # server's watch, 100 ms in the controller.
+    splits = [TriggerSplit(0.0, 0.0, 0.010, 0.0)] * 199 + [TriggerSplit(0.3, 0.0, 0.1, 0.0)]
     rows = _split_rows(splits, p99_seconds=0.4)
-    (share,) = [row for row in rows if row.name.startswith("share of the slowest")]
-    assert share.value == pytest.approx(25.0)
+    shares = [row.value for row in rows if row.name.startswith("share of the slowest")]
+    assert shares == [pytest.approx(75.0), 0.0, pytest.approx(25.0), 0.0]
     assert rows[0].value == pytest.approx(10.0)  # the controller's own p99: the fast ones'
     assert rows[0].met
 

@@ -80,6 +80,11 @@ class Watch:
         prefix = f"{request.namespace}/" if request.namespace and request.rtype.namespaced else None
         self._prefix = prefix
 
+    @property
+    def rtype(self) -> ResourceType:
+        """The resource watched."""
+        return self._request.rtype
+
     def close(self) -> None:
         """End the stream at the next opportunity, as when the server drops a watch."""
         self._closed = True
