@@ -51,8 +51,8 @@ class TriggerMoments:
     """Two moments inside the controller that split a trigger's latency, keyed by
     "namespace/name" of the Deployment (its Hvpa and VPA are named after it): when a VPA's
     update reached the controller's handlers (its watch event read, decoded and in the
-    cache, its Hvpa queued in the same call), and when the controller sent a PATCH of the
-    Deployment. Taken with the informer's public handler API and a wrapper of this
+    cache, its Hvpa queued in the same call), and when the reconcile handed a PATCH of the
+    Deployment to its client (before the client and the loop send it). Taken with the informer's public handler API and a wrapper of this
     process's client, so nothing in hvpa/ knows it is timed; time.monotonic, which this
     machine's processes share, so the API server process's moments compare with them."""
 
@@ -69,7 +69,7 @@ class TriggerMoments:
         request = client.request
 
         async def timed_request(method: str, path: str, **options: Any) -> Any:
-            if method == "PATCH" and "/deployments/" in path:
+            if method == "PATCH" and "/deployments/" in path and "/namespaces/" in path:
                 self._record(self.patches, _deployment_key(path))
             return await request(method, path, **options)
 

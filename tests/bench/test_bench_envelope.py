@@ -88,11 +88,20 @@ def test_the_tails_shares_are_of_the_slowest_answers_time() -> None:
     # 199 fast answers, all in the controller; one slow one past the p99: 300 ms in the
     # server's watch, 100 ms in the controller.
     splits = [TriggerSplit(0.0, 0.0, 0.010, 0.0)] * 199 + [TriggerSplit(0.3, 0.0, 0.1, 0.0)]
-    rows = _split_rows(splits, p99_seconds=0.4)
+    rows = _split_rows(splits, answered=200, p99_seconds=0.4)
     shares = [row.value for row in rows if row.name.startswith("share of the slowest")]
     assert shares == [pytest.approx(75.0), 0.0, pytest.approx(25.0), 0.0]
-    assert rows[0].value == pytest.approx(10.0)  # the controller's own p99: the fast ones'
-    assert rows[0].met
+    (own_p99,) = [row for row in rows if "own part" in row.name and row.name.endswith("100 ms)")]
+    assert own_p99.value == pytest.approx(10.0)  # the fast ones'
+    assert own_p99.met is None  # the target is the whole answer's, not a part's
+
+
+def test_a_patch_after_the_answer_was_read_is_not_this_triggers() -> None:
+    """An earlier PATCH answered the trigger; the one the controller sent later would make
+    the return negative."""
+    watch_writes = [("ns/a", 101.01)]
+    moments = {"vpa_updates": [("ns/a", 101.02)], "patches": [("ns/a", 101.3)]}
+    assert split_triggers(100.0, [(1.0, 0.1, "ns/a")], moments, watch_writes) == []
 
 
 def test_a_patch_path_names_its_deployment() -> None:
