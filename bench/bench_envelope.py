@@ -216,10 +216,20 @@ class TriggerSplit:
     delivery: float
     controller: float
     return_: float
+    key: str = ""  # the Deployment's "namespace/name"
+    handled_at: float = 0.0  # when the controller's own part began (time.monotonic)
 
     @property
     def total(self) -> float:
         return self.server + self.delivery + self.controller + self.return_
+
+    def held_a_read(self, reads: dict[str, list[float]]) -> bool:
+        """Whether a PodMetrics read of its namespace came back during the controller's own
+        part (`reads`: when each namespace's reads came back): the reconcile most likely
+        waited for it (a read under way is shared, one that came back earlier was kept)."""
+        namespace = self.key.partition("/")[0]
+        ended = self.handled_at + self.controller
+        return any(self.handled_at <= at <= ended for at in reads.get(namespace, ()))
 
 
 @dataclass(frozen=True, slots=True)
@@ -272,7 +282,8 @@ def split_triggers(
             at.append(found)
         else:
             at.append(received)
-            splits.append(TriggerSplit(*(b - a for a, b in itertools.pairwise(at))))
+            parts = (b - a for a, b in itertools.pairwise(at))
+            splits.append(TriggerSplit(*parts, key=key, handled_at=at[2]))
     return splits
 
 
@@ -284,7 +295,12 @@ def _by_key(moments: list[tuple[str, float]]) -> dict[str, list[float]]:
     return by_key
 
 
-def _split_rows(splits: list[TriggerSplit], answered: int, p99_seconds: float) -> list[Row]:
+def _split_rows(
+    splits: list[TriggerSplit],
+    answered: int,
+    p99_seconds: float,
+    metrics_reads: list[tuple[str, float]],
+) -> list[Row]:
     """Each part's p99 (the controller's own part also at p50), and each part's share of the
     slowest answers' time. The controller's own part is shown beside the 100 ms the whole
     answer is held to, not held to it: the controller's loop also delays the delivery, and
@@ -322,6 +338,38 @@ def _split_rows(splits: list[TriggerSplit], answered: int, p99_seconds: float) -
                 f"in {part.name}",
                 100 * in_part / tail_time if tail_time else 0.0,
                 "%",
+            )
+        )
+    return rows + _read_rows(splits, tail, _by_key(metrics_reads))
+
+
+def _read_rows(
+    splits: list[TriggerSplit], tail: list[TriggerSplit], reads: dict[str, list[float]]
+) -> list[Row]:
+    """How often the controller's own part held a read of its namespace's PodMetrics, and
+    what that part is without them."""
+    held = [split for split in splits if split.held_a_read(reads)]
+    without = [split.controller for split in splits if not split.held_a_read(reads)]
+    rows = [
+        Row(
+            "answers whose controller part held a PodMetrics read of their namespace "
+            f"(one came back during it; {len(held)} of {len(splits)})",
+            100 * len(held) / len(splits),
+            "%",
+        ),
+        Row(
+            f"the same among the slowest answers ({len(tail)} at or above the p99)",
+            100 * sum(1 for split in tail if split.held_a_read(reads)) / len(tail) if tail else 0.0,
+            "%",
+        ),
+    ]
+    if without:
+        rows.append(
+            Row(
+                "trigger -> write, the controller's own part of the answers that held no "
+                f"such read ({len(without)}), p99",
+                1000 * quantile(without, 0.99),
+                "ms",
             )
         )
     return rows
@@ -768,6 +816,7 @@ def _rows(
             ),
             len(measured["answered"]),
             p99,
+            after["trigger_moments"]["metrics_reads"],
         ),
         Row.compared(
             "API requests per Hvpa per sync period, every verb "

@@ -52,14 +52,18 @@ class TriggerMoments:
     "namespace/name" of the Deployment (its Hvpa and VPA are named after it): when a VPA's
     update reached the controller's handlers (its watch event read, decoded and in the
     cache, its Hvpa queued in the same call), and when the reconcile handed a PATCH of the
-    Deployment to its client (before the client and the loop send it). Taken with the informer's public handler API and a wrapper of this
-    process's client, so nothing in hvpa/ knows it is timed; time.monotonic, which this
-    machine's processes share, so the API server process's moments compare with them."""
+    Deployment to its client (before the client and the loop send it). Beside them, when
+    each namespace-wide PodMetrics read came back (keyed by the namespace; its decoding
+    follows), to tell the reconciles that waited for one. Taken with the informer's public
+    handler API and a wrapper of this process's client, so nothing in hvpa/ knows it is
+    timed; time.monotonic, which this machine's processes share, so the API server
+    process's moments compare with them."""
 
     def __init__(self) -> None:
         self.recording = False
         self.vpa_updates: list[tuple[str, float]] = []
         self.patches: list[tuple[str, float]] = []
+        self.metrics_reads: list[tuple[str, float]] = []
 
     def follow(self, client: Any, informers: list[Any]) -> None:
         """Time `client`'s Deployment PATCHes and the VPA informers' updates."""
@@ -71,7 +75,10 @@ class TriggerMoments:
         async def timed_request(method: str, path: str, **options: Any) -> Any:
             if method == "PATCH" and "/deployments/" in path and "/namespaces/" in path:
                 self._record(self.patches, _deployment_key(path))
-            return await request(method, path, **options)
+            answer = await request(method, path, **options)
+            if path.startswith(_POD_METRICS) and not options.get("params"):
+                self._record(self.metrics_reads, path.split("/")[5])
+            return answer
 
         client.request = timed_request
         handler = EventHandler(on_update=self._vpa_updated)
@@ -89,10 +96,18 @@ class TriggerMoments:
 
     def take(self) -> dict[str, list[tuple[str, float]]]:
         """What was recorded since the last take; recording goes on from now."""
-        taken = {"vpa_updates": self.vpa_updates, "patches": self.patches}
-        self.vpa_updates, self.patches = [], []
+        taken = {
+            "vpa_updates": self.vpa_updates,
+            "patches": self.patches,
+            "metrics_reads": self.metrics_reads,
+        }
+        self.vpa_updates, self.patches, self.metrics_reads = [], [], []
         self.recording = True
         return taken
+
+
+# A namespace's PodMetrics: /apis/metrics.k8s.io/v1beta1/namespaces/NAMESPACE/pods.
+_POD_METRICS = "/apis/metrics.k8s.io/v1beta1/namespaces/"
 
 
 def _deployment_key(path: str) -> str:

@@ -88,7 +88,7 @@ def test_the_tails_shares_are_of_the_slowest_answers_time() -> None:
     # 199 fast answers, all in the controller; one slow one past the p99: 300 ms in the
     # server's watch, 100 ms in the controller.
     splits = [TriggerSplit(0.0, 0.0, 0.010, 0.0)] * 199 + [TriggerSplit(0.3, 0.0, 0.1, 0.0)]
-    rows = _split_rows(splits, answered=200, p99_seconds=0.4)
+    rows = _split_rows(splits, answered=200, p99_seconds=0.4, metrics_reads=[])
     shares = [row.value for row in rows if row.name.startswith("share of the slowest")]
     assert shares == [pytest.approx(75.0), 0.0, pytest.approx(25.0), 0.0]
     (own_p99,) = [row for row in rows if "own part" in row.name and row.name.endswith("100 ms)")]
@@ -107,3 +107,16 @@ def test_a_patch_after_the_answer_was_read_is_not_this_triggers() -> None:
 def test_a_patch_path_names_its_deployment() -> None:
     path = "/apis/apps/v1/namespaces/shop-007/deployments/web-12"
     assert _deployment_key(path) == "shop-007/web-12"
+
+
+def test_a_read_that_came_back_during_the_controllers_part_is_counted_as_held() -> None:
+    """The controller's part of ns/a ran from 101.02 to 101.06; ns's read came back at
+    101.04 (held), ns/b's namespace was read only before its part began (not held)."""
+    split = TriggerSplit(0.01, 0.01, 0.04, 0.01, key="ns/a", handled_at=101.02)
+    other = TriggerSplit(0.01, 0.01, 0.002, 0.01, key="other/b", handled_at=101.02)
+    reads = [("ns", 101.04), ("other", 101.0)]
+    rows = _split_rows([split, other], answered=2, p99_seconds=0.065, metrics_reads=reads)
+    held_share, held_in_tail, without = rows[-3:]
+    assert held_share.value == pytest.approx(50.0)
+    assert held_in_tail.value == pytest.approx(100.0)  # the tail: the one that held it
+    assert without.value == pytest.approx(2.0)
