@@ -39,7 +39,8 @@ Steps:
      (TriggerSplit; bench.controller_process.TriggerMoments, VpaWatchWrites):
      the server's watch, the delivery, the controller's own part (its p50 and
      p99, shown beside the 100 ms the whole answer is held to) and the return;
-     each part's p99, and its share of the slowest answers' time;
+     each part's p99, its share of the slowest answers' time, and the answers
+     whose controller part held a read of their namespace's PodMetrics;
    - each process's CPU and its wait for a CPU (schedstat run delay), so a
      reader can tell a busy machine from a slow controller.
 4. A leader restart: the controller stops, a new one starts; the requests from
