@@ -66,7 +66,8 @@ class TriggerMoments:
         self.metrics_reads: list[tuple[str, float]] = []
 
     def follow(self, client: Any, informers: list[Any]) -> None:
-        """Time `client`'s Deployment PATCHes and the VPA informers' updates."""
+        """Time `client`'s Deployment PATCHes and namespace-wide PodMetrics reads, and the VPA
+        informers' updates."""
         from hvpa.controller.resources import OWNED_VPAS
         from hvpa.kube.informer import EventHandler
 
