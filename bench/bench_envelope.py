@@ -38,7 +38,8 @@ Steps:
    - each answer split in four parts at moments taken in both processes
      (TriggerSplit; bench.controller_process.TriggerMoments, VpaWatchWrites):
      the server's watch, the delivery, the controller's own part (its p50 and
-     p99, shown beside the 100 ms the whole answer is held to) and the return;
+     p99, shown beside the 100 ms the whole answer is held to), the sending and
+     the return;
      each part's p99, its share of the slowest answers' time, and the answers
      whose controller part held a read of their namespace's PodMetrics;
    - each process's CPU and its wait for a CPU (schedstat run delay), so a
@@ -201,7 +202,7 @@ def _tail_explained(
 
 @dataclass(frozen=True, slots=True)
 class TriggerSplit:
-    """One answered trigger's latency in four parts (seconds), each ending at a moment taken
+    """One answered trigger's latency in five parts (seconds), each ending at a moment taken
     in one of the processes:
 
     - `server`: the VPA's status written -> the server's watch taking its event to write it
@@ -210,19 +211,21 @@ class TriggerSplit:
       the event, the wire, the controller's loop reading and decoding the stream);
     - `controller`: that update (its Hvpa queued in the same call) -> the reconcile handing
       the Deployment's PATCH to its client (the queue, the reconcile);
-    - `return_`: that -> the server reading the PATCH (the controller's client and loop
-      sending it, the wire, the server's loop)."""
+    - `sending`: that -> the client having written the PATCH's headers to the connection
+      (the controller's client and loop);
+    - `return_`: that -> the server reading the PATCH (the wire, the server's loop)."""
 
     server: float
     delivery: float
     controller: float
+    sending: float
     return_: float
     key: str = ""  # the Deployment's "namespace/name"
     handled_at: float = 0.0  # when the controller's own part began (time.monotonic)
 
     @property
     def total(self) -> float:
-        return self.server + self.delivery + self.controller + self.return_
+        return self.server + self.delivery + self.controller + self.sending + self.return_
 
     def held_a_read(self, reads: dict[str, list[float]]) -> bool:
         """Whether a PodMetrics read of its namespace came back during the controller's own
@@ -250,7 +253,8 @@ _PARTS: Final = (
         "the controller's own part",
         "its VPA update handled -> its PATCH handed to its client",
     ),
-    _Part("return_", "return", "the PATCH handed to the client -> read by the API server process"),
+    _Part("sending", "sending", "the PATCH handed to the client -> its headers written"),
+    _Part("return_", "return", "the PATCH written -> read by the API server process"),
 )
 
 
@@ -262,21 +266,23 @@ def split_triggers(
 ) -> list[TriggerSplit]:
     """Each answer (seconds after `began`, latency, "namespace/name") split at the first
     moments after its trigger, in turn: the server's watch taking the VPA's event
-    (`watch_writes`, VpaWatchWrites), the controller's update of that VPA and its PATCH of
-    the Deployment (`moments`, bench.controller_process.TriggerMoments). An answer missing
+    (`watch_writes`, VpaWatchWrites), the controller's update of that VPA, its PATCH of
+    the Deployment handed to the client and written (`moments`,
+    bench.controller_process.TriggerMoments). An answer missing
     one of them, or whose PATCH came after the server read its answer (an earlier PATCH
     answered it), is left out."""
     series = {
         "watch": _by_key(watch_writes),
         "update": _by_key(moments["vpa_updates"]),
         "patch": _by_key(moments["patches"]),
+        "sent": _by_key(moments["sent"]),
     }
     splits = []
     for offset, latency, key in answered:
         triggered = began + offset
         received = triggered + latency
         at = [triggered]
-        for name in ("watch", "update", "patch"):
+        for name in ("watch", "update", "patch", "sent"):
             found = next((t for t in series[name].get(key, ()) if t >= at[-1]), None)
             if found is None or found > received:
                 break
@@ -304,8 +310,8 @@ def _split_rows(
 ) -> list[Row]:
     """Each part's p99 (the controller's own part also at p50), and each part's share of the
     slowest answers' time. The controller's own part is shown beside the 100 ms the whole
-    answer is held to, not held to it: the controller's loop also delays the delivery, and
-    its client and loop the return."""
+    answer is held to, not held to it: the controller's loop also delays the delivery and
+    the sending."""
     if len(splits) < answered:
         note(
             f"trigger split: {answered - len(splits)} of {answered} answers had no moments to split at"
@@ -314,7 +320,7 @@ def _split_rows(
         return []
     tail = [split for split in splits if split.total >= p99_seconds]
     tail_time = sum(split.total for split in tail)
-    own = _PARTS[2]
+    (own,) = [part for part in _PARTS if part.attribute == "controller"]
     rows = [
         Row(
             f"trigger -> write, {own.name} ({own.span}), p50 ({len(splits)} of {answered} split)",

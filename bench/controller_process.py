@@ -52,7 +52,8 @@ class TriggerMoments:
     "namespace/name" of the Deployment (its Hvpa and VPA are named after it): when a VPA's
     update reached the controller's handlers (its watch event read, decoded and in the
     cache, its Hvpa queued in the same call), and when the reconcile handed a PATCH of the
-    Deployment to its client (before the client and the loop send it). Beside them, when
+    Deployment to its client, and when the client had written that PATCH's headers to the
+    connection (aiohttp's request tracing, `client_settings`). Beside them, when
     each namespace-wide PodMetrics read came back (keyed by the namespace; its decoding
     follows), to tell the reconciles that waited for one. Taken with the informer's public
     handler API and a wrapper of this process's client, so nothing in hvpa/ knows it is
@@ -64,6 +65,24 @@ class TriggerMoments:
         self.vpa_updates: list[tuple[str, float]] = []
         self.patches: list[tuple[str, float]] = []
         self.metrics_reads: list[tuple[str, float]] = []
+        self.sent: list[tuple[str, float]] = []
+
+    def client_settings(self) -> Any:
+        """The client's settings with aiohttp's request tracing, which notes when each
+        Deployment PATCH's headers have been written to the connection: the request has
+        left the controller's client and loop."""
+        import aiohttp
+
+        from hvpa.kube.settings import ClientSettings
+
+        async def headers_sent(_: Any, __: Any, params: Any) -> None:
+            path = params.url.path
+            if params.method == "PATCH" and "/deployments/" in path and "/namespaces/" in path:
+                self._record(self.sent, _deployment_key(path))
+
+        trace = aiohttp.TraceConfig()
+        trace.on_request_headers_sent.append(headers_sent)
+        return ClientSettings(trace_configs=(trace,))
 
     def follow(self, client: Any, informers: list[Any]) -> None:
         """Time `client`'s Deployment PATCHes and namespace-wide PodMetrics reads, and the VPA
@@ -101,8 +120,9 @@ class TriggerMoments:
             "vpa_updates": self.vpa_updates,
             "patches": self.patches,
             "metrics_reads": self.metrics_reads,
+            "sent": self.sent,
         }
-        self.vpa_updates, self.patches, self.metrics_reads = [], [], []
+        self.vpa_updates, self.patches, self.metrics_reads, self.sent = [], [], [], []
         self.recording = True
         return taken
 
@@ -163,8 +183,10 @@ async def _measured_controller(
     rss_start = rss_bytes()
     registry = CollectorRegistry()
     kube_metrics = KubeMetrics(registry)
-    client = await client_from_kubeconfig(metrics=kube_metrics, path=kubeconfig)
     moments = TriggerMoments()
+    client = await client_from_kubeconfig(
+        metrics=kube_metrics, path=kubeconfig, settings=moments.client_settings()
+    )
     manager = Manager(
         client=client,
         kube_metrics=kube_metrics,

@@ -216,6 +216,7 @@ class KubeClient:
                 headers={"User-Agent": self._settings.user_agent, "Accept": _JSON},
                 auto_decompress=True,
                 raise_for_status=False,
+                trace_configs=list(self._settings.trace_configs) or None,
             )
         return self._session
 

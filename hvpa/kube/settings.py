@@ -9,6 +9,10 @@ All durations are seconds.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    import aiohttp
 
 __all__ = [
     "BackoffSettings",
@@ -150,6 +154,9 @@ class ClientSettings:
     # records what hvpa set under this name in managedFields (docs/gitops.md).
     field_manager: str = "hvpa"
     max_response_bytes: int = 16 * 1024 * 1024
+    # aiohttp's request tracing, handed to the client's session as it is: the benchmarks
+    # time when a request has left the client with it (bench/controller_process.py).
+    trace_configs: tuple[aiohttp.TraceConfig, ...] = ()
 
     def __post_init__(self) -> None:
         if self.max_response_bytes < 1:

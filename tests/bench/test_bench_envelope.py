@@ -73,13 +73,15 @@ def test_a_trigger_is_split_at_the_first_moments_after_it_in_turn() -> None:
     watch_writes = [("ns/a", 100.4), ("ns/a", 101.01)]
     moments = {
         "vpa_updates": [("ns/a", 100.5), ("ns/a", 101.005), ("ns/a", 101.03), ("ns/a", 101.04)],
-        "patches": [("ns/a", 101.02), ("ns/a", 101.07), ("ns/b", 101.5)],
+        "patches": [("ns/a", 101.02), ("ns/a", 101.06), ("ns/b", 101.5)],
+        "sent": [("ns/a", 101.05), ("ns/a", 101.07)],
     }
     answered = [(1.0, 0.100, "ns/a"), (1.0, 0.2, "ns/b")]  # b: no watch write, left out
     (split,) = split_triggers(100.0, answered, moments, watch_writes)
     assert split.server == pytest.approx(0.01)
     assert split.delivery == pytest.approx(0.02)
-    assert split.controller == pytest.approx(0.04)
+    assert split.controller == pytest.approx(0.03)
+    assert split.sending == pytest.approx(0.01)
     assert split.return_ == pytest.approx(0.03)
     assert split.total == pytest.approx(0.1)
 
@@ -87,10 +89,12 @@ def test_a_trigger_is_split_at_the_first_moments_after_it_in_turn() -> None:
 def test_the_tails_shares_are_of_the_slowest_answers_time() -> None:
     # 199 fast answers, all in the controller; one slow one past the p99: 300 ms in the
     # server's watch, 100 ms in the controller.
-    splits = [TriggerSplit(0.0, 0.0, 0.010, 0.0)] * 199 + [TriggerSplit(0.3, 0.0, 0.1, 0.0)]
+    splits = [TriggerSplit(0.0, 0.0, 0.010, 0.0, 0.0)] * 199 + [
+        TriggerSplit(0.3, 0.0, 0.1, 0.0, 0.0)
+    ]
     rows = _split_rows(splits, answered=200, p99_seconds=0.4, metrics_reads=[])
     shares = [row.value for row in rows if row.name.startswith("share of the slowest")]
-    assert shares == [pytest.approx(75.0), 0.0, pytest.approx(25.0), 0.0]
+    assert shares == [pytest.approx(75.0), 0.0, pytest.approx(25.0), 0.0, 0.0]
     (own_p99,) = [row for row in rows if "own part" in row.name and row.name.endswith("100 ms)")]
     assert own_p99.value == pytest.approx(10.0)  # the fast ones'
     assert own_p99.met is None  # the target is the whole answer's, not a part's
@@ -100,7 +104,7 @@ def test_a_patch_after_the_answer_was_read_is_not_this_triggers() -> None:
     """An earlier PATCH answered the trigger; the one the controller sent later would make
     the return negative."""
     watch_writes = [("ns/a", 101.01)]
-    moments = {"vpa_updates": [("ns/a", 101.02)], "patches": [("ns/a", 101.3)]}
+    moments = {"vpa_updates": [("ns/a", 101.02)], "patches": [("ns/a", 101.3)], "sent": []}
     assert split_triggers(100.0, [(1.0, 0.1, "ns/a")], moments, watch_writes) == []
 
 
@@ -112,8 +116,8 @@ def test_a_patch_path_names_its_deployment() -> None:
 def test_a_read_that_came_back_during_the_controllers_part_is_counted_as_held() -> None:
     """The controller's part of ns/a ran from 101.02 to 101.06; ns's read came back at
     101.04 (held), ns/b's namespace was read only before its part began (not held)."""
-    split = TriggerSplit(0.01, 0.01, 0.04, 0.01, key="ns/a", handled_at=101.02)
-    other = TriggerSplit(0.01, 0.01, 0.002, 0.01, key="other/b", handled_at=101.02)
+    split = TriggerSplit(0.01, 0.01, 0.04, 0.0, 0.01, key="ns/a", handled_at=101.02)
+    other = TriggerSplit(0.01, 0.01, 0.002, 0.0, 0.01, key="other/b", handled_at=101.02)
     reads = [("ns", 101.04), ("other", 101.0)]
     rows = _split_rows([split, other], answered=2, p99_seconds=0.065, metrics_reads=reads)
     held_share, held_in_tail, without = rows[-3:]

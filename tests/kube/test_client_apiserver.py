@@ -4,6 +4,7 @@ real server's error responses arrive as the right classes, and writes round-trip
 from collections.abc import Callable
 from typing import Any
 
+import aiohttp
 import msgspec
 import orjson
 import pytest
@@ -168,6 +169,29 @@ async def test_every_write_names_the_field_manager(
         await kube.patch(path, {"data": {"d": "4"}}, params={"fieldManager": "someone-else"})
         managed = orjson.loads(await kube.get(path))["metadata"]["managedFields"]
     assert sorted(entry["manager"] for entry in managed) == ["hvpa-test", "someone-else"]
+
+
+async def test_the_settings_trace_configs_see_each_request(
+    apiserver: ApiServer, metrics: KubeMetrics
+) -> None:
+    """aiohttp's request tracing reaches the session (the benchmarks time a request's send
+    with it)."""
+    sent: list[tuple[str, str]] = []
+
+    async def headers_sent(_: Any, __: Any, params: aiohttp.TraceRequestHeadersSentParams) -> None:
+        sent.append((params.method, params.url.path))
+
+    trace = aiohttp.TraceConfig()
+    trace.on_request_headers_sent.append(headers_sent)
+    path = CONFIGMAPS.path(namespace="default", name="cfg")
+    async with await client_from_kubeconfig(
+        metrics=metrics,
+        path=str(apiserver.kubeconfig_path),
+        settings=ClientSettings(trace_configs=(trace,)),
+    ) as kube:
+        await kube.create(CM, configmap("cfg", a="1"))
+        await kube.patch(path, {"data": {"b": "2"}}, patch_type=PatchType.MERGE)
+    assert sent == [("POST", CM), ("PATCH", path)]
 
 
 def test_a_field_manager_the_api_server_would_refuse_is_refused_early() -> None:
