@@ -35,7 +35,7 @@ Steps:
      only when a status changed, so writes follow the triggers, not the Hvpas);
    - the controller's event-loop stalls and GC pauses over the window, and the
      share of the slowest answers (those at or above the p99) that overlap one;
-   - each answer split in four parts at moments taken in both processes
+   - each answer split in five parts at moments taken in both processes
      (TriggerSplit; bench.controller_process.TriggerMoments, VpaWatchWrites):
      the server's watch, the delivery, the controller's own part (its p50 and
      p99, shown beside the 100 ms the whole answer is held to), the sending and
@@ -356,7 +356,8 @@ def _read_rows(
     """How often the controller's own part held a read of its namespace's PodMetrics, and
     what that part is without them."""
     held = [split for split in splits if split.held_a_read(reads)]
-    without = [split.controller for split in splits if not split.held_a_read(reads)]
+    without = [split.controller for split in splits if split not in held]
+    held_in_tail = sum(1 for split in tail if split in held)
     rows = [
         Row(
             "answers whose controller part held a PodMetrics read of their namespace "
@@ -366,7 +367,7 @@ def _read_rows(
         ),
         Row(
             f"the same among the slowest answers ({len(tail)} at or above the p99)",
-            100 * sum(1 for split in tail if split.held_a_read(reads)) / len(tail) if tail else 0.0,
+            100 * held_in_tail / len(tail) if tail else 0.0,
             "%",
         ),
     ]
@@ -874,10 +875,7 @@ def _rows(
 def _shortest_reread(reads: list[tuple[str, float]]) -> float:
     """The shortest time between two reads of one namespace (`reads`: (namespace, at));
     infinite when no namespace was read twice."""
-    by_namespace: dict[str, list[float]] = {}
-    for namespace, at in reads:
-        by_namespace.setdefault(namespace, []).append(at)
-    ordered = [sorted(times) for times in by_namespace.values()]
+    ordered = [sorted(times) for times in _by_key(reads).values()]
     gaps = (later - earlier for times in ordered for earlier, later in itertools.pairwise(times))
     return min(gaps, default=float("inf"))
 

@@ -76,9 +76,8 @@ class TriggerMoments:
         from hvpa.kube.settings import ClientSettings
 
         async def headers_sent(_: Any, __: Any, params: Any) -> None:
-            path = params.url.path
-            if params.method == "PATCH" and "/deployments/" in path and "/namespaces/" in path:
-                self._record(self.sent, _deployment_key(path))
+            if (key := _patched_deployment(params.method, params.url.path)) is not None:
+                self._record(self.sent, key)
 
         trace = aiohttp.TraceConfig()
         trace.on_request_headers_sent.append(headers_sent)
@@ -93,11 +92,11 @@ class TriggerMoments:
         request = client.request
 
         async def timed_request(method: str, path: str, **options: Any) -> Any:
-            if method == "PATCH" and "/deployments/" in path and "/namespaces/" in path:
-                self._record(self.patches, _deployment_key(path))
+            if (key := _patched_deployment(method, path)) is not None:
+                self._record(self.patches, key)
             answer = await request(method, path, **options)
             if path.startswith(_POD_METRICS) and not options.get("params"):
-                self._record(self.metrics_reads, path.split("/")[5])
+                self._record(self.metrics_reads, path.removeprefix(_POD_METRICS).split("/")[0])
             return answer
 
         client.request = timed_request
@@ -131,9 +130,12 @@ class TriggerMoments:
 _POD_METRICS = "/apis/metrics.k8s.io/v1beta1/namespaces/"
 
 
-def _deployment_key(path: str) -> str:
-    """ "namespace/name" of /apis/apps/v1/namespaces/NAMESPACE/deployments/NAME[/...]."""
+def _patched_deployment(method: str, path: str) -> str | None:
+    """ "namespace/name" of a PATCH of /apis/apps/v1/namespaces/NAMESPACE/deployments/NAME
+    (or a subresource of it); None for any other request."""
     parts = path.split("/")
+    if method != "PATCH" or "namespaces" not in parts or "deployments" not in parts:
+        return None
     return f"{parts[parts.index('namespaces') + 1]}/{parts[parts.index('deployments') + 1]}"
 
 

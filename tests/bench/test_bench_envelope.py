@@ -16,7 +16,7 @@ from bench.bench_envelope import (
     _what_a_period_needs,
     split_triggers,
 )
-from bench.controller_process import _deployment_key
+from bench.controller_process import _patched_deployment
 
 
 def settled(*, quiet: dict[str, float] | None = None, **fields: Any) -> dict[str, Any]:
@@ -83,7 +83,6 @@ def test_a_trigger_is_split_at_the_first_moments_after_it_in_turn() -> None:
     assert split.controller == pytest.approx(0.03)
     assert split.sending == pytest.approx(0.01)
     assert split.return_ == pytest.approx(0.03)
-    assert split.total == pytest.approx(0.1)
 
 
 def test_the_tails_shares_are_of_the_slowest_answers_time() -> None:
@@ -108,9 +107,12 @@ def test_a_patch_after_the_answer_was_read_is_not_this_triggers() -> None:
     assert split_triggers(100.0, [(1.0, 0.1, "ns/a")], moments, watch_writes) == []
 
 
-def test_a_patch_path_names_its_deployment() -> None:
+def test_a_deployment_patch_is_named_and_other_requests_are_not() -> None:
     path = "/apis/apps/v1/namespaces/shop-007/deployments/web-12"
-    assert _deployment_key(path) == "shop-007/web-12"
+    assert _patched_deployment("PATCH", path) == "shop-007/web-12"
+    assert _patched_deployment("PATCH", path + "/status") == "shop-007/web-12"
+    assert _patched_deployment("GET", path) is None
+    assert _patched_deployment("PATCH", "/apis/apps/v1/namespaces/shop-007/statefulsets/db") is None
 
 
 def test_a_read_that_came_back_during_the_controllers_part_is_counted_as_held() -> None:
