@@ -8,7 +8,7 @@ BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed-stamp
 ARGS   ?=
 
-.PHONY: install test test-fast lint sim run bench lock audit clean e2e
+.PHONY: install test test-fast tables lint sim run bench lock audit clean e2e
 
 # Python's bytecode cache, kept outside the checkout. Some machines set
 # PYTHONDONTWRITEBYTECODE (this project's CI machines among them); then every Python process
@@ -36,11 +36,17 @@ install: $(STAMP)
 TEST_WORKERS ?= auto
 PYTEST := $(BIN)/python -m pytest -n $(TEST_WORKERS) --dist loadfile
 
+# `make test` leaves out the tests marked `tables` (tests/conftest.py): they pin
+# docs/strategies.md's comparison tables with 51 six-hour simulations, two thirds of the
+# suite's CPU. `make tables` runs them; CI runs both (.ci/run).
 test: install
 	$(PYTEST) $(ARGS)
 
 test-fast: install
 	$(PYTEST) -m 'not slow' $(ARGS)
+
+tables: install
+	$(PYTEST) -m tables $(ARGS)
 
 lint: install
 	$(BIN)/ruff check hvpa tests bench

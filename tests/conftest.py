@@ -17,6 +17,13 @@ from pathlib import Path
 
 import pytest
 from prometheus_client import CollectorRegistry
+from suite_tiers import (
+    TABLES_LEFT_OUT,
+    TABLES_MARKER_HELP,
+    TABLES_MODULES,
+    tables_asked_for,
+    tables_left_out,
+)
 
 from hvpa.kube.client import KubeClient, client_from_kubeconfig
 from hvpa.kube.metrics import KubeMetrics
@@ -61,17 +68,11 @@ def hadolint() -> str:
 
 
 # Modules whose tests share six-hour simulations only within one trace (each caches its runs
-# by trace in the worker's process). With `--dist loadfile` a module runs on one worker, and
-# the eighteen runs of one such module held the whole suite for 18 minutes on two cores;
-# split by trace, each trace's tests still share one worker (no run is made twice) and the
-# traces spread over the workers.
-SPLIT_BY_TRACE: frozenset[str] = frozenset(
-    {
-        "tests/sim/test_sim_capacity_compare.py",
-        "tests/sim/test_sim_capacity_inplace.py",
-        "tests/sim/baselines/test_sim_vpa_and_hpa_compare.py",
-    }
-)
+# by trace in the worker's process): the tables' (suite_tiers). With `--dist loadfile` a
+# module runs on one worker, and the eighteen runs of one such module held the whole suite
+# for 18 minutes on two cores; split by trace, each trace's tests still share one worker (no
+# run is made twice) and the traces spread over the workers.
+SPLIT_BY_TRACE: frozenset[str] = TABLES_MODULES
 
 
 @pytest.hookimpl(tryfirst=True)
@@ -84,17 +85,31 @@ def pytest_xdist_make_scheduler(config: pytest.Config, log: object) -> object | 
     return TraceScheduling(config, log, SPLIT_BY_TRACE)
 
 
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line("markers", TABLES_MARKER_HELP)
+
+
 @pytest.hookimpl(trylast=True)
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """The simulation comparisons first, then the other slow tests, then the rest, each group
-    keeping its order.
+    """The tables' tests left to `make tables`; then the simulation comparisons first, the
+    other slow tests next, then the rest, each group keeping its order.
 
     Workers take the scopes (files, or a split module's traces) in collection order, and the
     longest are in tests/sim, collected last: the suite ended on one worker running a
     minute-long comparison while the other had nothing left. Started first, the long scopes
     run beside each other and the many short ones fill the gaps.
     """
+    dropped = tables_left_out(config.option.markexpr or "", items)
+    if dropped:
+        config.hook.pytest_deselected(items=dropped)
+        left_out = set(map(id, dropped))
+        items[:] = [item for item in items if id(item) not in left_out]
     items.sort(key=_longest_first)
+
+
+def pytest_report_header(config: pytest.Config) -> str | None:
+    """Say at the start that the tables' tests are left out, and what runs them."""
+    return None if tables_asked_for(config.option.markexpr or "") else TABLES_LEFT_OUT
 
 
 def _longest_first(item: pytest.Item) -> tuple[bool, bool]:

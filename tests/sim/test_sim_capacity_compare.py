@@ -31,7 +31,7 @@ from hvpa.sim.traces import TRACE_NAMES
 
 # Eighteen six-hour runs, shared by the tests of one process (sim_kit.six_hour_summary): whichever test
 # comes first runs them: 4 min 50 s of CPU, 27 min beside other jobs on two cores.
-pytestmark = pytest.mark.timeout(3600)
+pytestmark = [pytest.mark.tables, pytest.mark.timeout(3600)]
 
 STRATEGIES: Final = ("Capacity", "Weighted", "HpaPreferred")
 BASELINES: Final = STRATEGIES[1:]

@@ -35,7 +35,7 @@ from hvpa.sim.report import COMPARE_COLUMNS, compare_markdown
 # Nine six-hour runs (the three strategies on three traces), made by whichever test asks
 # first: 2 min 13 s of CPU in all, 3.5 min beside other jobs on two cores; past the default
 # per-test timeout.
-pytestmark = pytest.mark.timeout(1800)
+pytestmark = [pytest.mark.tables, pytest.mark.timeout(1800)]
 
 RESIZE_MODE: Final = "InPlaceOrRollout"
 TRACES: Final = ("step", "ramp", "spike")
