@@ -193,12 +193,13 @@ class Applier:
 
     # -- the child VPA -----------------------------------------------------------
 
-    async def create_vpa(self, body: Mapping[str, Any]) -> None:
+    async def create_vpa(self, body: Mapping[str, Any]) -> bool:
+        """Create the VPA; whether the server created it now (the VPA watch will bring it)."""
         metadata = body["metadata"]
         key = f"{metadata['namespace']}/{metadata['name']}"
         if self.dry_run:
             _logger.info("dry run: not creating VPA", extra=fields(vpa=key))
-            return
+            return False
         guard = self._guard(f"VerticalPodAutoscaler {key}")
         try:
             await self._client.create(
@@ -207,8 +208,9 @@ class Applier:
         except AlreadyExists:
             # Created by an earlier attempt whose answer was lost; the watch brings it.
             _logger.info("VPA already exists", extra=fields(vpa=key))
-            return
+            return False
         _logger.info("created VPA", extra=fields(vpa=key))
+        return True
 
     async def update_vpa(self, vpa: VpaObject, patch: Mapping[str, Any]) -> None:
         key = f"{vpa.namespace}/{vpa.name}"

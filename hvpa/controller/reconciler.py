@@ -253,7 +253,12 @@ class Reconciler:
             return None
         if prepared.unsynced_config_maps:
             return self._settings.config_map_sync_retry_seconds
-        await self._ensure_vpa(record, prepared)
+        if await self._ensure_vpa(record, prepared):
+            # The VPA was just created: its ADDED event queues this Hvpa again, and that
+            # reconcile decides with it. Deciding now, without it, would write a status
+            # saying there is no VPA yet, and the next one a second status saying it has no
+            # recommendation: two decisions and two status writes an Hvpa at the start.
+            return None
         readings = await self._reader.read(prepared.queries)
         snapshot = await self._with_resize_facts(key, prepared.hvpa, complete(prepared, readings))
         now = self._clock()
@@ -358,23 +363,24 @@ class Reconciler:
         self._warned.add(seen)
         _logger.log(level, message, extra=fields(hvpa=key, **extra))
 
-    async def _ensure_vpa(self, record: HvpaRecord, prepared: Prepared) -> None:
+    async def _ensure_vpa(self, record: HvpaRecord, prepared: Prepared) -> bool:
+        """Create, update or delete the Hvpa's own VPA as its spec says; whether it created one."""
         hvpa = prepared.hvpa
         owned = prepared.vpa or self._cache.owned_vpa(record, None)
         if not hvpa.spec.vpa.deploy:
             if owned is not None:
                 await self._applier.delete_vpa(owned)
-            return
+            return False
         if not self._vpa_api_served():
             self._warn_once(record.key, _VPA_API_NOT_SERVED)
-            return
+            return False
         self._warned.discard((record.key, _VPA_API_NOT_SERVED))
         target_api_version = prepared.target.api_version if prepared.target else "apps/v1"
         if owned is not None:
             patch = vpa_changes(hvpa, owned, target_api_version)
             if patch is not None:
                 await self._applier.update_vpa(owned, patch)
-            return
+            return False
         name = vpa_name(hvpa)
         squatter = self._cache.vpas.get(f"{record.namespace}/{name}")
         if squatter is not None:
@@ -383,8 +389,8 @@ class Reconciler:
                 "a VPA of that name exists and is not this Hvpa's; not taking it over",
                 vpa=name,
             )
-            return
-        await self._applier.create_vpa(vpa_body(hvpa, record.uid, target_api_version))
+            return False
+        return await self._applier.create_vpa(vpa_body(hvpa, record.uid, target_api_version))
 
     async def _apply(
         self,
