@@ -67,7 +67,7 @@ from bench.bench_controller import (
     Recommender,
     hvpa_manifest,
     settle_and_measure,
-    wait_for_vpas,
+    wait_until_decided,
 )
 from bench.cluster import ClusterSpec, PodChurn, serve
 from bench.controller_process import MAX_MOMENTS, controller_main
@@ -173,7 +173,6 @@ class Envelope(Recommender):
 def _cluster_commands(server: ApiServer, spec: ClusterSpec, churn: PodChurn) -> dict[str, Any]:
     envelope = Envelope(server, spec, churn)
     return {
-        "vpas": envelope.vpas,
         "baseline": envelope.baseline,
         "measure": envelope.measure,
         "mark": envelope.mark,
@@ -448,7 +447,7 @@ def run(size: Size = "full") -> list[Row]:
             controller.recv(timeout=1800)
             synced_wall = time.monotonic() - started
             note(f"  synced in {synced_wall:.1f} s; first decisions...")
-            wait_for_vpas(cluster, hvpas, within=1800, poll=0.2)
+            wait_until_decided(controller, within=1800, poll=0.2)
             decided_wall = time.monotonic() - started
             decided_cpu = controller.ask(("cpu",))
             note(f"  every Hvpa decided {decided_wall:.1f} s after start; settling...")
@@ -462,7 +461,7 @@ def run(size: Size = "full") -> list[Row]:
                 settle_within=SETTLE_PERIODS * sync_period,
                 quiet_seconds=sync_period,
             )
-        restart = _restart(cluster, info["kubeconfig"], hvpas, sync_period)
+        restart = _restart(cluster, info["kubeconfig"], sync_period)
         cluster.ask(("stop",))
     rows = _rows(
         hvpas,
@@ -479,7 +478,7 @@ def run(size: Size = "full") -> list[Row]:
     return rows + _restart_rows(hvpas, sync_period, restart)
 
 
-def _restart(cluster: Child, kubeconfig: str, hvpas: int, sync_period: float) -> dict[str, Any]:
+def _restart(cluster: Child, kubeconfig: str, sync_period: float) -> dict[str, Any]:
     """A new leader after the old one stopped (no churn, no triggers): the requests from its
     start until every Hvpa is decided and one sync period more."""
     note("  restart: a new controller...")
@@ -487,11 +486,7 @@ def _restart(cluster: Child, kubeconfig: str, hvpas: int, sync_period: float) ->
     started = time.monotonic()
     with Child(controller_main, kubeconfig, sync_period, name="controller") as controller:
         controller.recv(timeout=1800)
-        deadline = time.monotonic() + 1800
-        while controller.ask(("undecided",)):
-            if time.monotonic() > deadline:
-                raise RuntimeError("the new controller did not decide every Hvpa in 30 minutes")
-            time.sleep(0.2)
+        wait_until_decided(controller, within=1800, poll=0.2)
         decided = time.monotonic() - started
         time.sleep(sync_period)
         counted = cluster.ask(("counted",))
