@@ -11,8 +11,9 @@ an AverageValue memory metric.
 
 Steps:
 1. Wall clock from the controller's start to its caches synced, and to every
-   Hvpa's first decision (each creates its VPA: the VPA count reaching the Hvpa
-   count). Target: <= 60 s for all of them.
+   Hvpa's first decision (the controller's observations: each creates its VPA
+   first, and decides in the reconcile the VPA's ADDED event queues), with the
+   requests of that start by verb. Target: <= 60 s for all of them.
 2. Settle, write every VPA's first recommendation (nothing to change), settle
    (each settle given up after SETTLE_PERIODS sync periods: a controller short
    of CPU never drains the resync's queue). RSS here. Target: <= 512 MiB. Then

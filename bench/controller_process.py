@@ -313,9 +313,11 @@ async def _measured_controller(
 
 
 def _counts(registry: Any) -> dict[str, float]:
-    """Reconciles so far (all; "decisions": those that ran `decide` - a reconcile that waits
-    for a stale cache or a ConfigMap's sync requeues itself, and counts apart) and the work
-    queue's adds, from one pass over the registry."""
+    """Reconciles so far (all; "decisions": those that succeeded, which ran `decide` - a
+    reconcile that waits for a stale cache or a ConfigMap's sync requeues itself, and counts
+    apart; one that only created its Hvpa's VPA succeeds undecided too, which happens at the
+    start, not in a measured window) and the work queue's adds, from one pass over the
+    registry."""
     families = list(registry.collect())
     return {
         "reconciles": counter_total(families, "controller_runtime_reconcile"),

@@ -19,10 +19,11 @@ import pytest
 from prometheus_client import CollectorRegistry
 from suite_tiers import (
     TABLES_LEFT_OUT,
+    TABLES_MARKER,
     TABLES_MARKER_HELP,
     TABLES_MODULES,
-    tables_asked_for,
-    tables_left_out,
+    deselect_unless_named,
+    named,
 )
 
 from hvpa.kube.client import KubeClient, client_from_kubeconfig
@@ -99,17 +100,13 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     minute-long comparison while the other had nothing left. Started first, the long scopes
     run beside each other and the many short ones fill the gaps.
     """
-    dropped = tables_left_out(config.option.markexpr or "", items)
-    if dropped:
-        config.hook.pytest_deselected(items=dropped)
-        left_out = set(map(id, dropped))
-        items[:] = [item for item in items if id(item) not in left_out]
+    deselect_unless_named(config, items, TABLES_MARKER)
     items.sort(key=_longest_first)
 
 
 def pytest_report_header(config: pytest.Config) -> str | None:
     """Say at the start that the tables' tests are left out, and what runs them."""
-    return None if tables_asked_for(config.option.markexpr or "") else TABLES_LEFT_OUT
+    return None if named(TABLES_MARKER, config.option.markexpr or "") else TABLES_LEFT_OUT
 
 
 def _longest_first(item: pytest.Item) -> tuple[bool, bool]:

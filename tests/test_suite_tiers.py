@@ -4,10 +4,12 @@ that CI runs both."""
 from __future__ import annotations
 
 import ast
+import subprocess
+import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from suite_tiers import TABLES_MARKER, TABLES_MODULES, tables_left_out
+from suite_tiers import TABLES_MARKER, TABLES_MODULES, left_out
 
 ROOT = Path(__file__).parents[1]
 
@@ -29,13 +31,27 @@ ITEMS = [
 
 
 def test_without_a_marker_expression_the_tables_are_left_out() -> None:
-    assert [item.name for item in tables_left_out("", ITEMS)] == ["table row"]
-    assert [item.name for item in tables_left_out("not slow", ITEMS)] == ["table row"]
+    assert [item.name for item in left_out(TABLES_MARKER, "", ITEMS)] == ["table row"]
+    assert [item.name for item in left_out(TABLES_MARKER, "not slow", ITEMS)] == ["table row"]
 
 
 def test_an_expression_naming_the_marker_decides_itself() -> None:
-    assert tables_left_out("tables", ITEMS) == []
-    assert tables_left_out("tables and not slow", ITEMS) == []
+    assert left_out(TABLES_MARKER, "tables", ITEMS) == []
+    assert left_out(TABLES_MARKER, "tables and not slow", ITEMS) == []
+
+
+def test_the_marker_is_named_as_a_word() -> None:
+    assert [item.name for item in left_out(TABLES_MARKER, "tablesque", ITEMS)] == ["table row"]
+
+
+def test_the_suites_hook_leaves_out_a_tables_module_unless_asked() -> None:
+    """The conftest's hook, run: collecting a tables module selects nothing by default."""
+    module = sorted(TABLES_MODULES)[0]
+    collect = [sys.executable, "-m", "pytest", "--collect-only", "-q", "-n", "0"]
+    collect += ["-p", "no:cacheprovider", module]
+    result = subprocess.run(collect, cwd=ROOT, capture_output=True, text=True, check=False)
+    assert result.returncode == 5, result.stdout + result.stderr  # no tests collected
+    assert " deselected" in result.stdout
 
 
 def _marks_tables(module: Path) -> bool:

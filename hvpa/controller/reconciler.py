@@ -18,6 +18,8 @@ converges; it never depends on which event queued it. The steps:
    pass. So a 409 costs one write per change the watch brings, not one
    per retry: a cache that stays stale cannot turn into a conflict storm.
 3. The child VPA, when `vpa.deploy` (created or brought back to its template).
+   A reconcile that has just created it ends there: the VPA's ADDED event
+   queues the Hvpa again, and that reconcile decides with the VPA in the cache.
 4. The snapshot (`hvpa.controller.snapshot`), the metric reads
    (`hvpa.controller.metricsapi`; a failed read is a reading, not an
    exception), and `decide` at the injected clock's `now`.

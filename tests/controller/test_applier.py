@@ -230,7 +230,7 @@ async def test_dry_run_writes_only_status_and_events(
         )
         is None
     )
-    await writer.create_vpa(vpa_body(record.hvpa, "uid", "apps/v1"))
+    assert await writer.create_vpa(vpa_body(record.hvpa, "uid", "apps/v1")) is False
     await writer.update_vpa(vpa, {"spec": {}})
     await writer.delete_vpa(vpa)
     assert written(apiserver) == []
@@ -264,8 +264,10 @@ async def test_vpa_create_is_idempotent(apiserver: ApiServer, kube: KubeClient) 
     assert record.hvpa is not None
     writer = applier(kube)
     body = vpa_body(record.hvpa, "uid-web", "apps/v1")
-    await writer.create_vpa(body)
-    await writer.create_vpa(body)  # a retry after a lost answer: AlreadyExists is fine
+    # Whether the server created it: the reconcile then leaves the decision to the next.
+    assert await writer.create_vpa(body) is True
+    # A retry after a lost answer: AlreadyExists is fine, and the reconcile decides at once.
+    assert await writer.create_vpa(body) is False
     assert [
         v["metadata"]["name"]
         for v in apiserver.objects.list(OWNED_VPAS.plural, namespace="default")

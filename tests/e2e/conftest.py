@@ -18,6 +18,7 @@ import pytest
 from e2e_audit import AuditLog, logged_refusal, refusals
 from e2e_build import binaries
 from e2e_cluster import HVPA_USER, Cluster
+from suite_tiers import deselect_unless_named
 
 E2E_DIRECTORY = Path(__file__).parent
 
@@ -30,14 +31,7 @@ def pytest_configure(config: pytest.Config) -> None:
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     """Deselect the e2e tests unless the marker expression asks for them."""
-    if "e2e" in (config.option.markexpr or ""):
-        return
-    kept, dropped = [], []
-    for item in items:
-        (dropped if item.get_closest_marker("e2e") else kept).append(item)
-    if dropped:
-        config.hook.pytest_deselected(items=dropped)
-        items[:] = kept
+    deselect_unless_named(config, items, "e2e")
 
 
 _FAILED = pytest.StashKey[bool]()

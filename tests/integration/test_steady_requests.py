@@ -29,6 +29,7 @@ WINDOW = 2 * FLUSH  # eight sync periods
 METRICS_READ = ("list", "metrics.k8s.io", "pods", "")
 STATUS_WRITE = ("update", "autoscaling.k8s.io", "hvpas", "status")
 VPA_CREATE = ("create", "autoscaling.k8s.io", "verticalpodautoscalers", "")
+EVENT_CREATE = ("create", "", "events", "")
 
 
 async def test_the_start_creates_each_vpa_and_writes_each_status_once(
@@ -48,8 +49,9 @@ async def test_the_start_creates_each_vpa_and_writes_each_status_once(
         apiserver.objects.create("hvpas", hvpa_manifest(name, target=name, vpa=True))
     running = await start_controller(settings=ControllerSettings(sync_period_seconds=PERIOD))
     observations = running.manager.observations
-    await eventually(lambda: len(observations) == len(NAMES), within=30)
-    await asyncio.sleep(PERIOD / 3)  # the echoes of the first writes are handled
+    decided = [f"default/{name}" for name in NAMES]
+    await eventually(lambda: all(observations.get(key).time for key in decided), within=30)
+    await asyncio.sleep(PERIOD / 3)  # any second decision and its writes would be done
 
     asked = Counter(
         (r.verb, r.api_group, r.resource, r.subresource)
@@ -58,10 +60,11 @@ async def test_the_start_creates_each_vpa_and_writes_each_status_once(
     )
     assert asked[VPA_CREATE] == len(NAMES)
     assert asked[STATUS_WRITE] == len(NAMES)
-    for name in NAMES:
-        status = apiserver.objects.get("hvpas", name)["status"]
-        messages = [condition.get("message", "") for condition in status["conditions"]]
-        assert not any("no VerticalPodAutoscaler" in message for message in messages)
+    # One Event each: the condition that turned False (the VPA has no recommendation yet),
+    # never one saying there is no VPA right after it was made.
+    assert asked[EVENT_CREATE] == len(NAMES)
+    messages = [event["message"] for event in apiserver.objects.list("events")]
+    assert not any("no VerticalPodAutoscaler" in message for message in messages)
 
 
 async def test_steady_state_writes_only_the_history_and_reads_metrics_once_a_period(
