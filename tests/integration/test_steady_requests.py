@@ -32,13 +32,8 @@ VPA_CREATE = ("create", "autoscaling.k8s.io", "verticalpodautoscalers", "")
 EVENT_CREATE = ("create", "", "events", "")
 
 
-async def test_the_start_creates_each_vpa_and_writes_each_status_once(
-    apiserver: ApiServer, cluster: MiniCluster, start_controller: Any
-) -> None:
-    """A reconcile that creates the VPA leaves the decision to the reconcile its ADDED event
-    queues: deciding without it wrote a status saying there was no VPA yet, and the next
-    reconcile a second one saying it had no recommendation (two status writes an Hvpa at
-    the start; 10,000 more writes at the envelope's size, docs/benchmarks.md)."""
+def _workloads(apiserver: ApiServer, cluster: MiniCluster, *, vpa: bool = False) -> None:
+    """A Deployment of two pods under constant load for each of NAMES, and its Hvpa."""
     for name in NAMES:
         cluster.deployment(
             name,
@@ -46,18 +41,33 @@ async def test_the_start_creates_each_vpa_and_writes_each_status_once(
             requests={"cpu": "100m", "memory": "64Mi"},
             load=Load(cpu_millicores=50),
         )
-        apiserver.objects.create("hvpas", hvpa_manifest(name, target=name, vpa=True))
+        apiserver.objects.create("hvpas", hvpa_manifest(name, target=name, vpa=vpa))
+
+
+def _asked(apiserver: ApiServer) -> Counter[tuple[str, str, str, str]]:
+    """The requests in the server's log but watches, by (verb, group, resource, subresource)."""
+    return Counter(
+        (r.verb, r.api_group, r.resource, r.subresource)
+        for r in apiserver.requests
+        if r.verb != "watch"
+    )
+
+
+async def test_the_start_creates_each_vpa_and_writes_each_status_once(
+    apiserver: ApiServer, cluster: MiniCluster, start_controller: Any
+) -> None:
+    """A reconcile that creates the VPA leaves the decision to the reconcile its ADDED event
+    queues: deciding without it wrote a status saying there was no VPA yet, and the next
+    reconcile a second one saying it had no recommendation (two status writes an Hvpa at
+    the start; 10,000 more writes at the envelope's size, docs/benchmarks.md)."""
+    _workloads(apiserver, cluster, vpa=True)
     running = await start_controller(settings=ControllerSettings(sync_period_seconds=PERIOD))
     observations = running.manager.observations
     decided = [f"default/{name}" for name in NAMES]
     await eventually(lambda: all(observations.get(key).time for key in decided), within=30)
     await asyncio.sleep(PERIOD / 3)  # any second decision and its writes would be done
 
-    asked = Counter(
-        (r.verb, r.api_group, r.resource, r.subresource)
-        for r in apiserver.requests
-        if r.verb != "watch"
-    )
+    asked = _asked(apiserver)
     assert asked[VPA_CREATE] == len(NAMES)
     assert asked[STATUS_WRITE] == len(NAMES)
     # One Event each: the condition that turned False (the VPA has no recommendation yet),
@@ -70,14 +80,7 @@ async def test_the_start_creates_each_vpa_and_writes_each_status_once(
 async def test_steady_state_writes_only_the_history_and_reads_metrics_once_a_period(
     apiserver: ApiServer, cluster: MiniCluster, start_controller: Any
 ) -> None:
-    for name in NAMES:
-        cluster.deployment(
-            name,
-            replicas=2,
-            requests={"cpu": "100m", "memory": "64Mi"},
-            load=Load(cpu_millicores=50),
-        )
-        apiserver.objects.create("hvpas", hvpa_manifest(name, target=name))
+    _workloads(apiserver, cluster)
     settings = ControllerSettings(sync_period_seconds=PERIOD)
     assert settings.history_flush_seconds == FLUSH
     running = await start_controller(settings=settings)
@@ -92,11 +95,7 @@ async def test_steady_state_writes_only_the_history_and_reads_metrics_once_a_per
     periods = int(WINDOW / PERIOD)
     latest = {name: observations.get(f"default/{name}").time for name in NAMES}
     assert all(latest[name] >= decided[name] + (periods - 1) * PERIOD for name in NAMES)
-    asked = Counter(
-        (r.verb, r.api_group, r.resource, r.subresource)
-        for r in apiserver.requests
-        if r.verb != "watch"
-    )
+    asked = _asked(apiserver)
     assert set(asked) == {METRICS_READ, STATUS_WRITE}
     # The history's flush: once per Hvpa per 60 s (a window's edge may hold one more).
     assert len(NAMES) * WINDOW / FLUSH <= asked[STATUS_WRITE] <= len(NAMES) * (WINDOW / FLUSH + 1)
@@ -132,11 +131,7 @@ async def test_a_capacity_hvpa_whose_usage_moves_writes_only_the_history(
         cluster.loads["web"].cpu_millicores = 800 + 10 * period
         await asyncio.sleep(PERIOD)
 
-    asked = Counter(
-        (r.verb, r.api_group, r.resource, r.subresource)
-        for r in apiserver.requests
-        if r.verb != "watch"
-    )
+    asked = _asked(apiserver)
     assert set(asked) == {METRICS_READ, STATUS_WRITE}
     assert WINDOW / FLUSH <= asked[STATUS_WRITE] <= WINDOW / FLUSH + 1
     assert cluster.replicas("web") == 2
