@@ -243,16 +243,17 @@ class _Part:
     span: str
 
 
+_OWN_PART: Final = _Part(
+    "controller",
+    "the controller's own part",
+    "its VPA update handled -> its PATCH handed to its client",
+)
 _PARTS: Final = (
     _Part(
         "server", "the API server process's watch", "the VPA written -> its watch taking the event"
     ),
     _Part("delivery", "delivery", "the event taken -> its update in the controller's handlers"),
-    _Part(
-        "controller",
-        "the controller's own part",
-        "its VPA update handled -> its PATCH handed to its client",
-    ),
+    _OWN_PART,
     _Part("sending", "sending", "the PATCH handed to the client -> its headers written"),
     _Part("return_", "return", "the PATCH written -> read by the API server process"),
 )
@@ -320,7 +321,7 @@ def _split_rows(
         return []
     tail = [split for split in splits if split.total >= p99_seconds]
     tail_time = sum(split.total for split in tail)
-    (own,) = [part for part in _PARTS if part.attribute == "controller"]
+    own = _OWN_PART
     rows = [
         Row(
             f"trigger -> write, {own.name} ({own.span}), p50 ({len(splits)} of {answered} split)",
@@ -355,14 +356,14 @@ def _read_rows(
 ) -> list[Row]:
     """How often the controller's own part held a read of its namespace's PodMetrics, and
     what that part is without them."""
-    held = [split for split in splits if split.held_a_read(reads)]
-    without = [split.controller for split in splits if split not in held]
-    held_in_tail = sum(1 for split in tail if split in held)
+    without = [split.controller for split in splits if not split.held_a_read(reads)]
+    held = len(splits) - len(without)
+    held_in_tail = sum(1 for split in tail if split.held_a_read(reads))
     rows = [
         Row(
             "answers whose controller part held a PodMetrics read of their namespace "
-            f"(one came back during it; {len(held)} of {len(splits)})",
-            100 * len(held) / len(splits),
+            f"(one came back during it; {held} of {len(splits)})",
+            100 * held / len(splits),
             "%",
         ),
         Row(
@@ -536,10 +537,19 @@ def _start_rows(hvpas: int, requests: dict[tuple[str, str], int]) -> list[Row]:
     return [head, *_by_verb_rows("at the start", requests)]
 
 
-def _by_verb_rows(when: str, requests: dict[tuple[str, str], int]) -> list[Row]:
-    """One row per verb and resource, the most requested first."""
+def _by_verb_rows(
+    label: str,
+    requests: dict[tuple[str, str], int],
+    *,
+    unit: str = "requests",
+    per_seconds: float = 1.0,
+) -> list[Row]:
+    """One row per verb and resource, the most requested first: each count, or with
+    `per_seconds` its rate over that many seconds."""
     ordered = sorted(requests.items(), key=lambda item: -item[1])
-    return [Row(f"{when}: {verb} {what}", count, "requests") for (verb, what), count in ordered]
+    return [
+        Row(f"{label}: {verb} {what}", count / per_seconds, unit) for (verb, what), count in ordered
+    ]
 
 
 def _what_a_period_needs(
@@ -879,11 +889,9 @@ def _rows(
         )
     rows += _stall_rows(after, "controller")
     rows += _stall_rows(measured, "API server process")
-    for (verb, what), count in sorted(requests.items(), key=lambda item: -item[1]):
-        rows.append(
-            Row(f"requests/s at steady state: {verb} {what}", count / elapsed, "requests/s")
-        )
-    return rows
+    return rows + _by_verb_rows(
+        "requests/s at steady state", requests, unit="requests/s", per_seconds=elapsed
+    )
 
 
 def _shortest_reread(reads: list[tuple[str, float]]) -> float:

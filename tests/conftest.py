@@ -68,22 +68,20 @@ def hadolint() -> str:
     return _required_tool("hadolint", install="pip install -e '.[dev]' (make install does)")
 
 
-# Modules whose tests share six-hour simulations only within one trace (each caches its runs
-# by trace in the worker's process): the tables' (suite_tiers). With `--dist loadfile` a
-# module runs on one worker, and the eighteen runs of one such module held the whole suite
-# for 18 minutes on two cores; split by trace, each trace's tests still share one worker (no
-# run is made twice) and the traces spread over the workers.
-SPLIT_BY_TRACE: frozenset[str] = TABLES_MODULES
-
-
 @pytest.hookimpl(tryfirst=True)
 def pytest_xdist_make_scheduler(config: pytest.Config, log: object) -> object | None:
-    """`--dist loadfile`, with the modules of SPLIT_BY_TRACE grouped by trace, not by file."""
+    """`--dist loadfile`, with the tables' modules grouped by trace, not by file.
+
+    Their tests share six-hour simulations only within one trace (each module caches its
+    runs by trace in the worker's process). With `--dist loadfile` a module runs on one
+    worker, and the eighteen runs of one such module held the whole suite for 18 minutes on
+    two cores; split by trace, each trace's tests still share one worker (no run is made
+    twice) and the traces spread over the workers."""
     if config.getvalue("dist") != "loadfile":
         return None
     from trace_scheduling import TraceScheduling
 
-    return TraceScheduling(config, log, SPLIT_BY_TRACE)
+    return TraceScheduling(config, log, TABLES_MODULES)
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -110,7 +108,7 @@ def pytest_report_header(config: pytest.Config) -> str | None:
 
 
 def _longest_first(item: pytest.Item) -> tuple[bool, bool]:
-    comparison = item.nodeid.split("::", 1)[0] in SPLIT_BY_TRACE
+    comparison = item.nodeid.split("::", 1)[0] in TABLES_MODULES
     return (not comparison, item.get_closest_marker("slow") is None)
 
 

@@ -26,7 +26,7 @@ TABLES_LEFT_OUT: Final = (
     "docs/strategies.md's tables (six-hour simulations) left out: `make tables` runs them"
 )
 # The modules whose pytestmark holds the marker (tests/test_suite_tiers.py checks it), each
-# split by trace over the workers (tests/trace_scheduling.py).
+# split by trace over the workers (tests/conftest.py, tests/trace_scheduling.py).
 TABLES_MODULES: Final = frozenset(
     {
         "tests/sim/test_sim_capacity_compare.py",
@@ -63,4 +63,5 @@ def deselect_unless_named(config: pytest.Config, items: list[pytest.Item], marke
     dropped = left_out(marker, config.option.markexpr or "", items)
     if dropped:
         config.hook.pytest_deselected(items=dropped)
-        items[:] = [item for item in items if item.get_closest_marker(marker) is None]
+        leaving = {id(item) for item in dropped}
+        items[:] = [item for item in items if id(item) not in leaving]
