@@ -38,7 +38,7 @@ on the way, so the caller's one line is the whole story.
 
 Stopping: the queue shuts down, each worker finishes the reconcile it is in
 (up to `shutdown_grace_seconds`, then it is cancelled) and takes no more;
-then the elector is cancelled, which releases the lease so a standby takes
+a metrics read left in the background is cancelled; then the elector is cancelled, which releases the lease so a standby takes
 over at its next retry; then the informers stop. The client is the caller's
 to close.
 
@@ -228,18 +228,19 @@ class Manager:
             dry_run=settings.dry_run,
             is_leader=self.elector.is_leader if self.elector is not None else None,
         )
+        self.metrics_reader = MetricsReader(
+            client=client,
+            timeout_seconds=settings.metrics_timeout_seconds,
+            max_response_bytes=settings.metrics_max_response_bytes,
+            share_pod_metrics_seconds=(
+                settings.sync_period_seconds if settings.share_pod_metrics else 0.0
+            ),
+            hvpas_in=self.cache.metrics_readers_in,
+            pod_name=self.cache.pod_name,
+        )
         self.reconciler = Reconciler(
             cache=self.cache,
-            reader=MetricsReader(
-                client=client,
-                timeout_seconds=settings.metrics_timeout_seconds,
-                max_response_bytes=settings.metrics_max_response_bytes,
-                share_pod_metrics_seconds=(
-                    settings.sync_period_seconds if settings.share_pod_metrics else 0.0
-                ),
-                hvpas_in=self.cache.metrics_readers_in,
-                pod_name=self.cache.pod_name,
-            ),
+            reader=self.metrics_reader,
             applier=self.applier,
             observations=self.observations,
             clock=clock,
@@ -441,6 +442,7 @@ class Manager:
         if self._workers_running:
             await self._drain_workers()
         self._workers_running = False
+        await self.metrics_reader.close()
         if self._elector_task is not None and not self._elector_task.done():
             self._elector_task.cancel()
             with contextlib.suppress(asyncio.CancelledError, Exception):

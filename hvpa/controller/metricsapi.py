@@ -300,6 +300,11 @@ class MetricsReader:
                 pod_name=pod_name,
             )
 
+    async def close(self) -> None:
+        """End the reads a shared answer started in the background (the caller is stopping)."""
+        if self.shared is not None:
+            await self.shared.close()
+
     async def read(self, queries: Iterable[MetricQuery]) -> dict[MetricQuery, MetricReading]:
         """Every query's reading, read concurrently; failures are MetricReadErrors."""
         unique = list(dict.fromkeys(queries))

@@ -1,8 +1,9 @@
 """PodMetrics shared between the Hvpas of a namespace (hvpa.controller.shared_pod_metrics),
 through MetricsReader against the in-repo API server and a stand-in that answers what a test
 sets: one request per namespace per period where each query made one before, the same
-readings (items, order, failures and their messages) as a read by selector, never an answer
-older than its period, and a fall back to reads by selector wherever an answer cannot be
+readings (items, order, failures and their messages) as a read by selector, no answer
+older than its period (a namespace's: a fifth more while its next read is in flight, which
+the first query past the period starts and does not wait for), and a fall back to reads by selector wherever an answer cannot be
 filtered (no labels, a misfit item, past the byte bound)."""
 
 from __future__ import annotations
@@ -128,20 +129,89 @@ async def test_a_kept_answer_holds_the_copy_of_each_name_the_reader_is_given(
         assert all(name is given["default", name] for name in names)
 
 
+def _set_web_1(server: ApiServer, cpu: str) -> None:
+    server.metrics.set_pod_metrics("default", "web-1", {"app": {"cpu": cpu, "memory": "1Gi"}})
+
+
+def _web_1_cpu(reading: MetricReading) -> int:
+    """web-1's CPU in millicores, as a reading of the `web` query gives it."""
+    assert isinstance(reading, PodMetricsList)
+    return reading.items[0].containers[0].usage.cpu
+
+
 @pytest.mark.looptime
-async def test_an_answer_serves_for_one_period_only(apiserver: ApiServer, kube: KubeClient) -> None:
+async def test_a_selectors_answer_serves_for_one_period_only(
+    apiserver: ApiServer, kube: KubeClient
+) -> None:
+    """A namespace with one Hvpa: its read is its own and is waited for once the period is over."""
+    _fill(apiserver)
+    reader = _shared(kube, hvpas=1)
+    (web, *_) = _queries()
+    first = (await reader.read([web]))[web]
+    _set_web_1(apiserver, "900m")
+    await asyncio.sleep(PERIOD - 0.5)
+    assert (await reader.read([web]))[web] == first  # still this period's answer
+    await asyncio.sleep(0.5)
+    assert _web_1_cpu((await reader.read([web]))[web]) == 900
+    assert len(_metric_requests(apiserver)) == 2
+
+
+@pytest.mark.looptime
+async def test_a_namespaces_answer_is_read_again_while_the_first_query_past_it_goes_on(
+    apiserver: ApiServer, kube: KubeClient
+) -> None:
+    """Just past its period the answer is given at once and the next read starts; the
+    queries after that read came back get its answer; one read a period, as before."""
     _fill(apiserver)
     reader = _shared(kube)
     (web, *_) = _queries()
     first = (await reader.read([web]))[web]
-    apiserver.metrics.set_pod_metrics("default", "web-1", {"app": {"cpu": "900m", "memory": "1Gi"}})
-    await asyncio.sleep(PERIOD - 0.5)
-    assert (await reader.read([web]))[web] == first  # still this period's answer
+    _set_web_1(apiserver, "900m")
+    apiserver.faults.delay(1, method="GET", path="metrics.k8s.io")
+    await asyncio.sleep(PERIOD)
+    loop = asyncio.get_running_loop()
+    asked_at = loop.time()
+    assert (await reader.read([web]))[web] == first
+    assert loop.time() == asked_at  # the read was not waited for
     await asyncio.sleep(0.5)
-    fresh = (await reader.read([web]))[web]
-    assert isinstance(fresh, PodMetricsList)
-    assert fresh.items[0].containers[0].usage.cpu == 900
+    assert len(_metric_requests(apiserver)) == 2  # but it went out
+    assert (await reader.read([web]))[web] == first  # still in flight: the same answer
+    await asyncio.sleep(1)
+    assert _web_1_cpu((await reader.read([web]))[web]) == 900
     assert len(_metric_requests(apiserver)) == 2
+
+
+@pytest.mark.looptime
+async def test_a_namespaces_answer_past_a_fifth_of_a_period_more_is_waited_for(
+    apiserver: ApiServer, kube: KubeClient
+) -> None:
+    _fill(apiserver)
+    reader = _shared(kube)
+    (web, *_) = _queries()
+    await reader.read([web])
+    _set_web_1(apiserver, "900m")
+    await asyncio.sleep(PERIOD * 1.2)
+    assert _web_1_cpu((await reader.read([web]))[web]) == 900
+    assert len(_metric_requests(apiserver)) == 2
+
+
+@pytest.mark.looptime
+async def test_closing_ends_a_read_in_the_background(
+    apiserver: ApiServer, kube: KubeClient
+) -> None:
+    """The Manager closes its reader when it stops: no read outlives the controller."""
+    _fill(apiserver)
+    reader = _shared(kube)
+    (web, *_) = _queries()
+    first = (await reader.read([web]))[web]
+    apiserver.faults.delay(60, method="GET", path="metrics.k8s.io")
+    await asyncio.sleep(PERIOD)
+    assert (await reader.read([web]))[web] == first
+    assert reader.shared is not None and reader.shared._refreshing
+    (refresh,) = reader.shared._refreshing
+    await reader.close()
+    assert refresh.cancelled()
+    assert not reader.shared._refreshing
 
 
 @pytest.mark.looptime
