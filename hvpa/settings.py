@@ -90,7 +90,8 @@ class ControllerSettings:
     metrics_timeout_seconds: float = 10.0
     metrics_max_response_bytes: int = DEFAULT_METRICS_MAX_RESPONSE_BYTES
     # PodMetrics read once per namespace (or selector) per sync period and shared between
-    # the Hvpas that need them (controller/shared_pod_metrics.py); False: one read per query.
+    # the Hvpas that need them, a namespace's answer read again in the background
+    # (controller/shared_pod_metrics.py); False: one read per query.
     share_pod_metrics: bool = True
     # On shutdown, in-flight reconciles get this long to finish before they are cancelled.
     shutdown_grace_seconds: float = 30.0

@@ -10,6 +10,7 @@ import pytest
 from bench.bench_envelope import (
     SETTLE_PERIODS,
     TriggerSplit,
+    _clear_of_stalls_rows,
     _on_cpu_share,
     _shortest_reread,
     _split_rows,
@@ -126,3 +127,17 @@ def test_a_read_that_came_back_during_the_controllers_part_is_counted_as_held() 
     assert held_share.value == pytest.approx(50.0)
     assert held_in_tail.value == pytest.approx(100.0)  # the tail: the one that held it
     assert without.value == pytest.approx(2.0)
+
+
+def test_the_p99_clear_of_a_processs_stalls_leaves_out_only_the_answers_they_reached() -> None:
+    """50 answers, one a second from 100.0 s: 48 of 10 ms, and two slow ones, the first
+    under a stall of the API server process, the second under one of the controller."""
+    answered = [(float(i), 0.010, f"ns/{i}") for i in range(48)]
+    answered += [(48.0, 0.300, "ns/48"), (49.0, 0.200, "ns/49")]
+    measured = {"began": 100.0, "answered": answered, "stalls": [(148.2, 0.1)]}
+    server, controller, either = _clear_of_stalls_rows(measured, [(149.15, 0.1)])
+    assert "(49 of 50;" in server.name and "(49 of 50;" in controller.name
+    assert "(48 of 50;" in either.name
+    assert server.value > 100.0  # the controller's slow answer is left
+    assert controller.value > 100.0  # the server's is
+    assert either.value == pytest.approx(10.0)
