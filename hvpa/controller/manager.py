@@ -80,6 +80,7 @@ from hvpa.controller.metricsapi import MetricsReader
 from hvpa.controller.observability import ControllerMetrics, InformerStates, Observations
 from hvpa.controller.reconciler import Reconciler
 from hvpa.controller.resources import HPAS, HVPAS, OWNED_VPAS
+from hvpa.controller.turns import TurnBudget
 from hvpa.engine.settings import Settings as EngineSettings
 from hvpa.kube.client import KubeClient
 from hvpa.kube.errors import Conflict, KubeError
@@ -114,18 +115,6 @@ def _resync_order(keys: Iterable[str]) -> list[tuple[float, str]]:
     return sorted((resync_phase(key), key) for key in keys)
 
 
-async def _let_others_run() -> None:
-    """One turn of the event loop between two reconciles.
-
-    The queue hands a waiting key over without suspending, and a resync's
-    reconcile whose metrics are kept and whose status is unchanged never
-    suspends either, so without this a worker drained a backlog of such keys
-    in one callback: the loop stalled for as long as the backlog took, and a
-    VPA change that arrived meanwhile waited for all of it (docs/benchmarks.md,
-    the envelope's trigger latency)."""
-    await asyncio.sleep(0)
-
-
 class Manager:
     def __init__(
         self,
@@ -152,6 +141,8 @@ class Manager:
         self._workers_running = False
         self._background = Tasks(name="informers", logger=_logger)
         self._workers = Tasks(name="workers", logger=_logger)
+        # Workers many enough to wait on the API, reconciles few enough a turn (turns.py).
+        self._turns = TurnBudget()
         self._elector_task: asyncio.Task[None] | None = None
         self._lost: LeadershipLost | None = None
 
@@ -499,6 +490,11 @@ class Manager:
                 key = await self.queue.get()
             except QueueShutDown:
                 return
+            try:
+                await self._turns.begin()
+            except asyncio.CancelledError:
+                self.queue.done(key)
+                raise
             if self._stopping:
                 self.queue.done(key)
                 continue
@@ -510,7 +506,6 @@ class Manager:
                 self.metrics.worker_finished()
                 self.queue.done(key)
             self.metrics.reconciled(result, loop.time() - started)
-            await _let_others_run()
 
     async def _process(self, key: str) -> str:
         """One reconcile and its consequence for the queue; the result label."""

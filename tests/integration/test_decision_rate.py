@@ -12,11 +12,13 @@ past its period; the default 20 give 300."""
 from __future__ import annotations
 
 import asyncio
+import itertools
 from typing import Any
 
 from integration_cluster import Load, MiniCluster
 from integration_helpers import VIRTUAL_TIME, eventually, hvpa_manifest
 
+from hvpa.controller.turns import RECONCILES_PER_TURN
 from hvpa.settings import ControllerSettings
 from hvpa.sim.apiserver import ApiServer
 
@@ -94,21 +96,33 @@ async def test_a_change_is_decided_ahead_of_the_resync_backlog(
     await eventually(lambda: observations.get(key).time > changed_at, within=2 * READ_SECONDS + 1)
 
 
-async def test_a_worker_lets_the_loop_run_between_two_reconciles(
+async def test_a_turn_of_the_loop_begins_a_few_reconciles_whatever_the_workers(
     apiserver: ApiServer, cluster: MiniCluster, start_controller: Any
 ) -> None:
     """The queue hands a waiting key over without suspending, and the reconcile of a key
-    whose Hvpa is gone never suspends: a worker that did not yield between two drained
-    every such key in one turn of the loop, and nothing else ran meanwhile (a watch
-    event, a change's reconcile). Each worker now takes one key per turn."""
+    whose Hvpa is gone never suspends: a worker that did not yield drained every such key
+    in one turn of the loop, and workers that yielded after each ran one each, twenty a
+    turn, while a watch event or a change's reconcile waited. A turn now begins at most
+    RECONCILES_PER_TURN of them; the loop turns between."""
     running = await start_controller(settings=ControllerSettings(sync_period_seconds=PERIOD))
     queue = running.manager.queue
     await eventually(lambda: len(queue) == 0, within=PERIOD)
     ghosts = 200
     for index in range(ghosts):
         queue.add(f"default/gone-{index:03d}", low_priority=True)
-    waiting_then: list[int] = []
-    asyncio.get_running_loop().call_soon(lambda: waiting_then.append(len(queue)))
+    waiting: list[int] = []
+
+    def each_turn() -> None:
+        waiting.append(len(queue))
+        if waiting[-1]:
+            asyncio.get_running_loop().call_soon(each_turn)
+
+    asyncio.get_running_loop().call_soon(each_turn)
     await eventually(lambda: len(queue) == 0, within=1)
     concurrency = running.manager.settings.concurrency
-    assert waiting_then == [ghosts - concurrency]  # one key each, then the loop's turn
+    assert concurrency > RECONCILES_PER_TURN
+    # The first turn hands a key to each worker; from then on, each turn's reconciles
+    # take the next keys.
+    taken = [before - after for before, after in itertools.pairwise(waiting[1:])]
+    assert max(taken) == RECONCILES_PER_TURN
+    assert len(waiting) > (ghosts - concurrency) // RECONCILES_PER_TURN

@@ -1,0 +1,54 @@
+"""The budget of reconciles a turn of the event loop begins (hvpa.controller.turns)."""
+
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+
+from hvpa.controller.turns import TurnBudget
+
+
+async def _turns_of(budget: TurnBudget, callers: int) -> list[int]:
+    """Each caller's turn of the loop (0: the turn they all called in) when `begin` let
+    it go on, counted by a callback that goes around the loop once a turn."""
+    turn = 0
+    ticking = True
+
+    def tick() -> None:
+        nonlocal turn
+        turn += 1
+        if ticking:
+            asyncio.get_running_loop().call_soon(tick)
+
+    async def caller() -> int:
+        await budget.begin()
+        return turn
+
+    asyncio.get_running_loop().call_soon(tick)
+    began = await asyncio.gather(*(caller() for _ in range(callers)))
+    ticking = False
+    return began
+
+
+async def test_a_turn_begins_at_most_its_budget_in_the_order_they_came() -> None:
+    began = await _turns_of(TurnBudget(per_turn=3), callers=10)
+    assert began == sorted(began)  # first come, first served
+    counts = [began.count(turn) for turn in sorted(set(began))]
+    assert counts == [3, 3, 3, 1]
+    assert len(set(began)) == 4  # a turn of its own for each three
+
+
+async def test_a_cancelled_waiters_share_goes_to_the_next() -> None:
+    budget = TurnBudget(per_turn=1)
+    first, second, third = (asyncio.ensure_future(budget.begin()) for _ in range(3))
+    await asyncio.sleep(0)  # the three called in one turn: the first went on
+    assert first.done() and not second.done() and not third.done()
+    second.cancel()
+    await asyncio.wait_for(third, timeout=1)
+    assert second.cancelled()
+
+
+def test_a_budget_begins_at_least_one() -> None:
+    with pytest.raises(ValueError, match="at least one"):
+        TurnBudget(per_turn=0)
