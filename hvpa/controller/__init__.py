@@ -15,6 +15,7 @@ Modules, from the bottom up (import from them directly):
 - `observability`  controller-runtime metrics, hvpa_* series, the /debug/state entries
 - `reconciler`     one reconcile of one Hvpa
 - `manager`        wiring and lifecycle: informers, leader election, workers, resync
+- `turns`          how many reconciles one turn of the event loop begins
 - `explain`        `hvpa explain`: one decision from plain GETs and LISTs, nothing written
 - `collector`      the garbage collector's thresholds for the controller's own process
 """

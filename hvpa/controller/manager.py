@@ -487,14 +487,9 @@ class Manager:
         loop = asyncio.get_running_loop()
         while True:
             try:
-                key = await self.queue.get()
+                key = await self._next_key()
             except QueueShutDown:
                 return
-            try:
-                await self._turns.begin()
-            except asyncio.CancelledError:
-                self.queue.done(key)
-                raise
             if self._stopping:
                 self.queue.done(key)
                 continue
@@ -506,6 +501,24 @@ class Manager:
                 self.metrics.worker_finished()
                 self.queue.done(key)
             self.metrics.reconciled(result, loop.time() - started)
+
+    async def _next_key(self) -> str:
+        """The key to reconcile, in a turn of the loop with room for it (turns.py).
+
+        The room is taken before the key, so the key is chosen when the room comes:
+        a change's key queued meanwhile goes ahead of the resync's. A worker that
+        found the queue empty waits for a key, then for room."""
+        await self._turns.begin()
+        key = self.queue.try_get()
+        if key is not None:
+            return key
+        key = await self.queue.get()
+        try:
+            await self._turns.begin()
+        except asyncio.CancelledError:
+            self.queue.done(key)
+            raise
+        return key
 
     async def _process(self, key: str) -> str:
         """One reconcile and its consequence for the queue; the result label."""

@@ -236,6 +236,13 @@ class WorkQueue(Generic[K]):
                 if getter.done() and not getter.cancelled():
                     self._wake_one()
                 raise
+        return self._take()
+
+    def try_get(self) -> K | None:
+        """The next key if one is waiting (the caller must call `done(key)`), else None."""
+        return self._take() if self._queue or self._low else None
+
+    def _take(self) -> K:
         key = self._queue.popleft() if self._queue else self._low.popitem(last=False)[0]
         self._depth.set(len(self))
         now = self._now()

@@ -126,3 +126,37 @@ async def test_a_turn_of_the_loop_begins_a_few_reconciles_whatever_the_workers(
     taken = [before - after for before, after in itertools.pairwise(waiting[1:])]
     assert max(taken) == RECONCILES_PER_TURN
     assert len(waiting) > (ghosts - concurrency) // RECONCILES_PER_TURN
+
+
+async def test_a_changes_key_goes_ahead_of_the_resyncs_when_the_turns_are_full(
+    apiserver: ApiServer, cluster: MiniCluster, start_controller: Any
+) -> None:
+    """Every worker holds room in a turn before it takes a key, so the key is chosen when
+    the room comes: a change's key queued behind a full budget is begun in the next turns,
+    not after every worker already waiting with a resync's key."""
+    cluster.deployment("web", replicas=1, requests={"cpu": "100m"}, load=Load(50))
+    apiserver.objects.create("hvpas", hvpa_manifest("web", target="web"))
+    running = await start_controller(settings=ControllerSettings(sync_period_seconds=PERIOD))
+    queue, observations = running.manager.queue, running.manager.observations
+    await eventually(lambda: observations.get("default/web").time > 0, within=PERIOD)
+    await eventually(lambda: len(queue) == 0 and queue.processing == 0, within=PERIOD)
+    ghosts = 200
+    for index in range(ghosts):
+        queue.add(f"default/gone-{index:03d}", low_priority=True)
+    await asyncio.sleep(0)  # a turn: the workers hold keys or room, the rest wait
+    web = observations.get("default/web")
+    decided = web.decision
+    queue.add("default/web")
+    waiting_then = len(queue)
+    waiting_at_decision: list[int] = []
+
+    def each_turn() -> None:
+        if web.decision is not decided:
+            waiting_at_decision.append(len(queue))
+        elif len(queue):
+            asyncio.get_running_loop().call_soon(each_turn)
+
+    asyncio.get_running_loop().call_soon(each_turn)
+    await eventually(lambda: bool(waiting_at_decision), within=1)
+    (waiting_now,) = waiting_at_decision
+    assert waiting_then - 1 - waiting_now <= 2 * RECONCILES_PER_TURN  # resync keys begun first

@@ -119,6 +119,19 @@ async def test_low_priority_keys_wait_behind_the_others(metrics: KubeMetrics) ->
     assert len(queue) == 0
 
 
+async def test_try_get_takes_what_get_would_and_never_waits(metrics: KubeMetrics) -> None:
+    queue: WorkQueue[str] = WorkQueue(name="test", metrics=metrics)
+    assert queue.try_get() is None
+    queue.add("resync-1", low_priority=True)
+    queue.add("event-1")
+    assert [queue.try_get(), queue.try_get(), queue.try_get()] == ["event-1", "resync-1", None]
+    assert queue.processing == 2
+    queue.add("event-1")  # re-added while processed: after `done`
+    assert queue.try_get() is None
+    queue.done("event-1")
+    assert queue.try_get() == "event-1"
+
+
 async def test_an_add_moves_a_waiting_low_key_to_the_front_lane(
     metrics: KubeMetrics, registry: CollectorRegistry
 ) -> None:
