@@ -139,16 +139,25 @@ def _web_1_cpu(reading: MetricReading) -> int:
     return reading.items[0].containers[0].usage.cpu
 
 
+async def _web_read_once(
+    apiserver: ApiServer, kube: KubeClient, hvpas: int = len(APPS)
+) -> tuple[MetricsReader, MetricQuery, MetricReading]:
+    """A shared reader over `_fill`'s pods, the `web` query, and its first reading; web-1's
+    usage then changes, so a later reading tells a new answer from the kept one."""
+    _fill(apiserver)
+    reader = _shared(kube, hvpas)
+    (web, *_) = _queries()
+    first = (await reader.read([web]))[web]
+    _set_web_1(apiserver, "900m")
+    return reader, web, first
+
+
 @pytest.mark.looptime
 async def test_a_selectors_answer_serves_for_one_period_only(
     apiserver: ApiServer, kube: KubeClient
 ) -> None:
     """A namespace with one Hvpa: its read is its own and is waited for once the period is over."""
-    _fill(apiserver)
-    reader = _shared(kube, hvpas=1)
-    (web, *_) = _queries()
-    first = (await reader.read([web]))[web]
-    _set_web_1(apiserver, "900m")
+    reader, web, first = await _web_read_once(apiserver, kube, hvpas=1)
     await asyncio.sleep(PERIOD - 0.5)
     assert (await reader.read([web]))[web] == first  # still this period's answer
     await asyncio.sleep(0.5)
@@ -162,11 +171,7 @@ async def test_a_namespaces_answer_is_read_again_while_the_first_query_past_it_g
 ) -> None:
     """Just past its period the answer is given at once and the next read starts; the
     queries after that read came back get its answer; one read a period, as before."""
-    _fill(apiserver)
-    reader = _shared(kube)
-    (web, *_) = _queries()
-    first = (await reader.read([web]))[web]
-    _set_web_1(apiserver, "900m")
+    reader, web, first = await _web_read_once(apiserver, kube)
     apiserver.faults.delay(1, method="GET", path="metrics.k8s.io")
     await asyncio.sleep(PERIOD)
     loop = asyncio.get_running_loop()
@@ -185,11 +190,7 @@ async def test_a_namespaces_answer_is_read_again_while_the_first_query_past_it_g
 async def test_a_namespaces_answer_past_a_fifth_of_a_period_more_is_waited_for(
     apiserver: ApiServer, kube: KubeClient
 ) -> None:
-    _fill(apiserver)
-    reader = _shared(kube)
-    (web, *_) = _queries()
-    await reader.read([web])
-    _set_web_1(apiserver, "900m")
+    reader, web, _ = await _web_read_once(apiserver, kube)
     await asyncio.sleep(PERIOD * 1.2)
     assert _web_1_cpu((await reader.read([web]))[web]) == 900
     assert len(_metric_requests(apiserver)) == 2
@@ -200,10 +201,7 @@ async def test_closing_ends_a_read_in_the_background(
     apiserver: ApiServer, kube: KubeClient
 ) -> None:
     """The Manager closes its reader when it stops: no read outlives the controller."""
-    _fill(apiserver)
-    reader = _shared(kube)
-    (web, *_) = _queries()
-    first = (await reader.read([web]))[web]
+    reader, web, first = await _web_read_once(apiserver, kube)
     apiserver.faults.delay(60, method="GET", path="metrics.k8s.io")
     await asyncio.sleep(PERIOD)
     assert (await reader.read([web]))[web] == first
