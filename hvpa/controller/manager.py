@@ -37,10 +37,10 @@ raises LeadershipLost (its message says why); nothing is logged above info
 on the way, so the caller's one line is the whole story.
 
 Stopping: the queue shuts down, each worker finishes the reconcile it is in
-(up to `shutdown_grace_seconds`, then it is cancelled) and takes no more;
-a metrics read left in the background is cancelled; then the elector is cancelled, which releases the lease so a standby takes
-over at its next retry; then the informers stop. The client is the caller's
-to close.
+(up to `shutdown_grace_seconds`, then it is cancelled) and takes no more; a
+metrics read left in the background is cancelled; then the elector is
+cancelled, which releases the lease so a standby takes over at its next
+retry; then the informers stop. The client is the caller's to close.
 
 Timers (resync, retries, the elector's periods) use the running loop's
 clock and `clock` gives decisions their `now`, so the whole controller runs
