@@ -231,7 +231,7 @@ def _clear_of_stalls_rows(
     for whose, hiccups in (
         ("the API server process's stalls over 50 ms", measured["stalls"]),
         ("the controller's stalls over 50 ms and GC pauses", controller_hiccups),
-        ("either process's", measured["stalls"] + controller_hiccups),
+        ("either process's stalls and pauses", measured["stalls"] + controller_hiccups),
     ):
         p99, clear = _p99_clear_of(measured, hiccups)
         rows.append(

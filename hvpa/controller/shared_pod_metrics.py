@@ -308,7 +308,7 @@ class SharedPodMetrics:
                 age = loop.time() - kept.read_at
                 if age < self._max_age:
                     return kept
-                if selector is None and age < self._max_age + self._stale_for:
+                if age < self._use(key):
                     self._refresh(key)
                     return kept
             pending = self._in_flight.get(key)
@@ -340,7 +340,8 @@ class SharedPodMetrics:
             del self._answers[key]
 
     def _use(self, key: _Key) -> float:
-        """How long an answer can be given: a namespace's, a fifth of a period longer."""
+        """How long an answer can be given: a namespace's (selector ""), a fifth of a period
+        longer, while its next read runs."""
         _, selector = key
         return self._max_age if selector else self._max_age + self._stale_for
 
