@@ -122,8 +122,9 @@ def own_name(namespace: str, name: str) -> str:
     return name
 
 
-# An answer kept: the namespace's (selector "") or one selector's.
-_Key = tuple[str, str]
+# An answer kept: the namespace's (selector None) or one selector's (its string, which is ""
+# for the empty selector: hence None, not "", for the namespace's).
+_Key = tuple[str, str | None]
 
 
 class _Item(msgspec.Struct, frozen=True, gc=False):
@@ -285,7 +286,7 @@ class SharedPodMetrics:
     async def read(self, namespace: str, selector: LabelSelector) -> PodMetricsReading:
         """What a read of `selector` in `namespace` would answer, from an answer of this period."""
         if self._hvpas_in(namespace) >= SHARE_FROM_HVPAS:
-            answer = await self._answer((namespace, ""), None)
+            answer = await self._answer((namespace, None), None)
             if isinstance(answer, str):
                 return MetricReadError(answer)
             if answer.unshareable is None:
@@ -340,10 +341,10 @@ class SharedPodMetrics:
             del self._answers[key]
 
     def _use(self, key: _Key) -> float:
-        """How long an answer can be given: a namespace's (selector ""), a fifth of a period
-        longer, while its next read runs."""
+        """How long an answer can be given: a namespace's, a fifth of a period longer, while
+        its next read runs."""
         _, selector = key
-        return self._max_age if selector else self._max_age + self._stale_for
+        return self._max_age if selector is not None else self._max_age + self._stale_for
 
     async def _request(self, key: _Key, selector: LabelSelector | None) -> _Answer | str | None:
         """Make the read, with waiters sharing it; a waiter's cancellation does not reach it."""

@@ -213,6 +213,25 @@ async def test_closing_ends_a_read_in_the_background(
 
 
 @pytest.mark.looptime
+async def test_an_empty_selectors_answer_is_its_own_not_the_namespaces(
+    apiserver: ApiServer, kube: KubeClient
+) -> None:
+    """The empty selector reads the whole namespace by selector: its answer is kept apart
+    from a namespace-wide one (its string is empty), so it is waited for once its period is
+    over, as any read by selector."""
+    _fill(apiserver)
+    reader = _shared(kube, hvpas=1)
+    everything = ResourceMetricsQuery("default", LabelSelector.from_dict({}))
+    await reader.read([everything])
+    _set_web_1(apiserver, "900m")
+    await asyncio.sleep(PERIOD)
+    reading = (await reader.read([everything]))[everything]
+    assert isinstance(reading, PodMetricsList)
+    (web_1,) = [pod for pod in reading.items if pod.name == "web-1"]
+    assert web_1.containers[0].usage.cpu == 900
+
+
+@pytest.mark.looptime
 async def test_answers_of_past_periods_are_dropped(apiserver: ApiServer, kube: KubeClient) -> None:
     """Selectors of Hvpas that are gone are never asked for again; their answers go."""
     _fill(apiserver)
