@@ -66,6 +66,8 @@ from collections import Counter
 from dataclasses import dataclass
 from typing import Any, Final
 
+import orjson
+
 from bench import corpus
 from bench.bench_controller import (
     Recommender,
@@ -510,6 +512,7 @@ def run(size: Size = "full") -> list[Row]:
                 settle_within=SETTLE_PERIODS * sync_period,
                 quiet_seconds=sync_period,
             )
+            _write_stalls(cluster.pid, controller.pid, measured, after)
         restart = _restart(cluster, info["kubeconfig"], sync_period)
         cluster.ask(("stop",))
     rows = _rows(
@@ -544,6 +547,32 @@ def _restart(cluster: Child, kubeconfig: str, sync_period: float) -> dict[str, A
         controller.recv(timeout=300)
     note(f"  restart: every Hvpa decided {decided:.1f} s after start; {seconds:.0f} s counted")
     return {"requests": counted["requests"], "seconds": seconds, "decided": decided}
+
+
+def _write_stalls(
+    server_pid: int, controller_pid: int, measured: dict[str, Any], after: dict[str, Any]
+) -> None:
+    """`HVPA_BENCH_STALLS=path`: the window's stalls of both processes, written there as
+    JSON with their pids and time.monotonic ends, so that a native profile taken beside
+    the run (`perf record -a -k CLOCK_MONOTONIC`) can be cut to the moments a loop stood
+    still; the sampler in the process sees little of a stall spent in C code holding the
+    GIL."""
+    path = os.environ.get("HVPA_BENCH_STALLS")
+    if not path:
+        return
+    began = measured["began"]
+    stalls = {
+        "window": [began, began + measured["elapsed"]],
+        "server": {"pid": server_pid, "stalls": measured["stalls"]},
+        "controller": {
+            "pid": controller_pid,
+            "stalls": after["stalls"],
+            "thread_cpu": after["stall_thread_cpu"],
+            "gc": after["gc"],
+        },
+    }
+    with open(path, "wb") as out:
+        out.write(orjson.dumps(stalls))
 
 
 def _restart_rows(hvpas: int, sync_period: float, restart: dict[str, Any]) -> list[Row]:
