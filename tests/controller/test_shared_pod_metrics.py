@@ -21,6 +21,8 @@ from aiohttp.test_utils import TestServer
 from prometheus_client import CollectorRegistry
 
 from hvpa.controller.metricsapi import MetricsReader
+from hvpa.controller.shared_pod_metrics import ITEMS_PER_SHARE, Fetched, SharedPodMetrics
+from hvpa.controller.turns import RECONCILES_PER_TURN, TurnBudget
 from hvpa.engine.metrics import (
     MetricQuery,
     MetricReadError,
@@ -551,3 +553,79 @@ async def test_a_kept_answer_is_read_without_a_turn_of_the_loop(
     asyncio.get_running_loop().call_soon(turns.append, "a turn")
     assert isinstance((await reader.read([api]))[api], PodMetricsList)
     assert turns == []
+
+
+def _wires(namespace: str, pods: int) -> list[Any]:
+    from hvpa.records import PodMetricsWire
+
+    return [
+        msgspec.convert(
+            {
+                **_item(f"web-{index}", "web", "1m"),
+                "metadata": {
+                    "name": f"web-{index}",
+                    "namespace": namespace,
+                    "labels": {"app": "web"},
+                },
+            },
+            PodMetricsWire,
+        )
+        for index in range(pods)
+    ]
+
+
+async def _turns_converted_in(pods: int, budget: TurnBudget | None) -> dict[str, set[int]]:
+    """Four namespaces' answers of `pods` items each, held back and then come back in one
+    turn: the turns of the loop (counted by a callback that goes around it once a turn) in
+    which each namespace's items were converted."""
+    namespaces = [f"team-{index}" for index in range(4)]
+    answers = {namespace: _wires(namespace, pods) for namespace in namespaces}
+    come_back = asyncio.Event()
+    turn = 0
+    ticking = True
+
+    def tick() -> None:
+        nonlocal turn
+        turn += 1
+        if ticking:
+            asyncio.get_running_loop().call_soon(tick)
+
+    async def fetch(namespace: str, selector: LabelSelector | None) -> Fetched:
+        await come_back.wait()
+        return Fetched(answers[namespace])
+
+    converted: dict[str, set[int]] = {namespace: set() for namespace in namespaces}
+
+    def pod_name(namespace: str, name: str) -> str:
+        converted[namespace].add(turn)
+        return name
+
+    shared = SharedPodMetrics(
+        fetch=fetch, max_age_seconds=PERIOD, hvpas_in=lambda _: 2, pod_name=pod_name, turns=budget
+    )
+    reads = [asyncio.ensure_future(shared.read(ns, _selector("web"))) for ns in namespaces]
+    await asyncio.sleep(0)
+    asyncio.get_running_loop().call_soon(tick)
+    come_back.set()
+    readings = await asyncio.gather(*reads)
+    ticking = False
+    assert all(isinstance(r, PodMetricsList) and len(r.items) == pods for r in readings)
+    return converted
+
+
+async def test_large_answers_that_come_back_together_are_converted_a_turn_each() -> None:
+    """A server that held its answers sends them back together; each namespace of 750 pods
+    converted at once held the benchmark's loop for tens of milliseconds, one after another
+    in the same turn (docs/benchmarks.md)."""
+    pods = RECONCILES_PER_TURN * ITEMS_PER_SHARE
+    converted = await _turns_converted_in(pods, TurnBudget())
+    assert all(len(turns) == 1 for turns in converted.values())  # one go each
+    assert len(set().union(*converted.values())) == 4  # in four turns
+    unpaced = await _turns_converted_in(pods, None)
+    assert len(set().union(*unpaced.values())) == 1  # all in one turn without the budget
+
+
+async def test_small_answers_are_converted_without_waiting_for_room() -> None:
+    # Not even one reconcile's worth: not a share of a budget that would begin one a turn.
+    converted = await _turns_converted_in(ITEMS_PER_SHARE - 1, TurnBudget(per_turn=1))
+    assert len(set().union(*converted.values())) == 1
