@@ -288,9 +288,9 @@ class MetricsReader:
         `share_pod_metrics_seconds` above 0: PodMetrics answers are kept that long and
         shared between queries, one namespace-wide read where several Hvpas of the namespace
         read metrics (`hvpas_in`), as `hvpa.controller.shared_pod_metrics` describes (the kept
-        items share `pod_name`'s copy of each name, and a large answer is converted in a
-        turn of the loop with room in `turns`); 0 reads every query afresh (`hvpa explain`
-        decides once)."""
+        items share `pod_name`'s copy of each name, and a large answer is converted a
+        share of `turns` at a time); 0 reads every query afresh (`hvpa explain` decides
+        once)."""
         self._client = client
         self._timeout = timeout_seconds
         self._max_response_bytes = max_response_bytes

@@ -52,13 +52,14 @@ where metrics-server's own data is refreshed once a period (its
 namespace with one Hvpa) is the Hvpa's own and is waited for, as upstream's
 HPA waits for its read; so is any answer past that fifth.
 
-An answer is converted in a turn of the loop with room for it (TurnBudget,
-controller/turns.py): a share of the turn per ITEMS_PER_SHARE items, so a
-namespace of 750 pods is converted in a turn of its own. Answers come back
-together when the server has held them (its own pause, a slow network), and
-each used to be converted the moment its task ran: in the benchmark, a
-server's pause of half a second sent back enough answers to hold the
-controller's loop for 314 ms, and every change's write waited behind it.
+A large answer is converted ITEMS_PER_SHARE items at a time, each slice a
+reconcile's share of a turn of the loop (TurnBudget, controller/turns.py).
+Answers come back together when the server has held them (its own pause, a
+slow network), and each used to be converted whole the moment its task ran:
+in the benchmark, a server's pause of half a second sent back enough answers
+to hold the controller's loop for 314 ms, and every change's write waited
+behind them. A whole answer a turn was not enough: a change's reconcile then
+waited behind every answer queued before it.
 
 The clock is the running loop's: virtual time in the simulator and the
 tests.
@@ -190,20 +191,20 @@ def _item(wire: PodMetricsWire, pod_name: PodName) -> _Item:
         return _Item(labels, None, f"cannot read the answer: {error}")
 
 
+def _wires(fetched: Fetched | Unshareable) -> Sequence[PodMetricsWire]:
+    """The items to convert: none of an answer that failed or cannot be shared."""
+    return fetched.items if isinstance(fetched, Fetched) and not fetched.failure else ()
+
+
 def _answer(
-    read_at: float,
-    fetched: Fetched | Unshareable,
-    *,
-    filtered: bool,
-    pod_name: PodName = own_name,
+    read_at: float, fetched: Fetched | Unshareable, items: tuple[_Item, ...], *, filtered: bool
 ) -> _Answer | str:
-    """What to keep of a response (`filtered`: it will be selected from); a failure's
-    message is returned, not kept."""
+    """What to keep of a response, its `_wires` converted to `items` (`filtered`: it will
+    be selected from); a failure's message is returned, not kept."""
     if isinstance(fetched, Unshareable):
         return _Answer(read_at, unshareable=fetched)
     if fetched.failure:
         return fetched.failure
-    items = tuple(_item(wire, pod_name) for wire in fetched.items)
     if filtered and items and not any(item.labels for item in items):
         return _Answer(read_at, unshareable=Unshareable.UNLABELLED)
     return _Answer(read_at, items)
@@ -250,8 +251,10 @@ async def read_by_selector(
 ) -> PodMetricsReading:
     """One read of `selector`'s PodMetrics, kept nowhere: where nothing is shared (`hvpa
     explain` decides once), the same reading a shared read by selector gives."""
-    loop = asyncio.get_running_loop()
-    return _reading(_answer(loop.time(), await fetch(namespace, selector), filtered=False))
+    read_at = asyncio.get_running_loop().time()
+    fetched = await fetch(namespace, selector)
+    items = tuple(_item(wire, own_name) for wire in _wires(fetched))
+    return _reading(_answer(read_at, fetched, items, filtered=False))
 
 
 # How many Hvpas a namespace needs before one read of all its pods is worth it.
@@ -262,7 +265,8 @@ SHARE_FROM_HVPAS: Final = 2
 STALE_FRACTION: Final = 0.2
 
 # How many of an answer's items cost about one reconcile to convert (5-9 us each, against
-# about a millisecond a reconcile): a smaller answer is converted without asking for room.
+# about a millisecond a reconcile): a slice of a large answer; a smaller answer is
+# converted at once.
 ITEMS_PER_SHARE: Final = 150
 
 
@@ -280,8 +284,8 @@ class SharedPodMetrics:
     ) -> None:
         """`fetch` reads one namespace; `hvpas_in` says how many Hvpas of a namespace read
         metrics (an invalid or deleting one reads none); `pod_name`, the copy of a pod's
-        name that its kept items share (the pod store's); `turns`, the budget a large
-        answer's conversion takes its share of (None: converted at once).
+        name that its kept items share (the pod store's); `turns`, the budget each slice
+        of a large answer's conversion takes its share of (None: converted at once).
         `max_age_seconds`: how long an answer serves (at most the sync period)."""
         self._fetch = fetch
         self._turns = turns
@@ -362,13 +366,19 @@ class SharedPodMetrics:
         _, selector = key
         return self._max_age if selector is not None else self._max_age + self._stale_for
 
-    async def _room_to_convert(self, fetched: Fetched | Unshareable) -> None:
-        """Wait for a turn with room for converting the answer's items."""
-        if self._turns is None or isinstance(fetched, Unshareable):
-            return
-        share = len(fetched.items) // ITEMS_PER_SHARE
-        if share:
-            await self._turns.begin(share)
+    async def _converted(self, wires: Sequence[PodMetricsWire]) -> tuple[_Item, ...]:
+        """The items as kept, ITEMS_PER_SHARE at a time, each slice in a turn of the loop
+        with room for it: the reconciles queued meanwhile take their turns between the
+        slices, not after the whole answer (a smaller answer is converted at once)."""
+        if self._turns is None or len(wires) < ITEMS_PER_SHARE:
+            return tuple(_item(wire, self._pod_name) for wire in wires)
+        items: list[_Item] = []
+        for start in range(0, len(wires), ITEMS_PER_SHARE):
+            await self._turns.begin()
+            items.extend(
+                _item(wire, self._pod_name) for wire in wires[start : start + ITEMS_PER_SHARE]
+            )
+        return tuple(items)
 
     async def _request(self, key: _Key, selector: LabelSelector | None) -> _Answer | str | None:
         """Make the read, with waiters sharing it; a waiter's cancellation does not reach it."""
@@ -379,8 +389,8 @@ class SharedPodMetrics:
         try:
             read_at = loop.time()
             fetched = await self._fetch(key[0], selector)
-            await self._room_to_convert(fetched)
-            outcome = _answer(read_at, fetched, filtered=selector is None, pod_name=self._pod_name)
+            items = await self._converted(_wires(fetched))
+            outcome = _answer(read_at, fetched, items, filtered=selector is None)
             if isinstance(outcome, _Answer):
                 self._prune(read_at)
                 self._answers[key] = outcome

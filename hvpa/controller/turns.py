@@ -11,10 +11,9 @@ reconcile, its write). A budget per turn keeps the turns short and leaves the
 workers for waiting: a worker past the budget waits for the next turn, in
 the order it came (docs/benchmarks.md, the envelope's trigger latency).
 
-Work other than a reconcile that runs in one callback takes its share of a
-turn too: a namespace's PodMetrics answer converted in the background costs
-a few reconciles' time, and answers held back by a slow server come back
-together (controller/shared_pod_metrics.py).
+Other work that runs in one callback takes its share of a turn too, a
+reconcile's worth at a time: a namespace's PodMetrics answer is converted
+150 items a share (controller/shared_pod_metrics.py).
 """
 
 from __future__ import annotations
@@ -36,44 +35,39 @@ class TurnBudget:
     def __init__(self, per_turn: int = RECONCILES_PER_TURN) -> None:
         if per_turn < 1:
             raise ValueError("a turn must begin at least one reconcile")
-        self.per_turn = per_turn
+        self._per_turn = per_turn
         self._begun = 0
         self._turn_ends_scheduled = False
-        self._waiting: deque[tuple[asyncio.Future[None], int]] = deque()
+        self._waiting: deque[asyncio.Future[None]] = deque()
 
-    async def begin(self, share: int = 1) -> None:
-        """Return when the caller's work, `share` reconciles' worth, may begin: in this turn
-        while the budget lasts and nobody waits before it, else in a later turn, first come
-        first served. Work worth a whole turn or more begins in a turn of its own."""
+    async def begin(self) -> None:
+        """Return when the caller's reconcile may begin: in this turn while the budget
+        lasts and nobody waits before it, else in a later turn, first come first served."""
         loop = asyncio.get_running_loop()
-        if not self._waiting and self._fits(share):
-            self._count(loop, share)
+        if self._begun < self._per_turn and not self._waiting:
+            self._count(loop)
             return
         granted: asyncio.Future[None] = loop.create_future()
-        self._waiting.append((granted, share))
+        self._waiting.append(granted)
         await granted
 
-    def _fits(self, share: int) -> bool:
-        return self._begun == 0 or self._begun + share <= self.per_turn
-
-    def _count(self, loop: asyncio.AbstractEventLoop, share: int) -> None:
-        self._begun += share
+    def _count(self, loop: asyncio.AbstractEventLoop) -> None:
+        self._begun += 1
         if not self._turn_ends_scheduled:
             self._turn_ends_scheduled = True
             loop.call_soon(self._next_turn, loop)
 
     def _next_turn(self, loop: asyncio.AbstractEventLoop) -> None:
-        """Runs in the turn after one that began work: grant the first waiters the next
-        turn's budget, in order, up to the first that does not fit (a cancelled waiter's
-        share goes to the ones after it). Their tasks run in the next turn, and this runs
-        again after them."""
+        """Runs in the turn after one that began reconciles: grant the first waiters the
+        next turn's budget (a cancelled waiter's share goes to the one after it). Their
+        tasks run in the next turn, and this runs again after them."""
         self._turn_ends_scheduled = False
         self._begun = 0
-        while self._waiting and self._fits(self._waiting[0][1]):
-            granted, share = self._waiting.popleft()
+        while self._waiting and self._begun < self._per_turn:
+            granted = self._waiting.popleft()
             if not granted.done():
                 granted.set_result(None)
-                self._begun += share
+                self._begun += 1
         if self._begun:
             self._turn_ends_scheduled = True
             loop.call_soon(self._next_turn, loop)
