@@ -145,6 +145,8 @@ class _Items(_TypeMeta, Generic[T]):
 
 _decode_type: Final = msgspec.json.Decoder(_TypeMeta).decode
 _decode_pod_metrics: Final = msgspec.json.Decoder(_Items[PodMetricsWire]).decode
+# A namespace's answer, its items left for shared_pod_metrics to decode one at a time.
+_decode_raw_pod_metrics: Final = msgspec.json.Decoder(_Items[msgspec.Raw]).decode
 _decode_values: Final = msgspec.json.Decoder(_Items[_MetricValueWire]).decode
 _decode_external: Final = msgspec.json.Decoder(_Items[_ExternalValueWire]).decode
 
@@ -362,6 +364,11 @@ class MetricsReader:
                 # metrics.k8s.io's PodMetrics of one namespace.
                 path = _api_path(RESOURCE_METRICS, namespace, "pods")
                 body = await self._get(path, params)
+            if selector is None:
+                raw = _checked_list(
+                    body, _decode_raw_pod_metrics, "PodMetricsList", RESOURCE_METRICS
+                )
+                return Fetched(raw)
             return Fetched(
                 _checked_list(body, _decode_pod_metrics, "PodMetricsList", RESOURCE_METRICS)
             )

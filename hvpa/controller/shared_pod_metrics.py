@@ -111,9 +111,12 @@ class Unshareable(enum.Enum):
 
 @dataclass(frozen=True, slots=True)
 class Fetched:
-    """One answer, decoded: its items, or the message of its failure as a whole."""
+    """One answer: its items, or the message of its failure as a whole. A namespace-wide
+    answer's items are left undecoded (`msgspec.Raw`, each a view of the answer's bytes):
+    each is decoded as it is converted, so one item's structs at a time are alive, not
+    the whole namespace's while the answer waits for turns to be converted in."""
 
-    items: Sequence[PodMetricsWire] = ()
+    items: Sequence[PodMetricsWire] | Sequence[msgspec.Raw] = ()
     failure: str = ""
 
 
@@ -191,13 +194,31 @@ def _item(wire: PodMetricsWire, pod_name: PodName) -> _Item:
         return _Item(labels, None, f"cannot read the answer: {error}")
 
 
-def _wires(fetched: Fetched | Unshareable) -> Sequence[PodMetricsWire]:
+_decode_item: Final = msgspec.json.Decoder(PodMetricsWire).decode
+
+_Wires = Sequence[PodMetricsWire] | Sequence[msgspec.Raw]
+
+
+def _wires(fetched: Fetched | Unshareable) -> _Wires:
     """The items to convert: none of an answer that failed or cannot be shared."""
     return fetched.items if isinstance(fetched, Fetched) and not fetched.failure else ()
 
 
+def _items(wires: _Wires, pod_name: PodName) -> list[_Item]:
+    """The items as kept; msgspec.ValidationError for an undecoded one that does not fit
+    the PodMetrics shape."""
+    return [
+        _item(wire if isinstance(wire, PodMetricsWire) else _decode_item(wire), pod_name)
+        for wire in wires
+    ]
+
+
 def _answer(
-    read_at: float, fetched: Fetched | Unshareable, items: tuple[_Item, ...], *, filtered: bool
+    read_at: float,
+    fetched: Fetched | Unshareable,
+    items: Sequence[_Item] | Unshareable,
+    *,
+    filtered: bool,
 ) -> _Answer | str:
     """What to keep of a response, its `_wires` converted to `items` (`filtered`: it will
     be selected from); a failure's message is returned, not kept."""
@@ -205,9 +226,11 @@ def _answer(
         return _Answer(read_at, unshareable=fetched)
     if fetched.failure:
         return fetched.failure
+    if isinstance(items, Unshareable):
+        return _Answer(read_at, unshareable=items)
     if filtered and items and not any(item.labels for item in items):
         return _Answer(read_at, unshareable=Unshareable.UNLABELLED)
-    return _Answer(read_at, items)
+    return _Answer(read_at, tuple(items))
 
 
 def _candidates(answer: _Answer, selector: LabelSelector) -> Sequence[int] | None:
@@ -253,8 +276,7 @@ async def read_by_selector(
     explain` decides once), the same reading a shared read by selector gives."""
     read_at = asyncio.get_running_loop().time()
     fetched = await fetch(namespace, selector)
-    items = tuple(_item(wire, own_name) for wire in _wires(fetched))
-    return _reading(_answer(read_at, fetched, items, filtered=False))
+    return _reading(_answer(read_at, fetched, _items(_wires(fetched), own_name), filtered=False))
 
 
 # How many Hvpas a namespace needs before one read of all its pods is worth it.
@@ -366,19 +388,21 @@ class SharedPodMetrics:
         _, selector = key
         return self._max_age if selector is not None else self._max_age + self._stale_for
 
-    async def _converted(self, wires: Sequence[PodMetricsWire]) -> tuple[_Item, ...]:
+    async def _converted(self, wires: _Wires) -> list[_Item] | Unshareable:
         """The items as kept, ITEMS_PER_SHARE at a time, each slice in a turn of the loop
         with room for it: the reconciles queued meanwhile take their turns between the
-        slices, not after the whole answer (a smaller answer is converted at once)."""
-        if self._turns is None or len(wires) < ITEMS_PER_SHARE:
-            return tuple(_item(wire, self._pod_name) for wire in wires)
-        items: list[_Item] = []
-        for start in range(0, len(wires), ITEMS_PER_SHARE):
-            await self._turns.begin()
-            items.extend(
-                _item(wire, self._pod_name) for wire in wires[start : start + ITEMS_PER_SHARE]
-            )
-        return tuple(items)
+        slices, not after the whole answer (a smaller answer is converted at once). An item
+        that does not fit the PodMetrics shape leaves the answer unshareable."""
+        try:
+            if self._turns is None or len(wires) < ITEMS_PER_SHARE:
+                return _items(wires, self._pod_name)
+            items: list[_Item] = []
+            for start in range(0, len(wires), ITEMS_PER_SHARE):
+                await self._turns.begin()
+                items += _items(wires[start : start + ITEMS_PER_SHARE], self._pod_name)
+            return items
+        except msgspec.ValidationError:
+            return Unshareable.MISFIT
 
     async def _request(self, key: _Key, selector: LabelSelector | None) -> _Answer | str | None:
         """Make the read, with waiters sharing it; a waiter's cancellation does not reach it."""

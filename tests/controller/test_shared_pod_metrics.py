@@ -647,3 +647,21 @@ async def test_small_answers_are_converted_at_once() -> None:
     # Not even one reconcile's worth: no share of a budget that would begin one a turn.
     converted, _ = await _converted_by_turn(ITEMS_PER_SHARE - 1, TurnBudget(per_turn=1))
     assert len(converted) == 1
+
+
+@pytest.mark.looptime
+async def test_a_namespaces_items_are_decoded_one_at_a_time_as_they_are_converted(
+    apiserver: ApiServer, kube: KubeClient
+) -> None:
+    """Decoded whole, a namespace's items (750 pods' structs) stayed alive while the answer
+    waited for its turns: with a score of answers come back together, some 30 MiB more of
+    the envelope's memory at its peak (docs/benchmarks.md). A read by selector is small and
+    decoded whole, so its errors name the item's place in the answer, as before."""
+    _fill(apiserver)
+    reader = _shared(kube)
+    namespace_wide = await reader._fetch_pod_metrics("default", None)
+    by_selector = await reader._fetch_pod_metrics("default", _selector("web"))
+    assert isinstance(namespace_wide, Fetched) and isinstance(by_selector, Fetched)
+    assert len(namespace_wide.items) == 6 and len(by_selector.items) == 2
+    assert all(isinstance(item, msgspec.Raw) for item in namespace_wide.items)
+    assert not any(isinstance(item, msgspec.Raw) for item in by_selector.items)
