@@ -55,6 +55,8 @@ from hvpa.sim.apiserver import ApiServer
 MB = 1_000_000
 PODS_PER_HVPA = 50
 TRIGGER_CPU_MILLICORES = 500
+# How long the cluster answers what its one collection before a measure held (quiesce).
+QUIESCE_SECONDS = 1.0
 
 
 def hvpa_manifest(workload: int) -> dict[str, Any]:
@@ -183,6 +185,21 @@ class Recommender:
             subresource="status",
         )
 
+    async def quiesce(self) -> dict[str, Any]:
+        """Collect once and no more until the measure ends, then let the loop answer what the
+        collection held.
+
+        This process plays the cluster, not the subject: its collector's stop-the-world
+        pauses (gen-2 over the server's store and history, 150-250 ms) would be charged to
+        the controller's answers. A Go API server has no such pauses; so none here. The
+        collection itself held the controller's requests, and its answers to them went out
+        together when it ended: made at the measure's start, that burst was the window's
+        first half second (a 300 ms stall of this process's loop, in every run)."""
+        gc.collect()
+        gc.disable()
+        await asyncio.sleep(QUIESCE_SECONDS)
+        return {}
+
     async def baseline(self) -> dict[str, Any]:
         """Every VPA's first recommendation: the current requests (nothing to change)."""
         for workload in range(self.workloads):
@@ -194,11 +211,6 @@ class Recommender:
         self, churn_per_second: float, triggers_per_second: float, seconds: float
     ) -> dict[str, Any]:
         self.server.clear_requests()
-        # This process plays the cluster, not the subject: its collector's stop-the-world
-        # pauses (gen-2 over the server's store and history, 150-250 ms) would be charged to
-        # the controller's answers. A Go API server has no such pauses; so none here.
-        gc.collect()
-        gc.disable()
         churn = asyncio.create_task(self.churn.run(churn_per_second, seconds))
         watch = LoopWatch()
         watch.start()
@@ -321,6 +333,7 @@ def settle_and_measure(
     note(f"  settled at {settled['rss'] / MB:.0f} MB; measuring for {seconds:.0f} s...")
     if quiet_seconds:
         settled["quiet"] = quiet_window(controller, quiet_seconds)
+    cluster.ask(("quiesce",))
     before = controller.ask(("count",))
     measured = cluster.ask(
         ("measure", churn, triggers_per_second, seconds), timeout=seconds + timeout / 5
@@ -336,6 +349,7 @@ def _cluster_commands(server: ApiServer, spec: ClusterSpec, churn: PodChurn) -> 
     recommender = Recommender(server, spec, churn)
     return {
         "baseline": recommender.baseline,
+        "quiesce": recommender.quiesce,
         "measure": recommender.measure,
     }
 

@@ -180,6 +180,7 @@ def _cluster_commands(server: ApiServer, spec: ClusterSpec, churn: PodChurn) -> 
     envelope = Envelope(server, spec, churn)
     return {
         "baseline": envelope.baseline,
+        "quiesce": envelope.quiesce,
         "measure": envelope.measure,
         "mark": envelope.mark,
         "counted": envelope.counted,
