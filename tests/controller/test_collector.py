@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import gc
+import itertools
 from collections.abc import Iterator
 
 import pytest
@@ -51,6 +52,32 @@ async def test_the_pacer_collects_every_generation_on_its_clock() -> None:
     assert young >= 20
     assert middle >= 8
     assert 2 <= full <= 4
+
+
+async def test_the_pacer_trims_the_c_heap_on_its_clock() -> None:
+    trims: list[float] = []
+    loop = asyncio.get_running_loop()
+    pacer = asyncio.create_task(
+        pace_collector(
+            young_every_seconds=0.005,
+            trim_every_seconds=0.1,
+            trim=lambda: trims.append(loop.time()) is None,
+        )
+    )
+    await asyncio.sleep(0.35)
+    pacer.cancel()
+    assert len(trims) == 3
+    assert all(later - earlier >= 0.1 for earlier, later in itertools.pairwise(trims))
+
+
+def test_freed_memory_is_handed_back_where_the_c_library_can() -> None:
+    """glibc (every Linux image the controller ships in): malloc_trim is found and runs."""
+    import platform
+
+    if platform.libc_ver()[0] != "glibc":
+        assert not collector.release_freed_memory()
+        return
+    assert collector.release_freed_memory()
 
 
 async def _replace(kept: list[list[int]], times: int) -> int:
