@@ -228,7 +228,6 @@ class Manager:
             ),
             hvpas_in=self.cache.metrics_readers_in,
             pod_name=self.cache.pod_name,
-            turns=self._turns,
         )
         self.reconciler = Reconciler(
             cache=self.cache,

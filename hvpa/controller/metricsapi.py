@@ -43,7 +43,6 @@ from hvpa.controller.shared_pod_metrics import (
     own_name,
     read_by_selector,
 )
-from hvpa.controller.turns import TurnBudget
 from hvpa.engine.metrics import (
     ExternalMetricQuery,
     ExternalMetricValue,
@@ -283,16 +282,14 @@ class MetricsReader:
         share_pod_metrics_seconds: float = 0.0,
         hvpas_in: Callable[[str], int] = lambda namespace: 1,
         pod_name: PodName = own_name,
-        turns: TurnBudget | None = None,
     ) -> None:
         """An answer longer than `max_response_bytes` is a failed reading, not read further.
 
         `share_pod_metrics_seconds` above 0: PodMetrics answers are kept that long and
         shared between queries, one namespace-wide read where several Hvpas of the namespace
         read metrics (`hvpas_in`), as `hvpa.controller.shared_pod_metrics` describes (the kept
-        items share `pod_name`'s copy of each name, and a large answer is converted a
-        share of `turns` at a time); 0 reads every query afresh (`hvpa explain` decides
-        once)."""
+        items share `pod_name`'s copy of each name); 0 reads every query afresh (`hvpa explain`
+        decides once)."""
         self._client = client
         self._timeout = timeout_seconds
         self._max_response_bytes = max_response_bytes
@@ -303,7 +300,6 @@ class MetricsReader:
                 max_age_seconds=share_pod_metrics_seconds,
                 hvpas_in=hvpas_in,
                 pod_name=pod_name,
-                turns=turns,
             )
 
     async def close(self) -> None:

@@ -52,14 +52,14 @@ where metrics-server's own data is refreshed once a period (its
 namespace with one Hvpa) is the Hvpa's own and is waited for, as upstream's
 HPA waits for its read; so is any answer past that fifth.
 
-A large answer is converted ITEMS_PER_SHARE items at a time, each slice a
-reconcile's share of a turn of the loop (TurnBudget, controller/turns.py).
-Answers come back together when the server has held them (its own pause, a
-slow network), and each used to be converted whole the moment its task ran:
-in the benchmark, a server's pause of half a second sent back enough answers
-to hold the controller's loop for 314 ms, and every change's write waited
-behind them. A whole answer a turn was not enough: a change's reconcile then
-waited behind every answer queued before it.
+A namespace's answer waits for a turn of the loop in which no other is
+converted (a TurnBudget of one, controller/turns.py). Answers come back
+together when the server has held them (its own pause, a slow network), and
+each used to be converted the moment its task ran: in the benchmark, a
+pause of the server sent back enough answers to hold the controller's loop
+for 314 ms, and every change's write waited behind them. Its items are
+decoded one at a time as they are converted (`Fetched`), so an answer that
+waits holds its bytes, not every item's structs.
 
 The clock is the running loop's: virtual time in the simulator and the
 tests.
@@ -114,7 +114,7 @@ class Fetched:
     """One answer: its items, or the message of its failure as a whole. A namespace-wide
     answer's items are left undecoded (`msgspec.Raw`, each a view of the answer's bytes):
     each is decoded as it is converted, so one item's structs at a time are alive, not
-    the whole namespace's while the answer waits for turns to be converted in."""
+    the whole namespace's while the answer waits for its turn to be converted."""
 
     items: Sequence[PodMetricsWire] | Sequence[msgspec.Raw] = ()
     failure: str = ""
@@ -286,10 +286,10 @@ SHARE_FROM_HVPAS: Final = 2
 # still given while the next read is in flight.
 STALE_FRACTION: Final = 0.2
 
-# How many of an answer's items cost about one reconcile to convert (5-9 us each, against
-# about a millisecond a reconcile): a slice of a large answer; a smaller answer is
-# converted at once.
-ITEMS_PER_SHARE: Final = 150
+# An answer of this many items or more, about a reconcile's time to convert (5-9 us each,
+# against about a millisecond), waits for a turn in which no other is converted; a
+# smaller one is converted at once.
+LARGE_ANSWER_ITEMS: Final = 150
 
 
 class SharedPodMetrics:
@@ -302,15 +302,13 @@ class SharedPodMetrics:
         max_age_seconds: float,
         hvpas_in: Callable[[str], int],
         pod_name: PodName = own_name,
-        turns: TurnBudget | None = None,
     ) -> None:
         """`fetch` reads one namespace; `hvpas_in` says how many Hvpas of a namespace read
         metrics (an invalid or deleting one reads none); `pod_name`, the copy of a pod's
-        name that its kept items share (the pod store's); `turns`, the budget each slice
-        of a large answer's conversion takes its share of (None: converted at once).
+        name that its kept items share (the pod store's).
         `max_age_seconds`: how long an answer serves (at most the sync period)."""
         self._fetch = fetch
-        self._turns = turns
+        self._one_a_turn = TurnBudget(per_turn=1)  # a large answer's conversion
         self._max_age = max_age_seconds
         self._hvpas_in = hvpas_in
         self._pod_name = pod_name
@@ -389,18 +387,15 @@ class SharedPodMetrics:
         return self._max_age if selector is not None else self._max_age + self._stale_for
 
     async def _converted(self, wires: _Wires) -> list[_Item] | Unshareable:
-        """The items as kept, ITEMS_PER_SHARE at a time, each slice in a turn of the loop
-        with room for it: the reconciles queued meanwhile take their turns between the
-        slices, not after the whole answer (a smaller answer is converted at once). An item
-        that does not fit the PodMetrics shape leaves the answer unshareable."""
+        """The items as kept, a large answer's in a turn of the loop that converts no other
+        (why: the module's docstring). In one turn, not a reconcile's share of many: in
+        slices, its kept items were allocated among every reconcile's short-lived objects,
+        and the envelope's memory rose by some 10 MiB (docs/benchmarks.md). An item that
+        does not fit the PodMetrics shape leaves the answer unshareable."""
         try:
-            if self._turns is None or len(wires) < ITEMS_PER_SHARE:
-                return _items(wires, self._pod_name)
-            items: list[_Item] = []
-            for start in range(0, len(wires), ITEMS_PER_SHARE):
-                await self._turns.begin()
-                items += _items(wires[start : start + ITEMS_PER_SHARE], self._pod_name)
-            return items
+            if len(wires) >= LARGE_ANSWER_ITEMS:
+                await self._one_a_turn.begin()
+            return _items(wires, self._pod_name)
         except msgspec.ValidationError:
             return Unshareable.MISFIT
 

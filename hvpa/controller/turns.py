@@ -10,10 +10,6 @@ a change's answer passes through three such turns (its watch event read, its
 reconcile, its write). A budget per turn keeps the turns short and leaves the
 workers for waiting: a worker past the budget waits for the next turn, in
 the order it came (docs/benchmarks.md, the envelope's trigger latency).
-
-Other work that runs in one callback takes its share of a turn too, a
-reconcile's worth at a time: a namespace's PodMetrics answer is converted
-150 items a share (controller/shared_pod_metrics.py).
 """
 
 from __future__ import annotations
@@ -29,8 +25,7 @@ RECONCILES_PER_TURN: Final = 4
 
 
 class TurnBudget:
-    """At most `per_turn` reconciles (or shares of other work) begin in one turn of the
-    running loop."""
+    """At most `per_turn` reconciles begin in one turn of the running loop."""
 
     def __init__(self, per_turn: int = RECONCILES_PER_TURN) -> None:
         if per_turn < 1:

@@ -22,8 +22,7 @@ from aiohttp.test_utils import TestServer
 from prometheus_client import CollectorRegistry
 
 from hvpa.controller.metricsapi import MetricsReader
-from hvpa.controller.shared_pod_metrics import ITEMS_PER_SHARE, Fetched, SharedPodMetrics
-from hvpa.controller.turns import RECONCILES_PER_TURN, TurnBudget
+from hvpa.controller.shared_pod_metrics import LARGE_ANSWER_ITEMS, Fetched, SharedPodMetrics
 from hvpa.engine.metrics import (
     MetricQuery,
     MetricReadError,
@@ -592,11 +591,9 @@ class _Turns:
         self._ticking = False
 
 
-async def _converted_by_turn(pods: int, budget: TurnBudget | None) -> tuple[Counter[int], int]:
+async def _converted_by_turn(pods: int) -> Counter[int]:
     """Four namespaces' answers of `pods` items each, held back and then come back in one
-    turn: how many items were converted in each turn of the loop, and the turn (counted
-    from the one they came back in) in which a reconcile that asked the budget for room in
-    the next turn began."""
+    turn: how many items were converted in each turn of the loop."""
     namespaces = [f"team-{index}" for index in range(4)]
     answers = {namespace: _wires(namespace, pods) for namespace in namespaces}
     come_back = asyncio.Event()
@@ -614,39 +611,29 @@ async def _converted_by_turn(pods: int, budget: TurnBudget | None) -> tuple[Coun
         return name
 
     shared = SharedPodMetrics(
-        fetch=fetch, max_age_seconds=PERIOD, hvpas_in=lambda _: 2, pod_name=pod_name, turns=budget
+        fetch=fetch, max_age_seconds=PERIOD, hvpas_in=lambda _: 2, pod_name=pod_name
     )
     reads = [asyncio.ensure_future(shared.read(ns, _selector("web"))) for ns in namespaces]
     await asyncio.sleep(0)
     turns = _Turns()
     come_back.set()
-    await asyncio.sleep(0)  # the next turn
-    await (budget or TurnBudget()).begin()
-    reconcile_began = turns.now
     readings = await asyncio.gather(*reads)
     turns.stop()
     assert all(isinstance(r, PodMetricsList) and len(r.items) == pods for r in readings)
-    return converted, reconcile_began
+    return converted
 
 
-async def test_large_answers_that_come_back_together_are_converted_a_turns_share_at_a_time() -> (
-    None
-):
+async def test_large_answers_that_come_back_together_are_converted_one_a_turn() -> None:
     """A server that held its answers sends them back together; each namespace of 750 pods
     converted at once held the benchmark's loop for tens of milliseconds, one after another
-    in the same turn, and a change's reconcile waited behind them all (docs/benchmarks.md)."""
-    converted, reconcile_began = await _converted_by_turn(4 * ITEMS_PER_SHARE, TurnBudget())
-    assert max(converted.values()) <= RECONCILES_PER_TURN * ITEMS_PER_SHARE
-    # The reconcile asked behind the first slices: it begins after them, before the rest.
-    assert min(converted) < reconcile_began < max(converted)
-    unpaced, _ = await _converted_by_turn(4 * ITEMS_PER_SHARE, None)
-    assert list(unpaced.values()) == [16 * ITEMS_PER_SHARE]  # all in one turn without it
+    in the same turn (docs/benchmarks.md)."""
+    converted = await _converted_by_turn(LARGE_ANSWER_ITEMS)
+    assert list(converted.values()) == [LARGE_ANSWER_ITEMS] * 4  # whole, in four turns
 
 
 async def test_small_answers_are_converted_at_once() -> None:
-    # Not even one reconcile's worth: no share of a budget that would begin one a turn.
-    converted, _ = await _converted_by_turn(ITEMS_PER_SHARE - 1, TurnBudget(per_turn=1))
-    assert len(converted) == 1
+    converted = await _converted_by_turn(LARGE_ANSWER_ITEMS - 1)
+    assert list(converted.values()) == [4 * (LARGE_ANSWER_ITEMS - 1)]
 
 
 @pytest.mark.looptime
