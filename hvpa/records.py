@@ -1131,6 +1131,15 @@ def vpa_from_wire(wire: VpaWire) -> VpaRecord:
     )
 
 
+@functools.lru_cache(maxsize=8192)
+def _scrape_time(text: str | None) -> float | None:
+    """A PodMetrics `timestamp`: metrics-server stamps every pod of a node with its scrape's
+    time, so an answer holds a spelling a node, not one a pod; each is parsed once, and
+    its pods share one float (24 bytes a pod kept otherwise: 3.4 MiB at 150,000 pods of
+    one scrape's time). A failure is not cached: it raises each time."""
+    return parse_time(text)
+
+
 @functools.lru_cache(maxsize=64)
 def _duration_seconds(text: str | None) -> float:
     """A Go duration as metrics.k8s.io writes `window` (`30s`, `1m0s`, `500ms`); a reader
@@ -1165,7 +1174,7 @@ def pod_metrics_from_wire(wire: PodMetricsWire, name: str | None = None) -> PodM
         # its pods share one namespace and one name per container, not a copy each.
         namespace=sys.intern(wire.metadata.namespace),
         name=wire.metadata.name if name is None else name,
-        timestamp=parse_time(wire.timestamp),
+        timestamp=_scrape_time(wire.timestamp),
         window_seconds=_duration_seconds(wire.window),
         containers=tuple(_container_usage(c, wire.metadata) for c in wire.containers),
     )
