@@ -140,14 +140,12 @@ def own_name(namespace: str, name: str) -> str:
 _Key = tuple[str, str | None]
 
 
-class _Item(msgspec.Struct, frozen=True, gc=False):
-    """One item of a kept answer. A struct, not a frozen dataclass: an answer makes one per
-    pod of its namespace, and a frozen dataclass's __init__ cost seven times as much (0.41
-    against 0.06 us). Untracked by the collector: what it holds never refers back to it."""
+# One item's usage in a kept answer: its record, or why its usage cannot be read.
+_Usage = PodMetricsRecord | str
 
-    labels: Mapping[str, str]
-    record: PodMetricsRecord | None
-    problem: str  # why the usage cannot be read, when `record` is None
+# A kept answer's items, in two tuples, not an object per item: at 150,000 pods one struct
+# an item (48 bytes) was 7 MiB of a controller's memory.
+_Kept = tuple[tuple[Mapping[str, str], ...], tuple[_Usage, ...]]
 
 
 @dataclass(frozen=True, slots=True)
@@ -162,9 +160,10 @@ class _Answer:
     200 namespaces), not to its own."""
 
     read_at: float
-    items: tuple[_Item, ...] = ()
+    labels: tuple[Mapping[str, str], ...] = ()  # each item's
+    usages: tuple[_Usage, ...] = ()  # each item's, in the same order
     unshareable: Unshareable | None = None
-    # label key -> value -> the ascending positions in `items` of those that carry it
+    # label key -> value -> the ascending positions of the items that carry it
     positions: dict[str, dict[str, array[int]]] = field(
         default_factory=dict, compare=False, repr=False
     )
@@ -174,14 +173,14 @@ class _Answer:
         found = self.positions.get(key)
         if found is None:
             found = self.positions[key] = {}
-            for position, item in enumerate(self.items):
-                value = item.labels.get(key)
+            for position, labels in enumerate(self.labels):
+                value = labels.get(key)
                 if value is not None:
                     found.setdefault(value, array("I")).append(position)
         return found
 
 
-def _item(wire: PodMetricsWire, pod_name: PodName) -> _Item:
+def _item(wire: PodMetricsWire, pod_name: PodName) -> tuple[Mapping[str, str], _Usage]:
     """The item as kept for the period. Its labels are the pod's, so they are the shared
     copy the pod store holds too: kept apart they were half of an answer's bytes (1,126 B
     a pod with the benchmark's six labels; 627 B shared; tracemalloc of an answer of 75 pods).
@@ -189,9 +188,9 @@ def _item(wire: PodMetricsWire, pod_name: PodName) -> _Item:
     meta = wire.metadata
     labels = intern_labels(meta.labels)
     try:
-        return _Item(labels, pod_metrics_from_wire(wire, pod_name(meta.namespace, meta.name)), "")
+        return labels, pod_metrics_from_wire(wire, pod_name(meta.namespace, meta.name))
     except DECODING_ERRORS as error:
-        return _Item(labels, None, f"cannot read the answer: {error}")
+        return labels, f"cannot read the answer: {error}"
 
 
 _decode_item: Final = msgspec.json.Decoder(PodMetricsWire).decode
@@ -204,19 +203,23 @@ def _wires(fetched: Fetched | Unshareable) -> _Wires:
     return fetched.items if isinstance(fetched, Fetched) and not fetched.failure else ()
 
 
-def _items(wires: _Wires, pod_name: PodName) -> list[_Item]:
+def _items(wires: _Wires, pod_name: PodName) -> _Kept:
     """The items as kept; msgspec.ValidationError for an undecoded one that does not fit
     the PodMetrics shape."""
-    return [
-        _item(wire if isinstance(wire, PodMetricsWire) else _decode_item(wire), pod_name)
-        for wire in wires
-    ]
+    labels: list[Mapping[str, str]] = []
+    usages: list[_Usage] = []
+    for wire in wires:
+        decoded = wire if isinstance(wire, PodMetricsWire) else _decode_item(wire)
+        item_labels, usage = _item(decoded, pod_name)
+        labels.append(item_labels)
+        usages.append(usage)
+    return tuple(labels), tuple(usages)
 
 
 def _answer(
     read_at: float,
     fetched: Fetched | Unshareable,
-    items: Sequence[_Item] | Unshareable,
+    items: _Kept | Unshareable,
     *,
     filtered: bool,
 ) -> _Answer | str:
@@ -228,9 +231,10 @@ def _answer(
         return fetched.failure
     if isinstance(items, Unshareable):
         return _Answer(read_at, unshareable=items)
-    if filtered and items and not any(item.labels for item in items):
+    labels, usages = items
+    if filtered and labels and not any(labels):
         return _Answer(read_at, unshareable=Unshareable.UNLABELLED)
-    return _Answer(read_at, tuple(items))
+    return _Answer(read_at, labels, usages)
 
 
 def _candidates(answer: _Answer, selector: LabelSelector) -> Sequence[int] | None:
@@ -250,15 +254,16 @@ def _candidates(answer: _Answer, selector: LabelSelector) -> Sequence[int] | Non
 def _select(answer: _Answer, selector: LabelSelector | None) -> PodMetricsReading:
     """The items `selector` selects (None: all), in the answer's order; the first unreadable
     one fails the reading."""
-    items = answer.items
+    labels, usages = answer.labels, answer.usages
     candidates = None if selector is None else _candidates(answer, selector)
     selected: list[PodMetricsRecord] = []
-    for item in items if candidates is None else (items[i] for i in candidates):
-        if selector is not None and not selector.matches(item.labels):
+    for position in range(len(usages)) if candidates is None else candidates:
+        if selector is not None and not selector.matches(labels[position]):
             continue
-        if item.record is None:
-            return MetricReadError(item.problem)
-        selected.append(item.record)
+        usage = usages[position]
+        if isinstance(usage, str):
+            return MetricReadError(usage)
+        selected.append(usage)
     return PodMetricsList(tuple(selected))
 
 
@@ -386,7 +391,7 @@ class SharedPodMetrics:
         _, selector = key
         return self._max_age if selector is not None else self._max_age + self._stale_for
 
-    async def _converted(self, wires: _Wires) -> list[_Item] | Unshareable:
+    async def _converted(self, wires: _Wires) -> _Kept | Unshareable:
         """The items as kept, a large answer's in a turn of the loop that converts no other
         (why: the module's docstring). In one turn, not a reconcile's share of many: in
         slices, its kept items were allocated among every reconcile's short-lived objects,

@@ -33,6 +33,7 @@ from hvpa.engine.metrics import (
 from hvpa.kube.client import KubeClient, client_from_kubeconfig
 from hvpa.kube.metrics import KubeMetrics
 from hvpa.labels import LabelSelector
+from hvpa.records import PodMetricsRecord
 from hvpa.sim.apiserver import ApiServer
 from hvpa.sim.apiserver.kubeconfig import write_kubeconfig
 
@@ -433,6 +434,7 @@ def test_a_kept_item_holds_shared_labels_and_names_not_copies() -> None:
     def wire(name: str) -> PodMetricsWire:
         body = {
             "metadata": {"name": name, "namespace": "team-07", "labels": dict(labels)},
+            "timestamp": "2026-03-01T08:00:00Z",
             "containers": [{"name": "app-main", "usage": {"cpu": "1m", "memory": "1Mi"}}],
         }
         return msgspec.json.decode(orjson.dumps(body), type=PodMetricsWire)
@@ -443,14 +445,17 @@ def test_a_kept_item_holds_shared_labels_and_names_not_copies() -> None:
         """The pod store's copy, as the Manager's cache gives it."""
         return pod.name if (namespace, name) == (pod.namespace, pod.name) else name
 
-    first, second = (shared_pod_metrics._item(wire(name), pod_name) for name in ("web-1", "web-2"))
-    assert first.labels == labels
-    assert first.labels is second.labels is pod.labels
-    assert first.record is not None and second.record is not None
-    assert first.record.namespace is second.record.namespace
-    assert first.record.containers[0].name is second.record.containers[0].name
-    assert first.record.name is pod.name
-    assert second.record.name == "web-2"
+    (first_labels, second_labels), (first, second) = shared_pod_metrics._items(
+        [wire("web-1"), wire("web-2")], pod_name
+    )
+    assert first_labels == labels
+    assert first_labels is second_labels is pod.labels
+    assert isinstance(first, PodMetricsRecord) and isinstance(second, PodMetricsRecord)
+    assert first.namespace is second.namespace
+    assert first.containers[0].name is second.containers[0].name
+    assert first.timestamp is second.timestamp  # one scrape's time, one float
+    assert first.name is pod.name
+    assert second.name == "web-2"
 
 
 def _selection_answer() -> Any:
@@ -469,7 +474,7 @@ def _selection_answer() -> Any:
             "containers": [{"name": "app", "usage": {"cpu": cpu, "memory": "1Mi"}}],
         }
         wires.append(msgspec.json.decode(orjson.dumps(body), type=PodMetricsWire))
-    items = tuple(shared_pod_metrics._item(wire, shared_pod_metrics.own_name) for wire in wires)
+    items = shared_pod_metrics._items(wires, shared_pod_metrics.own_name)
     return shared_pod_metrics._answer(0.0, shared_pod_metrics.Fetched(wires), items, filtered=True)
 
 
@@ -508,12 +513,12 @@ def test_a_selection_is_the_full_scans(selector: dict[str, Any]) -> None:
     parsed = LabelSelector.from_dict(selector)
     scanned: list[Any] = []
     expected: Any = None
-    for item in answer.items:
-        if parsed.matches(item.labels):
-            if item.record is None:
-                expected = MetricReadError(item.problem)
+    for labels, usage in zip(answer.labels, answer.usages, strict=True):
+        if parsed.matches(labels):
+            if isinstance(usage, str):
+                expected = MetricReadError(usage)
                 break
-            scanned.append(item.record)
+            scanned.append(usage)
     expected = expected or PodMetricsList(tuple(scanned))
     assert shared_pod_metrics._select(answer, parsed) == expected
     assert shared_pod_metrics._select(answer, parsed) == expected  # the index, once built
