@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
+import orjson
 import pytest
 
 from bench.bench_envelope import (
@@ -15,6 +16,7 @@ from bench.bench_envelope import (
     _shortest_reread,
     _split_rows,
     _what_a_period_needs,
+    _write_stalls,
     split_triggers,
 )
 from bench.controller_process import _patched_deployment
@@ -141,3 +143,28 @@ def test_the_p99_clear_of_a_processs_stalls_leaves_out_only_the_answers_they_rea
     assert server.value > 100.0  # the controller's slow answer is left
     assert controller.value > 100.0  # the server's is
     assert either.value == pytest.approx(10.0)
+
+
+def test_the_windows_stalls_are_written_where_asked_and_nowhere_else(
+    tmp_path: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`HVPA_BENCH_STALLS=path`: both processes' stalls with their pids, on time.monotonic,
+    to cut a native profile taken beside the run to them (docs/benchmarks.md)."""
+    measured = {"began": 100.0, "elapsed": 30.0, "stalls": [[101.0, 0.2]]}
+    after = {"stalls": [[102.0, 0.3]], "stall_thread_cpu": [0.29], "gc": [[103.0, 2, 0.5]]}
+    monkeypatch.delenv("HVPA_BENCH_STALLS", raising=False)
+    _write_stalls(7, 8, measured, after)
+    assert list(tmp_path.iterdir()) == []
+    path = tmp_path / "stalls.json"
+    monkeypatch.setenv("HVPA_BENCH_STALLS", str(path))
+    _write_stalls(7, 8, measured, after)
+    assert orjson.loads(path.read_bytes()) == {
+        "window": [100.0, 130.0],
+        "server": {"pid": 7, "stalls": [[101.0, 0.2]]},
+        "controller": {
+            "pid": 8,
+            "stalls": [[102.0, 0.3]],
+            "thread_cpu": [0.29],
+            "gc": [[103.0, 2, 0.5]],
+        },
+    }
