@@ -1131,13 +1131,18 @@ def vpa_from_wire(wire: VpaWire) -> VpaRecord:
     )
 
 
-@functools.lru_cache(maxsize=8192)
-def _scrape_time(text: str | None) -> float | None:
-    """A PodMetrics `timestamp`: metrics-server stamps every pod of a node with its scrape's
-    time, so an answer holds a spelling a node, not one a pod; each is parsed once, and
-    its pods share one float (24 bytes a pod kept otherwise: 3.4 MiB at 150,000 pods of
-    one scrape's time). A failure is not cached: it raises each time."""
-    return parse_time(text)
+def _scrape_time(text: str | None, parsed: dict[str, float | None] | None) -> float | None:
+    """A PodMetrics `timestamp`, parsed once a spelling in `parsed` (None: parsed anew).
+    metrics-server stamps a node's pods with one scrape's time, so a namespace's answer
+    holds a spelling a node, not one a pod, and its pods share one float (24 bytes a pod
+    kept for a period otherwise: 3.4 MiB at 150,000 pods). Kept per answer, not in a
+    process-wide cache, whose spellings would all be stale a period later. A failure is
+    not kept: it raises each time."""
+    if parsed is None or text is None:
+        return parse_time(text)
+    if text not in parsed:
+        parsed[text] = parse_time(text)
+    return parsed[text]
 
 
 @functools.lru_cache(maxsize=64)
@@ -1165,16 +1170,21 @@ def _container_usage(usage: _ContainerUsage, meta: _Meta) -> ContainerMetrics:
     return ContainerMetrics(sys.intern(usage.name), amounts)
 
 
-def pod_metrics_from_wire(wire: PodMetricsWire, name: str | None = None) -> PodMetricsRecord:
+def pod_metrics_from_wire(
+    wire: PodMetricsWire,
+    name: str | None = None,
+    scrape_times: dict[str, float | None] | None = None,
+) -> PodMetricsRecord:
     """Raises RecordError for an unreadable field: a metrics read fails as a whole, and its
     reader turns that into a failed reading. `name`: the pod's name as the caller already
-    holds it (equal to the wire's), kept instead of the wire's copy."""
+    holds it (equal to the wire's), kept instead of the wire's copy; `scrape_times`: the
+    timestamps of the answer's items parsed so far (see `_scrape_time`)."""
     return PodMetricsRecord(
         # A namespace's answer is kept for a period (controller/shared_pod_metrics.py):
         # its pods share one namespace and one name per container, not a copy each.
         namespace=sys.intern(wire.metadata.namespace),
         name=wire.metadata.name if name is None else name,
-        timestamp=_scrape_time(wire.timestamp),
+        timestamp=_scrape_time(wire.timestamp, scrape_times),
         window_seconds=_duration_seconds(wire.window),
         containers=tuple(_container_usage(c, wire.metadata) for c in wire.containers),
     )
