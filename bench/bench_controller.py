@@ -194,7 +194,7 @@ class Recommender:
         the controller's answers. A Go API server has no such pauses; so none here. The
         collection itself held the controller's requests, and its answers to them went out
         together when it ended: made at the measure's start, that burst was the window's
-        first half second (a 300 ms stall of this process's loop, in every run)."""
+        first half second (a 235-369 ms stall of this process's loop, in every run)."""
         gc.collect()
         gc.disable()
         await asyncio.sleep(QUIESCE_SECONDS)

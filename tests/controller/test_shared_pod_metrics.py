@@ -646,9 +646,9 @@ async def test_a_namespaces_items_are_decoded_one_at_a_time_as_they_are_converte
     apiserver: ApiServer, kube: KubeClient
 ) -> None:
     """Decoded whole, a namespace's items (750 pods' structs) stayed alive while the answer
-    waited for its turns: with a score of answers come back together, some 30 MiB more of
-    the envelope's memory at its peak (docs/benchmarks.md). A read by selector is small and
-    decoded whole, so its errors name the item's place in the answer, as before."""
+    waited for its turns: the envelope settled at 539 MiB, against 512-516 with its items
+    decoded one at a time (docs/benchmarks.md, the slices' runs). A read by selector is
+    small and decoded whole, so its errors name the item's place in the answer, as before."""
     _fill(apiserver)
     reader = _shared(kube)
     namespace_wide = await reader._fetch_pod_metrics("default", None)
