@@ -19,6 +19,7 @@ import orjson
 import pytest
 from aiohttp import web
 from aiohttp.test_utils import TestServer
+from loop_turns import LoopTurns
 from prometheus_client import CollectorRegistry
 
 from hvpa.controller.metricsapi import MetricsReader
@@ -346,8 +347,8 @@ async def stand_in(tmp_path: Path) -> AsyncIterator[tuple[dict[str, bytes], list
         await server.close()
 
 
-def _item(name: str, app: str | None, cpu: str) -> dict[str, Any]:
-    metadata: dict[str, Any] = {"name": name, "namespace": "default"}
+def _item(name: str, app: str | None, cpu: str, namespace: str = "default") -> dict[str, Any]:
+    metadata: dict[str, Any] = {"name": name, "namespace": namespace}
     if app is not None:
         metadata["labels"] = {"app": app}
     return {
@@ -563,37 +564,8 @@ async def test_a_kept_answer_is_read_without_a_turn_of_the_loop(
 def _wires(namespace: str, pods: int) -> list[Any]:
     from hvpa.records import PodMetricsWire
 
-    return [
-        msgspec.convert(
-            {
-                **_item(f"web-{index}", "web", "1m"),
-                "metadata": {
-                    "name": f"web-{index}",
-                    "namespace": namespace,
-                    "labels": {"app": "web"},
-                },
-            },
-            PodMetricsWire,
-        )
-        for index in range(pods)
-    ]
-
-
-class _Turns:
-    """Counts the turns of the running loop, with a callback that goes around it once a turn."""
-
-    def __init__(self) -> None:
-        self.now = 0
-        self._ticking = True
-        asyncio.get_running_loop().call_soon(self._tick)
-
-    def _tick(self) -> None:
-        self.now += 1
-        if self._ticking:
-            asyncio.get_running_loop().call_soon(self._tick)
-
-    def stop(self) -> None:
-        self._ticking = False
+    items = (_item(f"web-{index}", "web", "1m", namespace) for index in range(pods))
+    return [msgspec.convert(item, PodMetricsWire) for item in items]
 
 
 async def _converted_by_turn(pods: int) -> Counter[int]:
@@ -608,7 +580,7 @@ async def _converted_by_turn(pods: int) -> Counter[int]:
         return Fetched(answers[namespace])
 
     converted: Counter[int] = Counter()
-    turns: _Turns | None = None
+    turns: LoopTurns | None = None
 
     def pod_name(namespace: str, name: str) -> str:
         assert turns is not None
@@ -620,7 +592,7 @@ async def _converted_by_turn(pods: int) -> Counter[int]:
     )
     reads = [asyncio.ensure_future(shared.read(ns, _selector("web"))) for ns in namespaces]
     await asyncio.sleep(0)
-    turns = _Turns()
+    turns = LoopTurns()
     come_back.set()
     readings = await asyncio.gather(*reads)
     turns.stop()

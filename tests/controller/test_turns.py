@@ -5,29 +5,22 @@ from __future__ import annotations
 import asyncio
 
 import pytest
+from loop_turns import LoopTurns
 
 from hvpa.controller.turns import TurnBudget
 
 
 async def _turns_of(budget: TurnBudget, callers: int) -> list[int]:
     """Each caller's turn of the loop (0: the turn they all called in) when `begin` let
-    it go on, counted by a callback that goes around the loop once a turn."""
-    turn = 0
-    ticking = True
-
-    def tick() -> None:
-        nonlocal turn
-        turn += 1
-        if ticking:
-            asyncio.get_running_loop().call_soon(tick)
+    it go on."""
+    turns = LoopTurns()
 
     async def caller() -> int:
         await budget.begin()
-        return turn
+        return turns.now
 
-    asyncio.get_running_loop().call_soon(tick)
     began = await asyncio.gather(*(caller() for _ in range(callers)))
-    ticking = False
+    turns.stop()
     return began
 
 
