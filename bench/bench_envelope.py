@@ -550,6 +550,12 @@ def _restart(cluster: Child, kubeconfig: str, sync_period: float) -> dict[str, A
     return {"requests": counted["requests"], "seconds": seconds, "decided": decided}
 
 
+def _window(measured: dict[str, Any]) -> tuple[float, float]:
+    """The measured window's start and end (time.monotonic, comparable between processes)."""
+    began: float = measured["began"]
+    return began, began + measured["elapsed"]
+
+
 def _write_stalls(
     server_pid: int, controller_pid: int, measured: dict[str, Any], after: dict[str, Any]
 ) -> None:
@@ -561,9 +567,8 @@ def _write_stalls(
     path = os.environ.get("HVPA_BENCH_STALLS")
     if not path:
         return
-    began = measured["began"]
     stalls = {
-        "window": [began, began + measured["elapsed"]],
+        "window": list(_window(measured)),
         "server": {"pid": server_pid, "stalls": measured["stalls"]},
         "controller": {
             "pid": controller_pid,
@@ -713,8 +718,7 @@ def _rows(
     if not latencies:
         raise RuntimeError(f"no trigger was answered: {measured}")
     p99 = quantile(latencies, 0.99)
-    window_start = measured["began"]
-    window_end = window_start + elapsed
+    window_start, window_end = _window(measured)
     in_window = [
         (stall, cpu)
         for stall, cpu in zip(after["stalls"], after["stall_thread_cpu"], strict=True)

@@ -1131,14 +1131,14 @@ def vpa_from_wire(wire: VpaWire) -> VpaRecord:
     )
 
 
-def _scrape_time(text: str | None, parsed: dict[str, float | None] | None) -> float | None:
+def _scrape_time(text: str | None, parsed: dict[str | None, float | None] | None) -> float | None:
     """A PodMetrics `timestamp`, parsed once a spelling in `parsed` (None: parsed anew).
     metrics-server stamps a node's pods with one scrape's time, so a namespace's answer
     holds a spelling a node, not one a pod, and its pods share one float (24 bytes a pod
     kept for a period otherwise: 3.4 MiB at 150,000 pods). Kept per answer, not in a
     process-wide cache, whose spellings would all be stale a period later. A failure is
     not kept: it raises each time."""
-    if parsed is None or text is None:
+    if parsed is None:
         return parse_time(text)
     if text not in parsed:
         parsed[text] = parse_time(text)
@@ -1173,7 +1173,7 @@ def _container_usage(usage: _ContainerUsage, meta: _Meta) -> ContainerMetrics:
 def pod_metrics_from_wire(
     wire: PodMetricsWire,
     name: str | None = None,
-    scrape_times: dict[str, float | None] | None = None,
+    scrape_times: dict[str | None, float | None] | None = None,
 ) -> PodMetricsRecord:
     """Raises RecordError for an unreadable field: a metrics read fails as a whole, and its
     reader turns that into a failed reading. `name`: the pod's name as the caller already

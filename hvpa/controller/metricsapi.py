@@ -360,14 +360,10 @@ class MetricsReader:
                 # metrics.k8s.io's PodMetrics of one namespace.
                 path = _api_path(RESOURCE_METRICS, namespace, "pods")
                 body = await self._get(path, params)
+            kind = "PodMetricsList"
             if selector is None:
-                raw = _checked_list(
-                    body, _decode_raw_pod_metrics, "PodMetricsList", RESOURCE_METRICS
-                )
-                return Fetched(raw)
-            return Fetched(
-                _checked_list(body, _decode_pod_metrics, "PodMetricsList", RESOURCE_METRICS)
-            )
+                return Fetched(_checked_list(body, _decode_raw_pod_metrics, kind, RESOURCE_METRICS))
+            return Fetched(_checked_list(body, _decode_pod_metrics, kind, RESOURCE_METRICS))
         except ResponseTooLarge as error:
             if selector is None:
                 return Unshareable.TOO_LARGE

@@ -181,7 +181,7 @@ class _Answer:
 
 
 def _item(
-    wire: PodMetricsWire, pod_name: PodName, scrape_times: dict[str, float | None]
+    wire: PodMetricsWire, pod_name: PodName, scrape_times: dict[str | None, float | None]
 ) -> tuple[Mapping[str, str], _Usage]:
     """The item as kept for the period. Its labels are the pod's, so they are the shared
     copy the pod store holds too: kept apart they were half of an answer's bytes (1,126 B
@@ -211,7 +211,7 @@ def _items(wires: _Wires, pod_name: PodName) -> _Kept:
     the PodMetrics shape."""
     labels: list[Mapping[str, str]] = []
     usages: list[_Usage] = []
-    scrape_times: dict[str, float | None] = {}  # the items of a node share one float
+    scrape_times: dict[str | None, float | None] = {}  # the items of a node share one float
     for wire in wires:
         decoded = wire if isinstance(wire, PodMetricsWire) else _decode_item(wire)
         item_labels, usage = _item(decoded, pod_name, scrape_times)
